@@ -1,0 +1,183 @@
+// argv → tool input. Each input field has a flag (--old-string and --old_string), the
+// primary field is positional, long text fields take --<field>-file PATH|-, and the
+// switches below configure kt itself. Unknown flags are usage errors (exit 2).
+import { readFileSync } from "node:fs";
+import type * as z from "zod/mini";
+import type { Tool } from "../tools/tool.ts";
+
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+/** Switches every tool subcommand takes; never input fields, so a model cannot set them. */
+export interface Options {
+  json: boolean;
+  session?: string;
+  stateDir?: string;
+  root?: string;
+  callId?: string;
+  verbose: boolean;
+  skipReadCheck: boolean;
+  dryRun: boolean;
+  trace: boolean;
+  strict: boolean;
+}
+
+type Kind = "string" | "number" | "boolean";
+
+const SWITCHES: Record<string, { key: keyof Options; value: boolean; tools?: readonly string[] }> = {
+  json: { key: "json", value: false },
+  session: { key: "session", value: true },
+  "state-dir": { key: "stateDir", value: true },
+  root: { key: "root", value: true },
+  "call-id": { key: "callId", value: true },
+  verbose: { key: "verbose", value: false },
+  "skip-read-check": { key: "skipReadCheck", value: false, tools: ["write", "edit"] },
+  "dry-run": { key: "dryRun", value: false, tools: ["write", "edit"] },
+  trace: { key: "trace", value: false, tools: ["edit"] },
+  strict: { key: "strict", value: false, tools: ["edit"] },
+};
+
+export interface ParsedArgv {
+  input: Record<string, unknown>;
+  /** At least one input field came from the command line. */
+  given: boolean;
+  options: Options;
+}
+
+/** Parses the switches that every subcommand shares, leaving the rest. */
+export function baseOptions(): Options {
+  return { json: false, verbose: false, skipReadCheck: false, dryRun: false, trace: false, strict: false };
+}
+
+export function fieldKinds(tool: Tool): Map<string, Kind> {
+  const kinds = new Map<string, Kind>();
+  for (const [name, schema] of Object.entries(tool.parameters.shape)) kinds.set(name, kindOf(schema as z.ZodMiniType));
+  return kinds;
+}
+
+function kindOf(schema: z.ZodMiniType): Kind {
+  let def = schema._zod.def as { type: string; innerType?: z.ZodMiniType };
+  while ((def.type === "optional" || def.type === "default" || def.type === "nullable") && def.innerType) {
+    def = def.innerType._zod.def as typeof def;
+  }
+  if (def.type === "boolean") return "boolean";
+  if (def.type === "number" || def.type === "int") return "number";
+  return "string";
+}
+
+export function parseToolArgv(tool: Tool, argv: readonly string[]): ParsedArgv {
+  const kinds = fieldKinds(tool);
+  const options = baseOptions();
+  const input: Record<string, unknown> = {};
+  const positionals: string[] = [];
+  const names = new Map<string, string>(); // flag spelling → field
+  for (const field of kinds.keys()) {
+    names.set(field, field);
+    names.set(field.replace(/_/g, "-"), field);
+  }
+  for (const [alias, field] of Object.entries(tool.aliases ?? {})) {
+    names.set(alias, field);
+    names.set(alias.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`), field);
+  }
+  const longText = new Set(tool.longText ?? []);
+  let stdinUsed = false;
+
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!arg.startsWith("--") || arg === "-") {
+      if (arg.startsWith("-") && arg !== "-" && !/^-\d/.test(arg)) throw new UsageError(`unknown option ${arg}`);
+      positionals.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf("=");
+    const name = arg.slice(2, eq === -1 ? undefined : eq);
+    const inline = eq === -1 ? undefined : arg.slice(eq + 1);
+    const takeValue = (): string => {
+      if (inline !== undefined) return inline;
+      const next = argv[i + 1];
+      if (next === undefined) throw new UsageError(`option --${name} needs a value`);
+      i++;
+      return next;
+    };
+
+    const sw = SWITCHES[name] ?? SWITCHES[name.replace(/_/g, "-")];
+    if (sw) {
+      if (sw.tools && !sw.tools.includes(tool.name)) throw new UsageError(`option --${name} does not apply to kt ${tool.name}`);
+      (options as unknown as Record<string, unknown>)[sw.key] = sw.value ? takeValue() : parseBool(name, inline);
+      continue;
+    }
+    const fileField = name.endsWith("-file") || name.endsWith("_file") ? names.get(name.slice(0, -5)) : undefined;
+    if (fileField && longText.has(fileField)) {
+      const source = takeValue();
+      if (source === "-") {
+        if (stdinUsed) throw new UsageError("only one option can read from stdin (-)");
+        stdinUsed = true;
+      }
+      input[fileField] = readText(source === "-" ? 0 : source, name);
+      continue;
+    }
+    const negated = name.startsWith("no-") ? names.get(name.slice(3)) : undefined;
+    if (negated && kinds.get(negated) === "boolean") {
+      input[negated] = false;
+      continue;
+    }
+    const field = names.get(name);
+    if (!field) throw new UsageError(`unknown option --${name}${suggestFlag(name, [...names.keys()])}`);
+    const kind = kinds.get(field)!;
+    if (kind === "boolean") input[field] = parseBool(name, inline);
+    else if (kind === "number") {
+      const raw = takeValue();
+      const n = Number(raw);
+      input[field] = raw.trim() !== "" && Number.isFinite(n) ? n : raw;
+    } else input[field] = takeValue();
+  }
+
+  mapPositionals(tool, positionals, input);
+  return { input, given: Object.keys(input).length > 0, options };
+}
+
+function mapPositionals(tool: Tool, positionals: string[], input: Record<string, unknown>): void {
+  if (positionals.length === 0) return;
+  if (typeof tool.positionals === "function") {
+    for (const [field, value] of Object.entries(tool.positionals(positionals))) {
+      if (field in input) throw new UsageError(`"${field}" was given both as an argument and as --${field.replace(/_/g, "-")}`);
+      input[field] = value;
+    }
+    return;
+  }
+  const order = tool.positionals ?? [tool.primary];
+  if (positionals.length > order.length) {
+    throw new UsageError(`too many arguments: kt ${tool.name} takes ${order.map((f) => f.toUpperCase()).join(" ")} (got ${positionals.map((p) => JSON.stringify(p)).join(" ")})`);
+  }
+  const kinds = fieldKinds(tool);
+  positionals.forEach((value, i) => {
+    const field = order[i]!;
+    if (field in input) throw new UsageError(`"${field}" was given both as an argument and as --${field.replace(/_/g, "-")}`);
+    const n = Number(value);
+    input[field] = kinds.get(field) === "number" && value.trim() !== "" && Number.isFinite(n) ? n : value;
+  });
+}
+
+function parseBool(name: string, inline: string | undefined): boolean {
+  if (inline === undefined || inline === "true" || inline === "1") return true;
+  if (inline === "false" || inline === "0") return false;
+  throw new UsageError(`option --${name} is a switch: use --${name} or --${name}=false`);
+}
+
+function readText(source: string | number, flag: string): string {
+  try {
+    return readFileSync(source, "utf8");
+  } catch (error) {
+    throw new UsageError(`--${flag}: cannot read ${source === 0 ? "stdin" : source}: ${(error as Error).message}`);
+  }
+}
+
+function suggestFlag(name: string, known: string[]): string {
+  const hit = known.find((k) => k.startsWith(name) || name.startsWith(k));
+  return hit ? ` (did you mean --${hit}?)` : "";
+}

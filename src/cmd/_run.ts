@@ -1,0 +1,56 @@
+// The shared path from a parsed command line to stdout and an exit code.
+import { realpathSync, writeSync } from "node:fs";
+import { resolveStateDir } from "../core/state.ts";
+import { KtError, type ToolContext, type ToolResult } from "../tools/tool.ts";
+import type { Options } from "./_args.ts";
+import { log } from "./_log.ts";
+
+export const EXIT = { ok: 0, toolError: 1, usage: 2, internal: 3 } as const;
+
+export function newCallId(): string {
+  return `k${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** The context a tool runs in, from switches, the environment and the working directory. */
+export function contextFrom(options: Options, env = process.env): ToolContext {
+  const rootFlag = options.root ?? env.KT_ROOT;
+  let root: string | undefined;
+  if (rootFlag) {
+    try {
+      root = realpathSync(rootFlag);
+    } catch {
+      throw new KtError("INVALID_ARGS", `The root directory ${rootFlag} (from ${options.root ? "--root" : "KT_ROOT"}) does not exist. Give an existing directory.`);
+    }
+  }
+  return {
+    cwd: process.cwd(),
+    session: options.session ?? env.KT_SESSION ?? "default",
+    callId: options.callId ?? newCallId(),
+    stateDir: resolveStateDir(env, options.stateDir),
+    ...(root ? { root } : {}),
+    flags: { skipReadCheck: options.skipReadCheck, dryRun: options.dryRun, trace: options.trace, strict: options.strict },
+    warn: (message) => log().warn(message),
+  };
+}
+
+/** Writes the whole string to a file descriptor, riding out EAGAIN on non-blocking pipes. */
+export function writeAll(fd: number, text: string): void {
+  const bytes = Buffer.from(text, "utf8");
+  let off = 0;
+  while (off < bytes.length) {
+    try {
+      off += writeSync(fd, bytes, off, bytes.length - off);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "EAGAIN") continue;
+      if (code === "EPIPE") return;
+      throw error;
+    }
+  }
+}
+
+/** Prints a result the way the options ask and returns the exit code. */
+export function emit(result: ToolResult, options: Pick<Options, "json">): number {
+  writeAll(1, options.json ? `${JSON.stringify(result)}\n` : `${result.content}\n`);
+  return result.isError ? EXIT.toolError : EXIT.ok;
+}

@@ -1,0 +1,64 @@
+// `kt schema [--format json|anthropic|openai|mcp] [tool]`: every tool's name, description
+// and input JSON Schema, in kt's own shape or the shape a framework's API takes.
+import { defineCommand, type CommandDef } from "citty";
+import { inputSchema } from "../tools/_jsonschema.ts";
+import { loadAllTools, loadTool, schemaName } from "../tools/registry.ts";
+import type { Tool } from "../tools/tool.ts";
+import { UsageError } from "./_args.ts";
+import { EXIT, writeAll } from "./_run.ts";
+
+export const FORMATS = ["json", "anthropic", "openai", "mcp"] as const;
+export type Format = (typeof FORMATS)[number];
+
+export const command = defineCommand({
+  meta: { name: "schema", description: "Print every tool's name, description and input JSON Schema" },
+  args: {
+    tool: { type: "positional", required: false, description: "Only this tool (e.g. edit, or process for ps)" },
+    format: { type: "enum", options: [...FORMATS], description: "Shape of the output", default: "json" },
+  },
+}) as CommandDef;
+
+export function shape(tool: Tool, format: Format): Record<string, unknown> {
+  const name = schemaName(tool);
+  const schema = inputSchema(tool);
+  switch (format) {
+    case "anthropic":
+      return { name, description: tool.description, input_schema: schema };
+    case "openai":
+      return { type: "function", function: { name, description: tool.description, parameters: schema } };
+    case "mcp":
+      return { name, description: tool.description, inputSchema: schema, annotations: { ...tool.annotations } };
+    case "json":
+      return { name, command: tool.name, description: tool.description, input_schema: schema, annotations: { ...tool.annotations } };
+  }
+}
+
+export async function run(argv: string[]): Promise<number> {
+  let format: Format = "json";
+  let only: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--format" || arg.startsWith("--format=")) {
+      const value = arg.includes("=") ? arg.slice(9) : argv[++i];
+      if (!FORMATS.includes(value as Format)) throw new UsageError(`--format must be one of ${FORMATS.join(", ")}`);
+      format = value as Format;
+    } else if (arg.startsWith("-")) {
+      throw new UsageError(`unknown option ${arg}`);
+    } else if (only === undefined) {
+      only = arg;
+    } else {
+      throw new UsageError(`too many arguments`);
+    }
+  }
+  let tools: Tool[];
+  if (only !== undefined) {
+    const tool = await loadTool(only);
+    if (!tool) throw new UsageError(`unknown tool "${only}"`);
+    tools = [tool];
+  } else {
+    tools = await loadAllTools();
+  }
+  const shaped = tools.map((t) => shape(t, format));
+  writeAll(1, `${JSON.stringify(only !== undefined ? shaped[0] : shaped, null, 2)}\n`);
+  return EXIT.ok;
+}

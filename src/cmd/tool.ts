@@ -1,0 +1,103 @@
+// `kt <tool> …`: flags or JSON on stdin in, the model text (or the envelope) out.
+import { isatty } from "node:tty";
+import { readFileSync } from "node:fs";
+import { defineCommand, type ArgsDef, type CommandDef } from "citty";
+import * as z from "zod/mini";
+import { errorResult, KtError, type Tool, type ToolResult } from "../tools/tool.ts";
+import { fieldKinds, parseToolArgv, UsageError, type Options } from "./_args.ts";
+import { contextFrom, emit } from "./_run.ts";
+
+/** The citty command for one tool; `run` returns the exit code through `result`. */
+export function toolCommand(tool: Tool): CommandDef {
+  return defineCommand({
+    meta: { name: tool.name, description: firstSentence(tool.description) },
+    args: helpArgs(tool),
+    run: ({ rawArgs }) => runTool(tool, rawArgs),
+  });
+}
+
+export async function runTool(tool: Tool, argv: readonly string[]): Promise<number> {
+  const parsed = parseToolArgv(tool, argv);
+  let raw: unknown = parsed.input;
+  if (!parsed.given) {
+    if (isatty(0)) throw new UsageError(`no input: give ${tool.primary.toUpperCase()} or flags, or pipe a JSON object on stdin (kt ${tool.name} --help)`);
+    const text = readFileSync(0, "utf8");
+    const decoded = decodeJson(tool.name, text);
+    if (decoded instanceof KtError) return finish(errorResult(tool.name, decoded), parsed.options);
+    raw = decoded;
+  }
+  let ctx;
+  try {
+    ctx = contextFrom(parsed.options);
+  } catch (error) {
+    if (error instanceof KtError) return finish(errorResult(tool.name, error), parsed.options);
+    throw error;
+  }
+  const result = await tool.run(raw, ctx);
+  return finish(result, parsed.options);
+}
+
+function finish(result: ToolResult, options: Options): number {
+  return emit(result, options);
+}
+
+/** Parses stdin as the tool input, or explains why it is not one. */
+export function decodeJson(tool: string, text: string): unknown {
+  if (text.trim() === "") {
+    return new KtError("INVALID_ARGS", `Invalid input for tool "${tool}": stdin was empty. Give the input as flags or as one JSON object on stdin.`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const why = (error as Error).message.replace(/^JSON Parse error: /, "");
+    return new KtError(
+      "INVALID_ARGS",
+      `Invalid input for tool "${tool}": stdin is not valid JSON (${why}). Send exactly one JSON object of parameters. Please rewrite the input so it satisfies the expected schema.`,
+    );
+  }
+}
+
+function firstSentence(text: string): string {
+  const end = text.indexOf(". ");
+  return end === -1 ? text : text.slice(0, end + 1);
+}
+
+/** Argument definitions used only to render `kt <tool> --help`. */
+function helpArgs(tool: Tool): ArgsDef {
+  const args: ArgsDef = {};
+  const kinds = fieldKinds(tool);
+  const shape = tool.parameters.shape as Record<string, z.ZodMiniType>;
+  const positional = typeof tool.positionals === "function" ? [] : tool.positionals ?? [tool.primary];
+  for (const [field, kind] of kinds) {
+    const description = describeField(shape[field]);
+    if (positional.includes(field)) {
+      args[field] = { type: "positional", description, required: false };
+      continue;
+    }
+    args[field.replace(/_/g, "-")] = kind === "boolean" ? { type: "boolean", description } : { type: "string", description, valueHint: kind === "number" ? "n" : field };
+  }
+  for (const field of tool.longText ?? []) {
+    args[`${field.replace(/_/g, "-")}-file`] = { type: "string", description: `Read ${field} from a file ("-" = stdin)`, valueHint: "path" };
+  }
+  args.json = { type: "boolean", description: "Print the whole result envelope as JSON" };
+  args.session = { type: "string", description: "Session id (default: $KT_SESSION or \"default\")", valueHint: "id" };
+  args["state-dir"] = { type: "string", description: "State directory (default: $KT_STATE_DIR, $XDG_STATE_HOME/kt or ~/.local/state/kt)", valueHint: "dir" };
+  args.root = { type: "string", description: "Refuse paths outside this directory (default: $KT_ROOT)", valueHint: "dir" };
+  if (tool.name === "write" || tool.name === "edit") {
+    args["skip-read-check"] = { type: "boolean", description: "Allow changing files this session never read (staleness is still checked)" };
+    args["dry-run"] = { type: "boolean", description: "Do everything but write; print the result and the diff" };
+  }
+  if (tool.name === "edit") {
+    args.trace = { type: "boolean", description: "Print the matching cascade on stderr" };
+    args.strict = { type: "boolean", description: "Exact matching only" };
+  }
+  return args;
+}
+
+function describeField(schema: z.ZodMiniType | undefined): string {
+  for (let s = schema; s; s = (s._zod.def as { innerType?: z.ZodMiniType }).innerType) {
+    const meta = z.globalRegistry.get(s) as { description?: string } | undefined;
+    if (meta?.description) return meta.description;
+  }
+  return "";
+}

@@ -1,0 +1,62 @@
+// File stamps (SPEC §3.4): per session and real path, what kt last read or wrote.
+// The hash decides staleness; mtime and size are only a fast path.
+import type { Database } from "bun:sqlite";
+import { KtError, type ToolContext } from "../tools/tool.ts";
+import { openIndex } from "./state.ts";
+
+export interface Stamp {
+  mtimeMs: number;
+  size: number;
+  sha256: string;
+  at: number;
+}
+
+export function sha256(bytes: Uint8Array | string): string {
+  return new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
+}
+
+export function index(ctx: Pick<ToolContext, "stateDir" | "warn">): Database {
+  return openIndex(ctx.stateDir, { warn: ctx.warn });
+}
+
+export function getStamp(ctx: Pick<ToolContext, "stateDir" | "warn" | "session">, real: string): Stamp | undefined {
+  const row = index(ctx)
+    .query("SELECT mtime_ms, size, sha256, at FROM stamps WHERE session = ? AND path = ?")
+    .get(ctx.session, real) as { mtime_ms: number; size: number; sha256: string; at: number } | null;
+  return row ? { mtimeMs: row.mtime_ms, size: row.size, sha256: row.sha256, at: row.at } : undefined;
+}
+
+export function putStamp(ctx: Pick<ToolContext, "stateDir" | "warn" | "session">, real: string, stamp: Omit<Stamp, "at">): void {
+  index(ctx)
+    .query("INSERT OR REPLACE INTO stamps (session, path, mtime_ms, size, sha256, at) VALUES (?, ?, ?, ?, ?, ?)")
+    .run(ctx.session, real, stamp.mtimeMs, stamp.size, stamp.sha256, Date.now());
+}
+
+export type Verb = "overwrite" | "edit";
+
+/**
+ * Refuses a write to an existing file kt has not read (NOT_READ) or whose content
+ * changed since (STALE_FILE). `--skip-read-check` waives only the first.
+ */
+export function assertFresh(ctx: ToolContext, display: string, real: string, currentSha: string, verb: Verb): void {
+  const stamp = getStamp(ctx, real);
+  if (!stamp) {
+    if (ctx.flags.skipReadCheck) return;
+    throw notRead(display, verb);
+  }
+  if (stamp.sha256 !== currentSha) throw stale(display, verb);
+}
+
+export function notRead(display: string, verb: Verb): KtError {
+  return new KtError(
+    "NOT_READ",
+    `Refusing to ${verb} ${display}: you have not read this file in this session. Read it first so you do not destroy existing content, then write or edit it.`,
+  );
+}
+
+export function stale(display: string, verb: Verb): KtError {
+  return new KtError(
+    "STALE_FILE",
+    `Refusing to ${verb} ${display}: the file changed on disk after you last read it (content hash mismatch). Someone else may be editing it. Re-read the file and reapply your change.`,
+  );
+}

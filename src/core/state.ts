@@ -1,0 +1,147 @@
+// The state directory (SPEC §2): a private folder holding the SQLite index (file stamps,
+// processes, read cursors) and, per session, spill files and process logs.
+// The index is a cache: if it is missing or corrupt, a fresh one is started.
+import { Database } from "bun:sqlite";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, renameSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+
+export function resolveStateDir(env: Record<string, string | undefined>, flag?: string): string {
+  if (flag) return flag;
+  if (env.KT_STATE_DIR) return env.KT_STATE_DIR;
+  if (env.XDG_STATE_HOME) return join(env.XDG_STATE_HOME, "kt");
+  return join(env.HOME || homedir(), ".local", "state", "kt");
+}
+
+/** Creates `dir` (and parents) private to the user. */
+export function ensurePrivateDir(dir: string): void {
+  try {
+    if (statSync(dir).isDirectory()) return;
+  } catch {
+    // Missing: created below.
+  }
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+}
+
+/** `<state>/sessions/<session>/<sub>`, created private. */
+export function sessionDir(stateDir: string, session: string, sub?: string): string {
+  const dir = sub ? join(stateDir, "sessions", safeName(session), sub) : join(stateDir, "sessions", safeName(session));
+  ensurePrivateDir(dir);
+  return dir;
+}
+
+/** Session ids and call ids become file names: keep them to a safe alphabet. */
+export function safeName(name: string): string {
+  const cleaned = name.replace(/[^A-Za-z0-9._-]/g, "_").replace(/^\.+/, "_");
+  return cleaned.slice(0, 120) || "_";
+}
+
+// Each module owning tables registers its schema here; migrations run once per index file.
+const SCHEMA_VERSION = 1;
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS stamps (
+  session TEXT NOT NULL,
+  path TEXT NOT NULL,
+  mtime_ms REAL NOT NULL,
+  size INTEGER NOT NULL,
+  sha256 TEXT NOT NULL,
+  at REAL NOT NULL,
+  PRIMARY KEY (session, path)
+);
+CREATE TABLE IF NOT EXISTS processes (
+  session TEXT NOT NULL,
+  id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  command TEXT NOT NULL,
+  cwd TEXT NOT NULL,
+  pid INTEGER,
+  pid_start TEXT,
+  supervisor_pid INTEGER,
+  supervisor_start TEXT,
+  status TEXT NOT NULL,
+  exit_code INTEGER,
+  signal TEXT,
+  started_at REAL NOT NULL,
+  ended_at REAL,
+  log_path TEXT NOT NULL,
+  control_path TEXT,
+  cursor_line INTEGER NOT NULL DEFAULT 0,
+  cursor_byte INTEGER NOT NULL DEFAULT 0,
+  notified INTEGER NOT NULL DEFAULT 0,
+  origin TEXT NOT NULL DEFAULT 'ps',
+  PRIMARY KEY (session, id)
+);
+`;
+
+const open = new Map<string, Database>();
+
+export interface IndexOptions {
+  /** Human-facing warning sink (stderr). */
+  warn(message: string): void;
+}
+
+/** The index of `stateDir`, opened once per process. */
+export function openIndex(stateDir: string, opts: IndexOptions): Database {
+  const cached = open.get(stateDir);
+  if (cached) return cached;
+  ensurePrivateDir(stateDir);
+  const file = join(stateDir, "index.db");
+  let db: Database;
+  try {
+    db = connect(file);
+  } catch (error) {
+    if (!isCorruption(error)) throw error;
+    const aside = `${file}.corrupt-${Date.now()}`;
+    for (const suffix of ["", "-wal", "-shm"]) {
+      if (existsSync(file + suffix)) renameSync(file + suffix, aside + suffix);
+    }
+    opts.warn(`kt: the state index at ${file} was unreadable (${(error as Error).message}); started a fresh one and kept the old file as ${aside}. Files must be read again before they are edited.`);
+    db = connect(file);
+  }
+  open.set(stateDir, db);
+  return db;
+}
+
+function connect(file: string): Database {
+  if (!existsSync(file)) closeSync(openSync(file, "a", 0o600));
+  const db = new Database(file, { create: true });
+  db.exec("PRAGMA busy_timeout = 10000");
+  const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+  if (version !== SCHEMA_VERSION) {
+    db.exec("PRAGMA journal_mode = WAL");
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      db.exec(SCHEMA);
+      db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+      db.exec("COMMIT");
+    } catch (error) {
+      db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+  db.exec("PRAGMA synchronous = NORMAL");
+  return db;
+}
+
+function isCorruption(error: unknown): boolean {
+  const text = String((error as { code?: string })?.code ?? "") + " " + String((error as Error)?.message ?? "");
+  return /SQLITE_CORRUPT|SQLITE_NOTADB|not a database|malformed/i.test(text);
+}
+
+/**
+ * Runs `fn` holding the index's write lock: every kt process serializes here, so a
+ * check-then-write (stamp re-check, process slot claim, notice claim) is atomic
+ * across processes. The lock dies with its process, so a kill never leaves it held.
+ */
+export function withWriteLock<T>(db: Database, fn: () => T): T {
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    const value = fn();
+    db.exec("COMMIT");
+    return value;
+  } catch (error) {
+    db.exec("ROLLBACK");
+    throw error;
+  }
+}

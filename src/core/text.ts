@@ -1,0 +1,87 @@
+// Text facts shared by read, write and edit: BOM, line endings, strict UTF-8, binary sniffing.
+import { extname } from "node:path";
+
+const BOM = [0xef, 0xbb, 0xbf];
+
+export function hasBom(bytes: Uint8Array): boolean {
+  return bytes.length >= 3 && bytes[0] === BOM[0] && bytes[1] === BOM[1] && bytes[2] === BOM[2];
+}
+
+export const BOM_BYTES = new Uint8Array(BOM);
+
+const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const lenient = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
+
+/** The text of `bytes` (BOM excluded), or null when it is not valid UTF-8. */
+export function decodeUtf8(bytes: Uint8Array): string | null {
+  try {
+    return strict.decode(hasBom(bytes) ? bytes.subarray(3) : bytes);
+  } catch {
+    return null;
+  }
+}
+
+/** Decodes with U+FFFD for invalid sequences. */
+export function decodeLenient(bytes: Uint8Array): string {
+  return lenient.decode(hasBom(bytes) ? bytes.subarray(3) : bytes);
+}
+
+/** "\r\n" when most line breaks of `text` are CRLF, else "\n". */
+export function dominantEol(text: string): "\r\n" | "\n" {
+  let crlf = 0;
+  let lf = 0;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) {
+    if (i > 0 && text.charCodeAt(i - 1) === 13) crlf++;
+    else lf++;
+  }
+  return crlf > lf ? "\r\n" : "\n";
+}
+
+/** Number of lines as an editor counts them: a final newline does not open a new line. */
+export function countLines(text: string): number {
+  if (text.length === 0) return 0;
+  let n = 1;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
+  return text.endsWith("\n") ? n - 1 : n;
+}
+
+const KINDS: Record<string, string> = {
+  png: "PNG image", jpg: "JPEG image", jpeg: "JPEG image", gif: "GIF image", bmp: "BMP image",
+  ico: "icon", webp: "WebP image", tif: "TIFF image", tiff: "TIFF image", psd: "Photoshop image",
+  pdf: "PDF document", zip: "zip archive", gz: "gzip archive", tgz: "gzip archive", bz2: "bzip2 archive",
+  xz: "xz archive", zst: "zstd archive", "7z": "7z archive", rar: "RAR archive", tar: "tar archive",
+  jar: "Java archive", war: "Java archive", class: "Java class file", exe: "Windows executable",
+  dll: "Windows library", so: "shared library", dylib: "shared library", o: "object file", a: "static library",
+  lib: "static library", wasm: "WebAssembly module", node: "native addon", pyc: "Python bytecode",
+  mp3: "MP3 audio", wav: "WAV audio", ogg: "Ogg audio", flac: "FLAC audio", m4a: "AAC audio",
+  mp4: "MP4 video", mov: "QuickTime video", avi: "AVI video", mkv: "Matroska video", webm: "WebM video",
+  ttf: "TrueType font", otf: "OpenType font", woff: "WOFF font", woff2: "WOFF2 font", eot: "font",
+  sqlite: "SQLite database", db: "database file", bin: "binary data", dat: "binary data",
+  xls: "Excel workbook", xlsx: "Excel workbook", doc: "Word document", docx: "Word document",
+  ppt: "PowerPoint deck", pptx: "PowerPoint deck",
+};
+
+/** The kind of a binary file ("PNG image"), or null when `sample` looks like text. */
+export function sniffBinary(path: string, sample: Uint8Array): string | null {
+  const ext = extname(path).slice(1).toLowerCase();
+  const known = KINDS[ext];
+  if (known) return known;
+  if (sample.length === 0) return null;
+  let control = 0;
+  for (const b of sample) {
+    if (b === 0) return magicKind(sample) ?? "binary data";
+    // Tab, LF, VT, FF, CR and ESC (coloured logs) occur in text.
+    if (b < 32 && b !== 9 && b !== 10 && b !== 11 && b !== 12 && b !== 13 && b !== 27) control++;
+  }
+  return control / sample.length > 0.1 ? magicKind(sample) ?? "binary data" : null;
+}
+
+function magicKind(s: Uint8Array): string | null {
+  const starts = (...b: number[]) => b.every((v, i) => s[i] === v);
+  if (starts(0x7f, 0x45, 0x4c, 0x46)) return "ELF executable";
+  if (starts(0x89, 0x50, 0x4e, 0x47)) return "PNG image";
+  if (starts(0x50, 0x4b, 0x03, 0x04)) return "zip archive";
+  if (starts(0x1f, 0x8b)) return "gzip archive";
+  if (starts(0x25, 0x50, 0x44, 0x46)) return "PDF document";
+  return null;
+}

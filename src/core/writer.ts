@@ -1,0 +1,114 @@
+// The one file writer (SPEC §3.5): temp file in the same directory, fsync, rename.
+// Mode bits and ownership are kept, symlinks are written through (callers pass the real
+// path), and the freshness check is repeated inside the index's write lock so that two
+// concurrent kt writes of one file either both land or one is refused — never lost.
+import {
+  closeSync, fchmodSync, fchownSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync,
+  renameSync, statSync, unlinkSync, writeSync,
+} from "node:fs";
+import { basename, dirname, join } from "node:path";
+import type { ToolContext } from "../tools/tool.ts";
+import { fsError } from "./paths.ts";
+import { putStamp, sha256, stale, index, type Verb } from "./stamps.ts";
+import { withWriteLock } from "./state.ts";
+
+export interface GuardedWrite {
+  /** The path as shown to the model. */
+  display: string;
+  /** The real path (symlinks resolved): the file actually replaced. */
+  real: string;
+  /** sha256 of the content the change was computed from; null when the file did not exist. */
+  baseSha: string | null;
+  bytes: Uint8Array;
+  verb: Verb;
+  /** Create missing parent directories (write does, edit never needs to). */
+  mkdirs?: boolean;
+}
+
+/** Writes atomically under the lock, re-checking that the file is still what the change was based on. */
+export function guardedWrite(ctx: ToolContext, w: GuardedWrite): void {
+  const db = index(ctx);
+  withWriteLock(db, () => {
+    const current = readIfExists(w.real, w.display);
+    const currentSha = current === null ? null : sha256(current);
+    if (currentSha !== w.baseSha) throw stale(w.display, w.verb);
+    if (w.mkdirs) {
+      try {
+        mkdirSync(dirname(w.real), { recursive: true });
+      } catch (error) {
+        throw fsError(error, dirname(w.real));
+      }
+    }
+    const st = atomicWrite(w.real, w.bytes, w.display);
+    putStamp(ctx, w.real, { mtimeMs: st.mtimeMs, size: st.size, sha256: sha256(w.bytes) });
+  });
+}
+
+export function readIfExists(real: string, display: string): Uint8Array | null {
+  try {
+    return readFileSync(real);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw fsError(error, display);
+  }
+}
+
+/** Replaces `target` with `bytes` so that a crash at any instant leaves the old or the new content. */
+export function atomicWrite(target: string, bytes: Uint8Array, display = target): { mtimeMs: number; size: number } {
+  let previous: { mode: number; uid: number; gid: number } | undefined;
+  try {
+    const st = statSync(target);
+    previous = { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw fsError(error, display);
+  }
+  const tmp = join(dirname(target), `.${basename(target)}.kt-${process.pid}-${Math.random().toString(36).slice(2, 8)}.tmp`);
+  let fd: number;
+  try {
+    fd = openSync(tmp, "wx", previous?.mode ?? 0o666);
+  } catch (error) {
+    throw fsError(error, display);
+  }
+  try {
+    for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off);
+    if (previous) {
+      fchmodSync(fd, previous.mode);
+      try {
+        fchownSync(fd, previous.uid, previous.gid);
+      } catch {
+        // Only root may give a file away; an ordinary user keeps owning what they write.
+      }
+    }
+    fsyncSync(fd);
+    const st = fstatSync(fd);
+    closeSync(fd);
+    renameSync(tmp, target);
+    syncDir(dirname(target));
+    return { mtimeMs: st.mtimeMs, size: st.size };
+  } catch (error) {
+    try {
+      closeSync(fd);
+    } catch {
+      // Already closed.
+    }
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // Nothing to clean up.
+    }
+    throw fsError(error, display);
+  }
+}
+
+function syncDir(dir: string): void {
+  try {
+    const fd = openSync(dir, "r");
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // Some file systems refuse fsync on directories; the rename itself is still atomic.
+  }
+}

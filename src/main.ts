@@ -1,0 +1,77 @@
+// The kt binary. Subcommands load lazily so a `kt read` pays only for read; this is the
+// only module that calls process.exit, and exit codes are decided here (SPEC §1):
+// 0 success, 1 the tool returned an error, 2 kt was called wrongly, 3 an internal fault.
+import { defineCommand, renderUsage, type CommandDef } from "citty";
+import { version } from "../package.json" with { type: "json" };
+import { UsageError } from "./cmd/_args.ts";
+import { EXIT, writeAll } from "./cmd/_run.ts";
+import { TOOL_NAMES } from "./tools/registry.ts";
+
+/** A non-tool subcommand: its help definition and its entry point. */
+export interface Subcommand {
+  command: CommandDef;
+  run(argv: string[]): Promise<number>;
+}
+
+const OTHER: Record<string, () => Promise<Subcommand>> = {
+  schema: () => import("./cmd/schema.ts"),
+};
+
+async function toolSubcommand(name: string): Promise<Subcommand> {
+  const [{ loadTool }, { toolCommand, runTool }] = await Promise.all([import("./tools/registry.ts"), import("./cmd/tool.ts")]);
+  const tool = (await loadTool(name))!;
+  return { command: toolCommand(tool), run: (argv) => runTool(tool, argv) };
+}
+
+function mainCommand(): CommandDef {
+  const subCommands: Record<string, () => Promise<CommandDef>> = {};
+  for (const name of TOOL_NAMES) subCommands[name] = async () => (await toolSubcommand(name)).command;
+  for (const [name, load] of Object.entries(OTHER)) subCommands[name] = async () => (await load()).command;
+  return defineCommand({
+    meta: { name: "kt", version, description: "The tool layer a coding agent stands on" },
+    subCommands,
+  });
+}
+
+function wantsHelp(argv: readonly string[]): boolean {
+  for (const arg of argv) {
+    if (arg === "--") return false;
+    if (arg === "--help" || arg === "-h") return true;
+  }
+  return false;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first === "--version" || first === "-v") {
+    writeAll(1, `${version}\n`);
+    return EXIT.ok;
+  }
+  if (first === undefined || first === "--help" || first === "-h" || first === "help") {
+    const usage = await renderUsage(mainCommand());
+    writeAll(first === undefined ? 2 : 1, `${usage}\n`);
+    return first === undefined ? EXIT.usage : EXIT.ok;
+  }
+  const load = TOOL_NAMES.includes(first) ? () => toolSubcommand(first) : OTHER[first];
+  if (!load) throw new UsageError(`unknown command "${first}". Commands: ${[...TOOL_NAMES, ...Object.keys(OTHER)].join(", ")}`);
+  const sub = await load();
+  if (wantsHelp(rest)) {
+    writeAll(1, `${await renderUsage(sub.command, mainCommand())}\n`);
+    return EXIT.ok;
+  }
+  return sub.run(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    const sub = process.argv[2] && !process.argv[2].startsWith("-") ? ` ${process.argv[2]}` : "";
+    if (error instanceof UsageError) {
+      writeAll(2, `kt${sub}: ${error.message}\nRun "kt${sub} --help" for usage.\n`);
+      process.exit(EXIT.usage);
+    }
+    const detail = process.env.KT_DEBUG || process.argv.includes("--verbose") ? `\n${(error as Error)?.stack ?? String(error)}` : "";
+    writeAll(2, `kt${sub}: internal error: ${(error as Error)?.message ?? String(error)}. This is a bug in kt; nothing on disk was left half-written.${detail}\n`);
+    process.exit(EXIT.internal);
+  },
+);

@@ -1,0 +1,93 @@
+// The directory listing read gives for a directory: two levels, directories marked
+// with "/", hidden entries counted rather than listed, noise directories summarized.
+import { readdirSync, readlinkSync, type Dirent } from "node:fs";
+import { join } from "node:path";
+
+/** Directories whose contents are noise to a model unless it asks for them by name. */
+export const NOISE_DIRS = new Set(["node_modules", ".git", "dist", "__pycache__", ".venv", "target", ".next", ".cache"]);
+
+const MAX_CHILDREN = 100;
+const MAX_LINES = 1000;
+
+export interface Listing {
+  text: string;
+  entries: number;
+}
+
+export function listDirectory(real: string, display: string): Listing {
+  const out = [display.endsWith("/") ? display : `${display}/`];
+  const top = entriesOf(real);
+  if (!top) return { text: `${out[0]}\n[directory cannot be read: permission denied]`, entries: 0 };
+  let hidden = 0;
+  let shown = 0;
+  for (const entry of top) {
+    if (entry.name.startsWith(".")) {
+      hidden++;
+      continue;
+    }
+    if (out.length >= MAX_LINES) {
+      out.push(`[… listing cut at ${MAX_LINES} lines; use glob to find files by pattern]`);
+      break;
+    }
+    shown++;
+    out.push(describeEntry(real, entry, ""));
+    if (!entry.isDirectory() || NOISE_DIRS.has(entry.name)) continue;
+    const children = entriesOf(join(real, entry.name));
+    if (!children) {
+      out.push("  [cannot be read: permission denied]");
+      continue;
+    }
+    let childHidden = 0;
+    let listed = 0;
+    for (const child of children) {
+      if (child.name.startsWith(".")) {
+        childHidden++;
+        continue;
+      }
+      if (listed === MAX_CHILDREN || out.length >= MAX_LINES) {
+        out.push(`  … and ${children.length - childHidden - listed} more`);
+        break;
+      }
+      listed++;
+      out.push(describeEntry(join(real, entry.name), child, "  "));
+    }
+    if (childHidden > 0) out.push(`  (${childHidden} hidden ${plural(childHidden, "entry", "entries")} not shown)`);
+  }
+  if (shown === 0 && hidden === 0) out.push("[directory is empty]");
+  if (hidden > 0) out.push(`(${hidden} hidden ${plural(hidden, "entry", "entries")} not shown; read one by its path to see it)`);
+  return { text: out.join("\n"), entries: top.length };
+}
+
+function describeEntry(dir: string, entry: Dirent, indent: string): string {
+  if (entry.isSymbolicLink()) {
+    let target = "?";
+    try {
+      target = readlinkSync(join(dir, entry.name));
+    } catch {
+      // Unreadable link: shown with "?".
+    }
+    return `${indent}${entry.name} -> ${target}`;
+  }
+  if (!entry.isDirectory()) return `${indent}${entry.name}`;
+  if (NOISE_DIRS.has(entry.name)) {
+    const n = entriesOf(join(dir, entry.name))?.length;
+    return `${indent}${entry.name}/ (${n === undefined ? "unreadable" : `${n} ${plural(n, "entry", "entries")}`}, not listed)`;
+  }
+  return `${indent}${entry.name}/`;
+}
+
+function entriesOf(dir: string): Dirent[] | null {
+  try {
+    return readdirSync(dir, { withFileTypes: true }).sort((a, b) => {
+      const da = a.isDirectory() ? 0 : 1;
+      const db = b.isDirectory() ? 0 : 1;
+      return da - db || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    });
+  } catch {
+    return null;
+  }
+}
+
+function plural(n: number, one: string, many: string): string {
+  return n === 1 ? one : many;
+}

@@ -1,0 +1,78 @@
+// Repair prose for invalid tool input (SPEC §3.3): names the tool, the field and what
+// is expected, so the model can rewrite its call in one step.
+import type * as z from "zod/mini";
+import { closest, distance } from "fastest-levenshtein";
+
+type Issue = z.core.$ZodIssue;
+
+const TAIL = "Please rewrite the input so it satisfies the expected schema.";
+
+export function validationProse(tool: string, schema: z.ZodMiniObject, input: unknown, issues: readonly Issue[]): string {
+  const head = `Invalid input for tool "${tool}": `;
+  if (typeof input !== "object" || input === null || Array.isArray(input)) {
+    return `${head}expected a JSON object of parameters, got ${describe(input)}. ${TAIL}`;
+  }
+  const fields = Object.keys(schema.shape);
+  const record = input as Record<string, unknown>;
+  const parts: string[] = [];
+  for (const issue of issues) {
+    const field = issue.path.map(String).join(".");
+    if (issue.code === "unrecognized_keys") {
+      for (const key of issue.keys) {
+        const guess = fields.length > 0 ? closest(key, fields) : undefined;
+        parts.push(guess && similar(key, guess) ? `unknown parameter "${key}" — did you mean "${guess}"?` : `unknown parameter "${key}" (expected parameters: ${fields.map((f) => `"${f}"`).join(", ")})`);
+      }
+    } else if (record[field] === undefined && issue.path.length === 1) {
+      parts.push(`parameter "${field}" is required`);
+    } else {
+      parts.push(`parameter "${field}" ${expectation(issue)}, got ${describe(record[field])}`);
+    }
+  }
+  if (parts.length === 0) parts.push("the input does not match the expected schema");
+  return `${head}${parts.join("; ")}. ${TAIL}`;
+}
+
+function expectation(issue: Issue): string {
+  switch (issue.code) {
+    case "invalid_type":
+      return issue.expected === "int" ? "must be an integer" : `must be ${article(issue.expected)}`;
+    case "invalid_value":
+      return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
+    case "too_small":
+      return issue.origin === "string" ? `must be at least ${issue.minimum} characters long` : `must be ≥ ${issue.minimum}`;
+    case "too_big":
+      return issue.origin === "string" ? `must be at most ${issue.maximum} characters long` : `must be ≤ ${issue.maximum}`;
+    default:
+      return "is not valid";
+  }
+}
+
+function article(type: string): string {
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  switch (typeof value) {
+    case "string": {
+      const shown = value.length > 40 ? `${value.slice(0, 40)}…` : value;
+      return `${JSON.stringify(shown)} (a string)`;
+    }
+    case "number":
+      return `${value}`;
+    case "boolean":
+      return `${value} (a boolean)`;
+    case "object":
+      return "an object";
+    default:
+      return typeof value;
+  }
+}
+
+function similar(a: string, b: string): boolean {
+  const norm = (s: string) => s.toLowerCase().replace(/[-_]/g, "");
+  if (norm(a) === norm(b)) return true;
+  const la = norm(a), lb = norm(b);
+  return la.includes(lb) || lb.includes(la) || distance(la, lb) <= Math.max(2, Math.floor(Math.max(la.length, lb.length) / 3));
+}

@@ -1,0 +1,195 @@
+// read (SPEC §4.1): a page of a file with line numbers, a directory listing, or a
+// one-line description of a binary file. A page of a large file is read by streaming.
+import * as z from "zod/mini";
+import { closeSync, openSync, readFileSync, readSync, statSync, type Stats } from "node:fs";
+import description from "./read.txt" with { type: "text" };
+import { defineTool, KtError } from "./tool.ts";
+import { absolutePath, fsError, realPath } from "../core/paths.ts";
+import { putStamp, sha256 } from "../core/stamps.ts";
+import { decodeLenient, decodeUtf8, sniffBinary } from "../core/text.ts";
+import { formatBytes } from "../core/truncate.ts";
+import { listDirectory } from "./_listing.ts";
+import { notFound } from "./_suggest.ts";
+
+export const MAX_LINES = 2000;
+export const MAX_LINE_CHARS = 2000;
+export const MAX_PAGE_BYTES = 50 * 1024;
+export const MAX_FILE_BYTES = 10 * 1024 * 1024;
+
+export const Parameters = z.strictObject({
+  file_path: z.string().check(z.describe("Path to the file to read (absolute preferred).")),
+  offset: z.optional(z.int().check(z.minimum(0), z.describe("1-based line number to start reading from. Omit to start at line 1."))),
+  limit: z.optional(z.int().check(z.minimum(1), z.describe("Maximum number of lines to return. Omit for the default of 2000."))),
+});
+
+export default defineTool({
+  name: "read",
+  description: description.trim(),
+  parameters: Parameters,
+  primary: "file_path",
+  aliases: { path: "file_path", filePath: "file_path" },
+  annotations: { readOnlyHint: true, destructiveHint: false },
+  async execute(input, ctx) {
+    const abs = absolutePath(ctx, input.file_path);
+    const real = realPath(ctx, abs);
+    let st: Stats;
+    try {
+      st = statSync(real);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") throw notFound(ctx, abs);
+      throw fsError(error, abs);
+    }
+    if (st.isDirectory()) {
+      const listing = listDirectory(real, abs);
+      return { content: listing.text, title: `List ${abs} · ${listing.entries} entries`, extra: { path: abs, entries: listing.entries } };
+    }
+    if (!st.isFile()) {
+      throw new KtError("INVALID_ARGS", `${abs} is not a regular file (it is a device, socket or pipe); read cannot page it. Use bash if you really mean to read from it.`);
+    }
+    const paged = input.offset !== undefined || input.limit !== undefined;
+    if (st.size > MAX_FILE_BYTES && !paged) {
+      throw new KtError(
+        "FILE_TOO_LARGE",
+        `${abs} is ${formatBytes(st.size)}, over the 10 MB limit for reading a whole file. Use grep to find what you need in it, or read a region with offset and limit (e.g. offset=1, limit=200).`,
+      );
+    }
+    const offset = Math.max(1, input.offset ?? 1);
+    const limit = input.limit ?? MAX_LINES;
+    const page = st.size > MAX_FILE_BYTES ? streamPage(real, abs, offset, limit) : wholePage(real, abs, offset, limit);
+    putStamp(ctx, real, { mtimeMs: st.mtimeMs, size: st.size, sha256: page.sha });
+    return render(abs, offset, page);
+  },
+});
+
+interface Page {
+  lines: string[];
+  totalLines: number;
+  sha: string;
+  invalidUtf8: boolean;
+}
+
+/** Collects the lines of one page under the line, character and byte limits. */
+class Pager {
+  readonly lines: string[] = [];
+  private bytes = 0;
+  private done = false;
+  total = 0;
+  constructor(private readonly offset: number, private readonly limit: number) {}
+
+  push(raw: string): void {
+    this.total++;
+    if (this.done || this.total < this.offset) return;
+    let line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    if (line.length > MAX_LINE_CHARS) {
+      const cut = line.charCodeAt(MAX_LINE_CHARS - 1) >= 0xd800 && line.charCodeAt(MAX_LINE_CHARS - 1) <= 0xdbff ? MAX_LINE_CHARS - 1 : MAX_LINE_CHARS;
+      line = `${line.slice(0, cut)}… [line truncated]`;
+    }
+    const size = Buffer.byteLength(line) + 8;
+    if (this.lines.length > 0 && this.bytes + size > MAX_PAGE_BYTES) {
+      this.done = true;
+      return;
+    }
+    this.lines.push(line);
+    this.bytes += size;
+    if (this.lines.length >= this.limit) this.done = true;
+  }
+}
+
+function sniff(real: string, abs: string, size: number, head: Uint8Array): void {
+  const kind = sniffBinary(real, head);
+  if (kind) {
+    throw new KtError(
+      "BINARY_FILE",
+      `${abs} is a binary file (${kind}, ${formatBytes(size)}); its bytes are not shown. Use bash with a suitable tool (e.g. file, xxd | head, unzip -l) if you need to inspect it.`,
+    );
+  }
+}
+
+function wholePage(real: string, abs: string, offset: number, limit: number): Page {
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileSync(real);
+  } catch (error) {
+    throw fsError(error, abs);
+  }
+  sniff(real, abs, bytes.length, bytes.subarray(0, 4096));
+  let text = decodeUtf8(bytes);
+  const invalidUtf8 = text === null;
+  text ??= decodeLenient(bytes);
+  const pager = new Pager(offset, limit);
+  if (text.length > 0) {
+    let start = 0;
+    for (;;) {
+      const nl = text.indexOf("\n", start);
+      if (nl === -1) {
+        if (start < text.length) pager.push(text.slice(start));
+        break;
+      }
+      pager.push(text.slice(start, nl));
+      start = nl + 1;
+    }
+  }
+  return { lines: pager.lines, totalLines: pager.total, sha: sha256(bytes), invalidUtf8 };
+}
+
+/** One pass over a large file in chunks: the page is kept, everything else only hashed and counted. */
+function streamPage(real: string, abs: string, offset: number, limit: number): Page {
+  let fd: number;
+  try {
+    fd = openSync(real, "r");
+  } catch (error) {
+    throw fsError(error, abs);
+  }
+  const hasher = new Bun.CryptoHasher("sha256");
+  const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: false });
+  const pager = new Pager(offset, limit);
+  const chunk = new Uint8Array(1 << 20);
+  let carry = "";
+  let first = true;
+  try {
+    for (;;) {
+      const n = readSync(fd, chunk, 0, chunk.length, null);
+      if (n === 0) break;
+      const view = chunk.subarray(0, n);
+      if (first) {
+        sniff(real, abs, statSync(real).size, view.subarray(0, 4096));
+        first = false;
+      }
+      hasher.update(view);
+      const text = carry + decoder.decode(view, { stream: true });
+      let start = 0;
+      for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", start)) {
+        pager.push(text.slice(start, nl));
+        start = nl + 1;
+      }
+      carry = text.slice(start);
+    }
+    carry += decoder.decode();
+    if (carry.length > 0) pager.push(carry);
+  } finally {
+    closeSync(fd);
+  }
+  return { lines: pager.lines, totalLines: pager.total, sha: hasher.digest("hex"), invalidUtf8: false };
+}
+
+function render(abs: string, offset: number, page: Page) {
+  const { lines, totalLines } = page;
+  if (totalLines === 0) {
+    return { content: `${abs}\n[file exists but is empty]`, title: `Read ${abs} · empty`, extra: { path: abs, lines: 0, totalLines: 0 } };
+  }
+  if (offset > totalLines) {
+    throw new KtError("OFFSET_BEYOND_EOF", `Offset ${offset} is beyond the end of the file (${totalLines} lines). Use offset ≤ ${totalLines}.`);
+  }
+  const last = offset + lines.length - 1;
+  const out = [abs];
+  for (let i = 0; i < lines.length; i++) out.push(`${String(offset + i).padStart(6)}→${lines[i]}`);
+  if (last < totalLines) out.push(`(Showing lines ${offset}–${last} of ${totalLines}. Use offset=${last + 1} to continue.)`);
+  if (page.invalidUtf8) {
+    out.push("(This file is not valid UTF-8: undecodable bytes are shown as �. edit refuses such files; write replaces them with UTF-8 text.)");
+  }
+  return {
+    content: out.join("\n"),
+    title: `Read ${abs} · lines ${offset}–${last} of ${totalLines}`,
+    extra: { path: abs, lines: lines.length, totalLines },
+  };
+}

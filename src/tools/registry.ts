@@ -1,0 +1,28 @@
+// Every tool kt has, loaded lazily so that a `kt read` never pays for the others.
+import type { Tool } from "./tool.ts";
+
+const loaders: Record<string, () => Promise<{ default: Tool }>> = {
+  read: () => import("./read.ts"),
+  write: () => import("./write.ts"),
+};
+
+/** Subcommand names, in the order help and `kt schema` list them. */
+export const TOOL_NAMES: readonly string[] = Object.keys(loaders);
+
+/** The tool a subcommand name or a schema name (e.g. "process" for ps) refers to. */
+export async function loadTool(name: string): Promise<Tool | undefined> {
+  const loader = loaders[name] ?? loaders[SCHEMA_ALIASES[name] ?? ""];
+  return loader ? (await loader()).default : undefined;
+}
+
+/** Names frameworks know a tool by, when they differ from the subcommand. */
+const SCHEMA_ALIASES: Record<string, string> = { process: "ps" };
+
+export async function loadAllTools(): Promise<Tool[]> {
+  return Promise.all(TOOL_NAMES.map(async (name) => (await loaders[name]!()).default));
+}
+
+/** The name a model sees for a tool. */
+export function schemaName(tool: Tool): string {
+  return tool.schemaName ?? tool.name;
+}

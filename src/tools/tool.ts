@@ -1,0 +1,180 @@
+// The tool core: the result envelope, KtError, and defineTool, which owns validation,
+// the 64 KB backstop and the turning of thrown KtErrors into error results.
+// A tool body returns a ToolOutput or throws a KtError — nothing else.
+import * as z from "zod/mini";
+import { validationProse } from "./_validate.ts";
+import { backstop } from "../core/truncate.ts";
+
+export type ErrorCode =
+  | "INVALID_ARGS" | "FILE_NOT_FOUND" | "IS_DIRECTORY" | "NOT_A_DIRECTORY" | "BINARY_FILE"
+  | "FILE_TOO_LARGE" | "OFFSET_BEYOND_EOF" | "PERMISSION_DENIED" | "OUTSIDE_ROOT" | "NOT_READ"
+  | "STALE_FILE" | "NO_MATCH" | "AMBIGUOUS_MATCH" | "IDENTICAL_STRINGS" | "EMPTY_OLD_STRING"
+  | "DISPROPORTIONATE_MATCH" | "ALREADY_APPLIED" | "INVALID_REGEX" | "INVALID_GLOB"
+  | "SPAWN_FAILED" | "INTERACTIVE_COMMAND" | "STATE_ONLY_COMMAND" | "UNKNOWN_PROCESS"
+  | "PROCESS_EXITED" | "TOO_MANY_PROCESSES" | "UNKNOWN_TOOL" | "CANCELLED" | "INTERNAL";
+
+export interface Truncation {
+  originalBytes: number;
+  originalLines: number;
+  shownHeadLines: number;
+  shownTailLines: number;
+  omittedLines: number;
+  spillPath?: string;
+}
+
+export interface ToolMetadata {
+  title: string;
+  durationMs: number;
+  diff?: string;
+  additions?: number;
+  deletions?: number;
+  matches?: number;
+  files?: number;
+  exitCode?: number | null;
+  processId?: string;
+  truncation?: Truncation;
+  extra?: Record<string, unknown>;
+}
+
+export interface ToolResult {
+  content: string;
+  isError: boolean;
+  error?: { name: string; code: ErrorCode };
+  metadata: ToolMetadata;
+}
+
+/** What a tool body returns: the content plus every metadata field but the duration. */
+export type ToolOutput = { content: string } & Omit<ToolMetadata, "durationMs">;
+
+/** A failure the model can recover from. `message` is the model-facing repair prose. */
+export class KtError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly metadata: Partial<Omit<ToolMetadata, "durationMs">> = {},
+  ) {
+    super(message);
+    this.name = "KtError";
+  }
+}
+
+/** CLI-only switches: never input fields, so a model cannot set them. */
+export interface ToolFlags {
+  skipReadCheck: boolean;
+  dryRun: boolean;
+  trace: boolean;
+  strict: boolean;
+}
+
+export interface ToolContext {
+  /** Absolute working directory that relative paths resolve against. */
+  cwd: string;
+  session: string;
+  /** The adapter's call id (e.g. a tool_use id) or a generated one; names spill files. */
+  callId: string;
+  stateDir: string;
+  /** Real path of the confinement root, when confined (§3.6). */
+  root?: string;
+  flags: ToolFlags;
+  signal?: AbortSignal;
+  /** Human-facing diagnostics (stderr). Never model text. */
+  warn(message: string): void;
+}
+
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+}
+
+export interface ToolSpec<S extends z.ZodMiniObject> {
+  name: string;
+  /** The name other frameworks see in `kt schema` (e.g. "process" for kt ps). */
+  schemaName?: string;
+  description: string;
+  parameters: S;
+  /** The field that is also positional on the command line. */
+  primary: string;
+  /** Fields that accept --<field>-file PATH|-. */
+  longText?: readonly string[];
+  /**
+   * How command-line positionals map onto fields: a list (first positional → first field …;
+   * defaults to [primary]) or a function for tools whose positionals depend on each other.
+   */
+  positionals?: readonly string[] | ((args: string[]) => Record<string, string>);
+  /** Spellings of other frameworks → canonical field name. */
+  aliases?: Readonly<Record<string, string>>;
+  annotations: ToolAnnotations;
+  execute(input: z.infer<S>, ctx: ToolContext): Promise<ToolOutput>;
+}
+
+export interface Tool<S extends z.ZodMiniObject = z.ZodMiniObject> extends ToolSpec<S> {
+  run(raw: unknown, ctx: ToolContext): Promise<ToolResult>;
+}
+
+export function defineTool<S extends z.ZodMiniObject>(spec: ToolSpec<S>): Tool<S> {
+  const tool: Tool<S> = {
+    ...spec,
+    async run(raw, ctx) {
+      const started = performance.now();
+      let result: ToolResult;
+      const parsed = parseInput(tool, raw);
+      if (!parsed.ok) {
+        result = errorResult(spec.name, new KtError("INVALID_ARGS", parsed.prose), started);
+      } else {
+        try {
+          const out = await spec.execute(parsed.input as z.infer<S>, ctx);
+          const { content, ...meta } = out;
+          result = { content, isError: false, metadata: { ...meta, durationMs: 0 } };
+        } catch (error) {
+          if (!(error instanceof KtError)) throw error;
+          result = errorResult(spec.name, error, started);
+        }
+      }
+      backstop(result, spec.name, ctx);
+      result.metadata.durationMs = Math.round((performance.now() - started) * 10) / 10;
+      return result;
+    },
+  };
+  return tool;
+}
+
+export function errorResult(tool: string, error: KtError, started = performance.now()): ToolResult {
+  return {
+    content: error.message,
+    isError: true,
+    error: { name: error.name, code: error.code },
+    metadata: { title: `${tool} failed · ${error.code}`, ...error.metadata, durationMs: performance.now() - started },
+  };
+}
+
+type Parsed = { ok: true; input: unknown } | { ok: false; prose: string };
+
+/** Maps aliases onto canonical names, then validates with the tool's zod schema. */
+export function parseInput(tool: Pick<ToolSpec<z.ZodMiniObject>, "name" | "parameters" | "aliases">, raw: unknown): Parsed {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    return { ok: false, prose: validationProse(tool.name, tool.parameters, raw, []) };
+  }
+  const input: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
+  for (const [alias, canonical] of Object.entries(tool.aliases ?? {})) {
+    if (!(alias in input)) continue;
+    if (!(canonical in input)) input[canonical] = input[alias];
+    else if (input[canonical] !== input[alias]) {
+      return {
+        ok: false,
+        prose: `Invalid input for tool "${tool.name}": parameters "${canonical}" and "${alias}" are the same field with different values. Please rewrite the input with only "${canonical}".`,
+      };
+    }
+    delete input[alias];
+  }
+  const result = tool.parameters.safeParse(input);
+  if (result.success) return { ok: true, input: result.data };
+  return { ok: false, prose: validationProse(tool.name, tool.parameters, input, result.error.issues) };
+}
+
+/** Model-facing prose for a KtError raised by a tool body for a conditional requirement. */
+export function invalidArgs(tool: string, detail: string): KtError {
+  return new KtError(
+    "INVALID_ARGS",
+    `Invalid input for tool "${tool}": ${detail}. Please rewrite the input so it satisfies the expected schema.`,
+  );
+}

@@ -1,0 +1,75 @@
+// write (SPEC §4.2): create a file or replace a whole file the session has read.
+import * as z from "zod/mini";
+import { statSync } from "node:fs";
+import description from "./write.txt" with { type: "text" };
+import { defineTool, KtError } from "./tool.ts";
+import { absolutePath, fsError, realPath } from "../core/paths.ts";
+import { assertFresh, sha256 } from "../core/stamps.ts";
+import { BOM_BYTES, countLines, decodeLenient, dominantEol, hasBom } from "../core/text.ts";
+import { guardedWrite, readIfExists } from "../core/writer.ts";
+import { unifiedDiff } from "../core/diff.ts";
+
+export const Parameters = z.strictObject({
+  file_path: z.string().check(z.describe("Path of the file to write (absolute preferred).")),
+  content: z.string().check(z.describe("The complete new content of the file.")),
+});
+
+export default defineTool({
+  name: "write",
+  description: description.trim(),
+  parameters: Parameters,
+  primary: "file_path",
+  longText: ["content"],
+  aliases: { path: "file_path", filePath: "file_path" },
+  annotations: { readOnlyHint: false, destructiveHint: true },
+  async execute(input, ctx) {
+    const abs = absolutePath(ctx, input.file_path);
+    const real = realPath(ctx, abs);
+    try {
+      if (statSync(real).isDirectory()) {
+        throw new KtError("IS_DIRECTORY", `${abs} is a directory, not a file. Give the path of a file inside it, e.g. ${abs.replace(/\/$/, "")}/<name>.`);
+      }
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== "ENOENT") throw fsError(error, abs);
+    }
+    const current = readIfExists(real, abs);
+    const baseSha = current === null ? null : sha256(current);
+    if (current !== null && baseSha !== null) assertFresh(ctx, abs, real, baseSha, "overwrite");
+
+    const bytes = encode(input.content, current);
+    const before = current === null ? "" : decodeLenient(current);
+    const diff = unifiedDiff(abs, before, input.content);
+    if (!ctx.flags.dryRun) guardedWrite(ctx, { display: abs, real, baseSha, bytes, verb: "overwrite", mkdirs: current === null });
+
+    const lines = countLines(input.content);
+    const dry = ctx.flags.dryRun ? " (dry run: nothing was written)" : "";
+    const content = current === null
+      ? `Wrote ${abs} (${linesOf(lines)}).${dry}`
+      : `Replaced ${abs} (was ${linesOf(countLines(before))}, now ${linesOf(lines)}).${dry}`;
+    return {
+      content,
+      title: current === null ? `Write ${abs} · new file · ${lines} lines` : `Write ${abs} · +${diff.additions} −${diff.deletions}`,
+      diff: diff.patch,
+      additions: diff.additions,
+      deletions: diff.deletions,
+      extra: { path: abs, created: current === null, lines, dryRun: ctx.flags.dryRun },
+    };
+  },
+});
+
+/** The bytes to write: the existing file's CRLF endings and BOM carried over to the new content. */
+function encode(content: string, current: Uint8Array | null): Uint8Array {
+  let text = content;
+  let bom = false;
+  if (current !== null) {
+    bom = hasBom(current) && !text.startsWith("\uFEFF");
+    if (dominantEol(decodeLenient(current)) === "\r\n") text = text.replace(/\r?\n/g, "\r\n");
+  }
+  const body = Buffer.from(text, "utf8");
+  return bom ? Buffer.concat([BOM_BYTES, body]) : body;
+}
+
+function linesOf(n: number): string {
+  return `${n} ${n === 1 ? "line" : "lines"}`;
+}

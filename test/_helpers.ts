@@ -1,0 +1,71 @@
+// Test helpers: private temp dirs that remove themselves, an in-process tool runner and
+// a runner for the compiled binary, both with their own state directory.
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir as osTmpdir } from "node:os";
+import { join } from "node:path";
+import type { ToolContext, ToolFlags, ToolResult } from "../src/tools/tool.ts";
+import { loadTool } from "../src/tools/registry.ts";
+
+export const ROOT = join(import.meta.dir, "..");
+export const KT = join(ROOT, "dist", process.platform === "win32" ? "kt.exe" : "kt");
+
+export interface TempDir {
+  path: string;
+  [Symbol.dispose](): void;
+}
+
+/** `using tmp = tempDir()` — a real (symlink-free) temp directory removed at scope end. */
+export function tempDir(prefix = "kt-test-"): TempDir {
+  const path = realpathSync(mkdtempSync(join(osTmpdir(), prefix)));
+  return {
+    path,
+    [Symbol.dispose]() {
+      rmSync(path, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface CallOptions {
+  cwd: string;
+  stateDir: string;
+  session?: string;
+  root?: string;
+  callId?: string;
+  flags?: Partial<ToolFlags>;
+}
+
+/** Runs a tool in-process exactly as the CLI would, collecting warnings. */
+export async function callTool(name: string, input: unknown, opts: CallOptions): Promise<ToolResult & { warnings: string[] }> {
+  const tool = await loadTool(name);
+  if (!tool) throw new Error(`no tool ${name}`);
+  const warnings: string[] = [];
+  const ctx: ToolContext = {
+    cwd: opts.cwd,
+    session: opts.session ?? "default",
+    callId: opts.callId ?? "test-call",
+    stateDir: opts.stateDir,
+    ...(opts.root ? { root: realpathSync(opts.root) } : {}),
+    flags: { skipReadCheck: false, dryRun: false, trace: false, strict: false, ...opts.flags },
+    warn: (m) => warnings.push(m),
+  };
+  const result = await tool.run(input, ctx);
+  return { ...result, warnings };
+}
+
+export interface RunResult {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+}
+
+/** Runs the compiled binary. */
+export function kt(args: string[], opts: { cwd: string; stateDir: string; stdin?: string | Uint8Array; env?: Record<string, string> }): RunResult {
+  const proc = Bun.spawnSync([KT, ...args], {
+    cwd: opts.cwd,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", NO_COLOR: "1", KT_STATE_DIR: opts.stateDir, ...opts.env },
+    stdin: opts.stdin === undefined ? "ignore" : typeof opts.stdin === "string" ? Buffer.from(opts.stdin) : opts.stdin,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  return { stdout: proc.stdout.toString(), stderr: proc.stderr.toString(), exitCode: proc.exitCode ?? -1 };
+}

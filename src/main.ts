@@ -1,7 +1,7 @@
 // The kt binary. Subcommands load lazily so a `kt read` pays only for read; this is the
 // only module that calls process.exit, and exit codes are decided here (SPEC §1):
 // 0 success, 1 the tool returned an error, 2 kt was called wrongly, 3 an internal fault.
-import { defineCommand, renderUsage, type CommandDef } from "citty";
+import type { CommandDef } from "citty";
 import { version } from "../package.json" with { type: "json" };
 import { UsageError } from "./cmd/_args.ts";
 import { EXIT, writeAll } from "./cmd/_run.ts";
@@ -27,10 +27,10 @@ function mainCommand(): CommandDef {
   const subCommands: Record<string, () => Promise<CommandDef>> = {};
   for (const name of TOOL_NAMES) subCommands[name] = async () => (await toolSubcommand(name)).command;
   for (const [name, load] of Object.entries(OTHER)) subCommands[name] = async () => (await load()).command;
-  return defineCommand({
+  return {
     meta: { name: "kt", version, description: "The tool layer a coding agent stands on" },
     subCommands,
-  });
+  };
 }
 
 function wantsHelp(argv: readonly string[]): boolean {
@@ -48,6 +48,7 @@ async function main(argv: string[]): Promise<number> {
     return EXIT.ok;
   }
   if (first === undefined || first === "--help" || first === "-h" || first === "help") {
+    const { renderUsage } = await import("citty");
     const usage = await renderUsage(mainCommand());
     writeAll(first === undefined ? 2 : 1, `${usage}\n`);
     return first === undefined ? EXIT.usage : EXIT.ok;
@@ -56,6 +57,7 @@ async function main(argv: string[]): Promise<number> {
   if (!load) throw new UsageError(`unknown command "${first}". Commands: ${[...TOOL_NAMES, ...Object.keys(OTHER)].join(", ")}`);
   const sub = await load();
   if (wantsHelp(rest)) {
+    const { renderUsage } = await import("citty");
     writeAll(1, `${await renderUsage(sub.command, mainCommand())}\n`);
     return EXIT.ok;
   }

@@ -1,6 +1,6 @@
 // `kt schema [--format json|anthropic|openai|mcp] [tool]`: every tool's name, description
 // and input JSON Schema, in kt's own shape or the shape a framework's API takes.
-import { defineCommand, type CommandDef } from "citty";
+import type { CommandDef } from "citty";
 import { inputSchema } from "../tools/_jsonschema.ts";
 import { loadAllTools, loadTool, schemaName } from "../tools/registry.ts";
 import type { Tool } from "../tools/tool.ts";
@@ -10,13 +10,14 @@ import { EXIT, writeAll } from "./_run.ts";
 export const FORMATS = ["json", "anthropic", "openai", "mcp"] as const;
 export type Format = (typeof FORMATS)[number];
 
-export const command = defineCommand({
+// A plain CommandDef (citty loads only to render help).
+export const command: CommandDef = {
   meta: { name: "schema", description: "Print every tool's name, description and input JSON Schema" },
   args: {
     tool: { type: "positional", required: false, description: "Only this tool (e.g. edit, or process for ps)" },
     format: { type: "enum", options: [...FORMATS], description: "Shape of the output", default: "json" },
   },
-}) as CommandDef;
+};
 
 export function shape(tool: Tool, format: Format): Record<string, unknown> {
   const name = schemaName(tool);

@@ -1,7 +1,6 @@
 // `kt <tool> …`: flags or JSON on stdin in, the model text (or the envelope) out.
-import { isatty } from "node:tty";
-import { readFileSync } from "node:fs";
-import { defineCommand, type ArgsDef, type CommandDef } from "citty";
+import { fstatSync, readFileSync } from "node:fs";
+import type { ArgsDef, CommandDef } from "citty";
 import * as z from "zod/mini";
 import { errorResult, KtError, type Tool, type ToolResult } from "../tools/tool.ts";
 import { fieldKinds, parseToolArgv, UsageError, type Options } from "./_args.ts";
@@ -9,18 +8,18 @@ import { contextFrom, emit } from "./_run.ts";
 
 /** The citty command for one tool; `run` returns the exit code through `result`. */
 export function toolCommand(tool: Tool): CommandDef {
-  return defineCommand({
+  return {
     meta: { name: tool.name, description: firstSentence(tool.description) },
     args: helpArgs(tool),
     run: ({ rawArgs }) => runTool(tool, rawArgs),
-  });
+  };
 }
 
 export async function runTool(tool: Tool, argv: readonly string[]): Promise<number> {
   const parsed = parseToolArgv(tool, argv);
   let raw: unknown = parsed.input;
   if (!parsed.given) {
-    if (isatty(0)) throw new UsageError(`no input: give ${tool.primary.toUpperCase()} or flags, or pipe a JSON object on stdin (kt ${tool.name} --help)`);
+    if (stdinIsTerminal()) throw new UsageError(`no input: give ${tool.primary.toUpperCase()} or flags, or pipe a JSON object on stdin (kt ${tool.name} --help)`);
     const text = readFileSync(0, "utf8");
     const decoded = decodeJson(tool.name, text);
     if (decoded instanceof KtError) return finish(errorResult(tool.name, decoded), parsed.options);
@@ -39,6 +38,17 @@ export async function runTool(tool: Tool, argv: readonly string[]): Promise<numb
 
 function finish(result: ToolResult, options: Options): number {
   return emit(result, options);
+}
+
+/** True when stdin is a terminal (nothing will be piped). node:tty is costly to load, so it is asked only about character devices. */
+export function stdinIsTerminal(): boolean {
+  try {
+    if (!fstatSync(0).isCharacterDevice()) return false;
+  } catch {
+    return false;
+  }
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require("node:tty") as typeof import("node:tty")).isatty(0);
 }
 
 /** Parses stdin as the tool input, or explains why it is not one. */

@@ -72,6 +72,10 @@ main(process.argv.slice(2)).then(
       writeAll(2, `kt${sub}: ${error.message}\nRun "kt${sub} --help" for usage.\n`);
       process.exit(EXIT.usage);
     }
+    if ((error as Error)?.name === "StateError") {
+      writeAll(2, `kt${sub}: ${(error as Error).message}\n`);
+      process.exit(EXIT.internal);
+    }
     const detail = process.env.KT_DEBUG || process.argv.includes("--verbose") ? `\n${(error as Error)?.stack ?? String(error)}` : "";
     writeAll(2, `kt${sub}: internal error: ${(error as Error)?.message ?? String(error)}. This is a bug in kt; nothing on disk was left half-written.${detail}\n`);
     process.exit(EXIT.internal);

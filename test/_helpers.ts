@@ -69,3 +69,41 @@ export function kt(args: string[], opts: { cwd: string; stateDir: string; stdin?
   });
   return { stdout: proc.stdout.toString(), stderr: proc.stderr.toString(), exitCode: proc.exitCode ?? -1 };
 }
+
+/** Runs the compiled binary without waiting (for concurrency tests). */
+export function ktSpawn(args: string[], opts: { cwd: string; stateDir: string; stdin?: string; env?: Record<string, string> }) {
+  return Bun.spawn([KT, ...args], {
+    cwd: opts.cwd,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", NO_COLOR: "1", KT_STATE_DIR: opts.stateDir, ...opts.env },
+    stdin: opts.stdin === undefined ? "ignore" : Buffer.from(opts.stdin),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+}
+
+export type Mode = "in-process" | "binary";
+export const MODES: Mode[] = ["in-process", "binary"];
+
+/**
+ * One tool call, in-process or through the compiled binary (input as JSON on stdin,
+ * `--json` envelope out), so that every golden runs both ways.
+ */
+export async function call(mode: Mode, name: string, input: unknown, opts: CallOptions): Promise<ToolResult> {
+  if (mode === "in-process") {
+    const { warnings: _, ...result } = await callTool(name, input, opts);
+    return result;
+  }
+  const args = [name, "--json"];
+  if (opts.session) args.push("--session", opts.session);
+  if (opts.root) args.push("--root", opts.root);
+  if (opts.callId) args.push("--call-id", opts.callId);
+  if (opts.flags?.skipReadCheck) args.push("--skip-read-check");
+  if (opts.flags?.dryRun) args.push("--dry-run");
+  if (opts.flags?.strict) args.push("--strict");
+  if (opts.flags?.trace) args.push("--trace");
+  const run = kt(args, { cwd: opts.cwd, stateDir: opts.stateDir, stdin: JSON.stringify(input) });
+  if (run.exitCode !== 0 && run.exitCode !== 1) throw new Error(`kt ${name} exited ${run.exitCode}: ${run.stderr}`);
+  const result = JSON.parse(run.stdout) as ToolResult;
+  if ((run.exitCode === 1) !== result.isError) throw new Error(`exit code ${run.exitCode} disagrees with isError ${result.isError}`);
+  return result;
+}

@@ -76,6 +76,11 @@ CREATE TABLE IF NOT EXISTS processes (
 
 const open = new Map<string, Database>();
 
+/** The state directory cannot be used at all: a fault of the environment, not of a tool call. */
+export class StateError extends Error {
+  override name = "StateError";
+}
+
 export interface IndexOptions {
   /** Human-facing warning sink (stderr). */
   warn(message: string): void;
@@ -85,13 +90,15 @@ export interface IndexOptions {
 export function openIndex(stateDir: string, opts: IndexOptions): Database {
   const cached = open.get(stateDir);
   if (cached) return cached;
-  ensurePrivateDir(stateDir);
   const file = join(stateDir, "index.db");
   let db: Database;
   try {
+    ensurePrivateDir(stateDir);
     db = connect(file);
   } catch (error) {
-    if (!isCorruption(error)) throw error;
+    if (!isCorruption(error)) {
+      throw new StateError(`kt cannot use its state directory ${stateDir}: ${(error as Error).message}. Set KT_STATE_DIR (or --state-dir) to a writable directory.`);
+    }
     const aside = `${file}.corrupt-${Date.now()}`;
     for (const suffix of ["", "-wal", "-shm"]) {
       if (existsSync(file + suffix)) renameSync(file + suffix, aside + suffix);

@@ -25,17 +25,17 @@ export function validationProse(tool: string, schema: z.ZodMiniObject, input: un
     } else if (record[field] === undefined && issue.path.length === 1) {
       parts.push(`parameter "${field}" is required`);
     } else {
-      parts.push(`parameter "${field}" ${expectation(issue)}, got ${describe(record[field])}`);
+      parts.push(`parameter "${field}" ${expectation(issue, schema.shape[field] as z.ZodMiniType | undefined)}, got ${describe(record[field])}`);
     }
   }
   if (parts.length === 0) parts.push("the input does not match the expected schema");
   return `${head}${parts.join("; ")}. ${TAIL}`;
 }
 
-function expectation(issue: Issue): string {
+function expectation(issue: Issue, field: z.ZodMiniType | undefined): string {
   switch (issue.code) {
     case "invalid_type":
-      return issue.expected === "int" ? "must be an integer" : `must be ${article(issue.expected)}`;
+      return issue.expected === "int" || isInteger(field) ? "must be an integer" : `must be ${article(issue.expected)}`;
     case "invalid_value":
       return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
     case "too_small":
@@ -45,6 +45,12 @@ function expectation(issue: Issue): string {
     default:
       return "is not valid";
   }
+}
+
+function isInteger(field: z.ZodMiniType | undefined): boolean {
+  let def = field?._zod.def as { type: string; format?: string; innerType?: z.ZodMiniType } | undefined;
+  while (def?.innerType) def = def.innerType._zod.def as typeof def;
+  return def?.format === "safeint" || def?.format === "int32";
 }
 
 function article(type: string): string {

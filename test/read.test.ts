@@ -195,7 +195,9 @@ describe.each(MODES)("read (%s)", (mode) => {
     const wrong = await call(mode, "read", { file_path: "a", offset: "ten" }, opts);
     expect(wrong.content).toBe('Invalid input for tool "read": parameter "offset" must be an integer, got "ten" (a string). Please rewrite the input so it satisfies the expected schema.');
     const unknown = await call(mode, "read", { filepath: "a" }, opts);
-    expect(unknown.content).toBe('Invalid input for tool "read": unknown parameter "filepath" — did you mean "file_path"?; parameter "file_path" is required. Please rewrite the input so it satisfies the expected schema.');
+    expect(unknown.content).toBe('Invalid input for tool "read": unknown parameter "filepath" — did you mean "file_path"? Please rewrite the input so it satisfies the expected schema.');
+    const both = await call(mode, "read", { file_path: 7, colour: 1 }, opts);
+    expect(both.content).toBe('Invalid input for tool "read": unknown parameter "colour" (expected parameters: "file_path", "offset", "limit"); parameter "file_path" must be a string, got 7. Please rewrite the input so it satisfies the expected schema.');
     const limit = await call(mode, "read", { file_path: "a", limit: 0 }, opts);
     expect(limit.content).toBe('Invalid input for tool "read": parameter "limit" must be ≥ 1, got 0. Please rewrite the input so it satisfies the expected schema.');
     const notObject = await call(mode, "read", [1, 2], opts);

@@ -14,22 +14,35 @@ export function validationProse(tool: string, schema: z.ZodMiniObject, input: un
   }
   const fields = Object.keys(schema.shape);
   const record = input as Record<string, unknown>;
-  const parts: string[] = [];
+  const unknown: string[] = [];
+  const rest: string[] = [];
+  const guessed = new Set<string>();
   for (const issue of issues) {
-    const field = issue.path.map(String).join(".");
-    if (issue.code === "unrecognized_keys") {
-      for (const key of issue.keys) {
-        const guess = fields.length > 0 ? closest(key, fields) : undefined;
-        parts.push(guess && similar(key, guess) ? `unknown parameter "${key}" — did you mean "${guess}"?` : `unknown parameter "${key}" (expected parameters: ${fields.map((f) => `"${f}"`).join(", ")})`);
+    if (issue.code !== "unrecognized_keys") continue;
+    for (const key of issue.keys) {
+      const guess = fields.length > 0 ? closest(key, fields) : undefined;
+      if (guess && similar(key, guess)) {
+        guessed.add(guess);
+        unknown.push(`unknown parameter "${key}" — did you mean "${guess}"?`);
+      } else {
+        unknown.push(`unknown parameter "${key}" (expected parameters: ${fields.map((f) => `"${f}"`).join(", ")})`);
       }
-    } else if (record[field] === undefined && issue.path.length === 1) {
-      parts.push(`parameter "${field}" is required`);
-    } else {
-      parts.push(`parameter "${field}" ${expectation(issue, schema.shape[field] as z.ZodMiniType | undefined)}, got ${describe(record[field])}`);
     }
   }
+  for (const issue of issues) {
+    if (issue.code === "unrecognized_keys") continue;
+    const field = issue.path.map(String).join(".");
+    if (record[field] === undefined && issue.path.length === 1) {
+      // A misspelt required field is already named by its "did you mean".
+      if (!guessed.has(field)) rest.push(`parameter "${field}" is required`);
+    } else {
+      rest.push(`parameter "${field}" ${expectation(issue, schema.shape[field] as z.ZodMiniType | undefined)}, got ${describe(record[field])}`);
+    }
+  }
+  const parts = [...unknown, ...rest];
   if (parts.length === 0) parts.push("the input does not match the expected schema");
-  return `${head}${parts.join("; ")}. ${TAIL}`;
+  const text = parts.join("; ");
+  return `${head}${text}${text.endsWith("?") ? "" : "."} ${TAIL}`;
 }
 
 function expectation(issue: Issue, field: z.ZodMiniType | undefined): string {

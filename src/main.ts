@@ -67,7 +67,8 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    const sub = process.argv[2] && !process.argv[2].startsWith("-") ? ` ${process.argv[2]}` : "";
+    const name = process.argv[2] ?? "";
+    const sub = TOOL_NAMES.includes(name) || Object.hasOwn(OTHER, name) ? ` ${name}` : "";
     if (error instanceof UsageError) {
       writeAll(2, `kt${sub}: ${error.message}\nRun "kt${sub} --help" for usage.\n`);
       process.exit(EXIT.usage);

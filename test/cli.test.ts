@@ -1,0 +1,155 @@
+// The invocation contract (SPEC §1): flags, stdin JSON, exit codes, --json, help, version,
+// and the state directory's privacy and recovery (SPEC §2).
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { kt, tempDir } from "./_helpers.ts";
+import pkg from "../package.json" with { type: "json" };
+
+describe("kt CLI", () => {
+  test("--version and --help", () => {
+    using tmp = tempDir();
+    const o = { cwd: tmp.path, stateDir: join(tmp.path, ".s") };
+    expect(kt(["--version"], o)).toEqual({ stdout: `${pkg.version}\n`, stderr: "", exitCode: 0 });
+    const help = kt(["--help"], o);
+    expect(help.exitCode).toBe(0);
+    for (const name of ["read", "write", "schema"]) expect(help.stdout).toContain(name);
+    const readHelp = kt(["read", "--help"], o);
+    expect(readHelp.exitCode).toBe(0);
+    expect(readHelp.stdout).toContain("--limit");
+    expect(readHelp.stdout).toContain("FILE_PATH");
+    const writeHelp = kt(["write", "--help"], o);
+    expect(writeHelp.stdout).toContain("--content-file");
+    expect(writeHelp.stdout).toContain("--skip-read-check");
+  });
+
+  test("kt with no arguments prints usage on stderr and exits 2", () => {
+    using tmp = tempDir();
+    const r = kt([], { cwd: tmp.path, stateDir: join(tmp.path, ".s") });
+    expect(r.exitCode).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("USAGE");
+  });
+
+  test("an unknown subcommand or flag is a usage error: exit 2, nothing on stdout", () => {
+    using tmp = tempDir();
+    const o = { cwd: tmp.path, stateDir: join(tmp.path, ".s") };
+    const sub = kt(["reed", "x"], o);
+    expect(sub.exitCode).toBe(2);
+    expect(sub.stdout).toBe("");
+    expect(sub.stderr).toStartWith('kt: unknown command "reed". Commands: read, write');
+    const flag = kt(["read", "x", "--bogus"], o);
+    expect(flag).toEqual({ stdout: "", stderr: 'kt read: unknown option --bogus\nRun "kt read --help" for usage.\n', exitCode: 2 });
+    const near = kt(["read", "x", "--limi", "3"], o);
+    expect(near.stderr).toStartWith("kt read: unknown option --limi (did you mean --limit?)");
+    const notHere = kt(["read", "x", "--trace"], o);
+    expect(notHere.stderr).toStartWith("kt read: option --trace does not apply to kt read");
+    const extra = kt(["read", "a", "b"], o);
+    expect(extra.exitCode).toBe(2);
+  });
+
+  test("flags map onto fields in both spellings; the primary field is positional", () => {
+    using tmp = tempDir();
+    const o = { cwd: tmp.path, stateDir: join(tmp.path, ".s") };
+    writeFileSync(join(tmp.path, "f.txt"), "1\n2\n3\n4\n");
+    const expected = `${tmp.path}/f.txt\n     2→2\n(Showing lines 2–2 of 4. Use offset=3 to continue.)\n`;
+    expect(kt(["read", "f.txt", "--offset", "2", "--limit=1"], o).stdout).toBe(expected);
+    expect(kt(["read", "--file_path", "f.txt", "--offset=2", "--limit", "1"], o).stdout).toBe(expected);
+    expect(kt(["read", "--file-path=f.txt", "--offset", "2", "--limit", "1"], o).stdout).toBe(expected);
+    expect(kt(["read", "--filePath", "f.txt", "--offset", "2", "--limit", "1"], o).stdout).toBe(expected);
+    expect(kt(["read", "--", "f.txt"], o).exitCode).toBe(0);
+  });
+
+  test("JSON on stdin when no field is on the command line", () => {
+    using tmp = tempDir();
+    const o = { cwd: tmp.path, stateDir: join(tmp.path, ".s") };
+    writeFileSync(join(tmp.path, "f.txt"), "one\n");
+    expect(kt(["read"], { ...o, stdin: '{"file_path":"f.txt"}' })).toEqual({ stdout: `${tmp.path}/f.txt\n     1→one\n`, stderr: "", exitCode: 0 });
+    const bad = kt(["read"], { ...o, stdin: '{"file_path": ' });
+    expect(bad.exitCode).toBe(1);
+    expect(bad.stdout).toStartWith('Invalid input for tool "read": stdin is not valid JSON (');
+    expect(bad.stdout).toEndWith("). Send exactly one JSON object of parameters. Please rewrite the input so it satisfies the expected schema.\n");
+    expect(bad.stderr).toBe("");
+    const empty = kt(["read"], { ...o, stdin: "" });
+    expect(empty).toEqual({ stdout: 'Invalid input for tool "read": stdin was empty. Give the input as flags or as one JSON object on stdin.\n', stderr: "", exitCode: 1 });
+    const scalar = kt(["read"], { ...o, stdin: '"f.txt"' });
+    expect(scalar.stdout).toBe('Invalid input for tool "read": expected a JSON object of parameters, got "f.txt" (a string). Please rewrite the input so it satisfies the expected schema.\n');
+    const wrong = kt(["write"], { ...o, stdin: '{"file_path": "n.txt", "content": 5}' });
+    expect(wrong.stdout).toBe('Invalid input for tool "write": parameter "content" must be a string, got 5. Please rewrite the input so it satisfies the expected schema.\n');
+    expect(wrong.exitCode).toBe(1);
+  });
+
+  test("--json prints the whole envelope with the error's name and code", () => {
+    using tmp = tempDir();
+    const r = kt(["read", "missing.txt", "--json"], { cwd: tmp.path, stateDir: join(tmp.path, ".s") });
+    expect(r.exitCode).toBe(1);
+    const env = JSON.parse(r.stdout);
+    expect(env.isError).toBe(true);
+    expect(env.error).toEqual({ name: "KtError", code: "FILE_NOT_FOUND" });
+    expect(env.content).toStartWith(`File not found: ${tmp.path}/missing.txt.`);
+    expect(typeof env.metadata.durationMs).toBe("number");
+    expect(typeof env.metadata.title).toBe("string");
+  });
+
+  test("the state directory is private; its location follows the environment", () => {
+    using tmp = tempDir();
+    writeFileSync(join(tmp.path, "f.txt"), "x\n");
+    const state = join(tmp.path, "deep", "state");
+    expect(kt(["read", "f.txt"], { cwd: tmp.path, stateDir: state }).exitCode).toBe(0);
+    expect(statSync(state).mode & 0o777).toBe(0o700);
+    for (const name of readdirSync(state)) expect(statSync(join(state, name)).mode & 0o077).toBe(0);
+    // XDG_STATE_HOME when KT_STATE_DIR is unset; --state-dir beats both.
+    const xdg = join(tmp.path, "xdg");
+    const run = Bun.spawnSync([join(import.meta.dir, "..", "dist", "kt"), "read", "f.txt"], { cwd: tmp.path, env: { PATH: process.env.PATH ?? "", XDG_STATE_HOME: xdg, HOME: tmp.path } });
+    expect(run.exitCode).toBe(0);
+    expect(readdirSync(join(xdg, "kt"))).toContain("index.db");
+    const flagDir = join(tmp.path, "flag-state");
+    expect(kt(["read", "f.txt", "--state-dir", flagDir], { cwd: tmp.path, stateDir: state }).exitCode).toBe(0);
+    expect(readdirSync(flagDir)).toContain("index.db");
+  });
+
+  test("a corrupt index is replaced with a fresh one, said on stderr", () => {
+    using tmp = tempDir();
+    const state = join(tmp.path, "state");
+    const o = { cwd: tmp.path, stateDir: state };
+    writeFileSync(join(tmp.path, "f.txt"), "x\n");
+    expect(kt(["read", "f.txt"], o).exitCode).toBe(0);
+    for (const name of readdirSync(state)) if (name.startsWith("index.db")) writeFileSync(join(state, name), "this is not a database, just garbage bytes ".repeat(200));
+    const r = kt(["write", "f.txt", "--content", "y\n"], o);
+    // The stamps are gone with the old index, so the write asks for a read first.
+    expect(r.stdout).toBe(`Refusing to overwrite ${tmp.path}/f.txt: you have not read this file in this session. Read it first so you do not destroy existing content, then write or edit it.\n`);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain(`the state index at ${state}/index.db was unreadable`);
+    expect(readFileSync(join(tmp.path, "f.txt"), "utf8")).toBe("x\n");
+    expect(kt(["read", "f.txt"], o)).toMatchObject({ exitCode: 0, stderr: "" });
+    expect(kt(["write", "f.txt", "--content", "y\n"], o).exitCode).toBe(0);
+  });
+
+  test("a deleted index is recreated silently", () => {
+    using tmp = tempDir();
+    const state = join(tmp.path, "state");
+    writeFileSync(join(tmp.path, "f.txt"), "x\n");
+    expect(kt(["read", "f.txt"], { cwd: tmp.path, stateDir: state }).exitCode).toBe(0);
+    for (const name of readdirSync(state)) if (name.startsWith("index.db")) Bun.spawnSync(["rm", "-f", join(state, name)]);
+    expect(kt(["read", "f.txt"], { cwd: tmp.path, stateDir: state })).toMatchObject({ exitCode: 0, stderr: "" });
+  });
+
+  test("an unusable state directory is named on stderr with exit 3", () => {
+    using tmp = tempDir();
+    writeFileSync(join(tmp.path, "f.txt"), "x\n");
+    writeFileSync(join(tmp.path, "not-a-dir"), "");
+    const r = kt(["read", "f.txt"], { cwd: tmp.path, stateDir: join(tmp.path, "not-a-dir", "state") });
+    expect(r.exitCode).toBe(3);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toStartWith(`kt read: kt cannot use its state directory ${tmp.path}/not-a-dir/state: `);
+    expect(r.stderr).not.toContain("    at ");
+  });
+
+  test("a missing --root is explained", () => {
+    using tmp = tempDir();
+    mkdirSync(join(tmp.path, "w"));
+    const r = kt(["read", "x", "--root", join(tmp.path, "nope")], { cwd: join(tmp.path, "w"), stateDir: join(tmp.path, ".s") });
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toBe(`The root directory ${join(tmp.path, "nope")} (from --root) does not exist. Give an existing directory.\n`);
+  });
+});

@@ -1,0 +1,126 @@
+// What block-anchor and context-aware share: anchor lines, the blocks they bound, and the
+// choice among scored blocks, which refuses rather than guesses.
+import type { Haystack } from "./_haystack.ts";
+import type { Candidate, Finding, Rewrite, ScoredRange } from "./types.ts";
+import { isBlank, splitLines } from "./_text.ts";
+import { merge } from "./_merge.ts";
+
+/** More blocks than this between the anchors means the anchors say too little to judge. */
+export const MAX_BLOCKS = 100;
+/** Two blocks whose scores are closer than this cannot be told apart. */
+export const MARGIN = 0.1;
+
+export interface Anchored {
+  lines: string[];
+  trail: boolean;
+  firstId: number;
+  lastId: number;
+}
+
+/** old_string's anchors, or why it has none worth trusting. */
+export function anchors(hay: Haystack, find: string): Anchored | { note: string } {
+  const { lines, trail } = splitLines(find);
+  if (lines.length < 3) return { note: "old_string has fewer than 3 lines: no block between anchors" };
+  if (isBlank(lines[0]!) || isBlank(lines[lines.length - 1]!)) return { note: "the first or last line of old_string is blank: no anchor" };
+  if (lines.slice(1, -1).every(isBlank)) return { note: "old_string has no non-blank line between its anchors" };
+  const firstId = hay.idOf(lines[0]!.trim());
+  const lastId = hay.idOf(lines[lines.length - 1]!.trim());
+  if (firstId < 0) return { note: "the first line of old_string occurs nowhere in the file" };
+  if (lastId < 0) return { note: "the last line of old_string occurs nowhere in the file" };
+  return { lines, trail, firstId, lastId };
+}
+
+/** Blocks [first, last] (0-based lines) with the anchors at both ends and a length in [minLen, maxLen]. */
+export function blocks(hay: Haystack, a: Anchored, minLen: number, maxLen: number): { list: [number, number][]; total: number } {
+  const starts = hay.linesWithId(a.firstId);
+  const ends = hay.linesWithId(a.lastId);
+  const list: [number, number][] = [];
+  let total = 0;
+  for (const s of starts) {
+    let lo = 0;
+    let hi = ends.length;
+    const from = s + minLen - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (ends[mid]! < from) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let k = lo; k < ends.length && ends[k]! <= s + maxLen - 1; k++) {
+      if (ends[k]! <= s) continue;
+      if (total++ < MAX_BLOCKS) list.push([s, ends[k]!]);
+    }
+  }
+  return { list, total };
+}
+
+const overlaps = (x: Candidate, y: Candidate) => x.start < y.end && y.start < x.end;
+
+export function ranged(c: Candidate): ScoredRange {
+  return { startLine: c.startLine, endLine: c.endLine, score: c.score ?? 0 };
+}
+
+/**
+ * The best block when it is trustworthy. Several blocks passing the threshold within the
+ * margin of each other are all returned (the cascade reports them as ambiguous); a rival that
+ * is close below the threshold, or that passes the threshold at all, makes the best doubtful.
+ */
+export function choose(scored: Candidate[], threshold: number, what: string): Finding {
+  scored.sort((x, y) => y.score! - x.score! || x.start - y.start);
+  const best = scored[0];
+  if (!best || best.score! < threshold) {
+    return {
+      matches: [],
+      rejected: scored.slice(0, 20),
+      note: best ? `best ${what} scores ${best.score!.toFixed(2)}, below ${threshold}` : `no block between the anchors has the right length`,
+    };
+  }
+  const rivals: Candidate[] = [];
+  for (const c of scored) {
+    if (c === best || overlaps(c, best) || rivals.some((r) => overlaps(c, r))) continue;
+    rivals.push(c);
+  }
+  const close = rivals.filter((c) => c.score! >= best.score! - MARGIN);
+  if (close.some((c) => c.score! >= threshold)) {
+    return { matches: [best, ...close.filter((c) => c.score! >= threshold)], rejected: scored.slice(1, 20) };
+  }
+  if (close.length > 0) {
+    return {
+      matches: [],
+      rejected: scored.slice(0, 20),
+      refusal: { reason: "doubtful", doubt: "close-scores", candidates: [best, ...close].map(ranged) },
+    };
+  }
+  const passing = rivals.filter((c) => c.score! >= threshold);
+  if (passing.length > 0) {
+    return {
+      matches: [],
+      rejected: scored.slice(0, 20),
+      refusal: { reason: "doubtful", doubt: "rival-block", candidates: [best, ...passing].map(ranged) },
+    };
+  }
+  return { matches: [best], rejected: scored.slice(1, 20) };
+}
+
+/** No verdict when the anchors bound more blocks than can be judged: the near-miss takes over. */
+export function tooManyBlocks(total: number): Finding {
+  return {
+    matches: [],
+    note: `the anchor lines bound ${total} blocks of a fitting length; too common to locate old_string by them`,
+  };
+}
+
+/** The merge along the block's alignment, refusing where applying it would be a guess. */
+export function guardedRewrite(hay: Haystack, match: Candidate, old: string, neu: string): Rewrite {
+  const merged = merge({ file: hay.content.slice(match.start, match.end), old, neu, pairs: match.pairs, guard: true });
+  if ("text" in merged) return merged;
+  return {
+    refusal: {
+      reason: "doubtful",
+      doubt: merged.doubt,
+      candidates: [ranged(match)],
+      line: merged.fileLine >= 0 ? match.startLine + merged.fileLine : undefined,
+      expected: merged.expected,
+      actual: merged.actual,
+    },
+  };
+}

@@ -1,0 +1,220 @@
+// The cascade: strategies from strictest to loosest; the first that yields a match decides, and
+// later ones never run. Guards apply to whatever it found: one match position only (unless
+// replace_all), no disproportionate span for the scored strategies, no doubtful alignment.
+//
+// Doubt is reported as `kind: "refused", reason: "doubtful"` with the near-miss of the region
+// concerned, so a caller can word it as a not-found with that near-miss (SPEC §4.3 asks for the
+// near-miss prose) while scripts and --trace still see why the edit was refused.
+import type {
+  Candidate, CascadeResult, Edit, Finding, LineRange, ReplaceRequest, Strategy, TraceCandidate, TraceStep,
+} from "./types.ts";
+import { Haystack } from "./_haystack.ts";
+import { occurrences, splitLines } from "./_text.ts";
+import { nearMiss, describe, focus, type Hint } from "./near-miss.ts";
+import { exact } from "./exact.ts";
+import { lineTrimmed } from "./line-trimmed.ts";
+import { whitespaceNormalized } from "./whitespace-normalized.ts";
+import { indentationFlexible } from "./indentation-flexible.ts";
+import { escapeNormalized } from "./escape-normalized.ts";
+import { trimmedBoundary } from "./trimmed-boundary.ts";
+import { blockAnchor } from "./block-anchor.ts";
+import { contextAware } from "./context-aware.ts";
+import { multiOccurrence } from "./multi-occurrence.ts";
+
+/** SPEC §4.3, in order. */
+export const CASCADE: readonly Strategy[] = [
+  exact,
+  lineTrimmed,
+  whitespaceNormalized,
+  indentationFlexible,
+  escapeNormalized,
+  trimmedBoundary,
+  blockAnchor,
+  contextAware,
+  multiOccurrence,
+];
+
+/** The longest span a scored strategy may match for an old_string of this length. */
+export function disproportionLimit(oldLength: number): number {
+  return Math.max(3 * oldLength, oldLength + 1000);
+}
+
+const TRACE_CANDIDATES = 20;
+
+function skipReason(strategy: Strategy, req: ReplaceRequest): string | undefined {
+  if (strategy.name === "multi-occurrence") return req.replaceAll ? undefined : "runs only with replace_all";
+  if (req.replaceAll) return "replace_all uses exact matches only (multi-occurrence)";
+  if (req.strict && strategy.name !== "exact") return "strict: exact matching only";
+  return undefined;
+}
+
+function traceCandidates(finding: Finding): { candidates: TraceCandidate[]; candidateCount: number } {
+  const all = [
+    ...finding.matches.map((c) => ({ c, accepted: true })),
+    ...(finding.rejected ?? []).map((c) => ({ c, accepted: false })),
+  ];
+  const candidates = all.slice(0, TRACE_CANDIDATES).map(({ c, accepted }) => ({
+    startLine: c.startLine,
+    endLine: c.endLine,
+    ...(c.score === undefined ? {} : { score: Math.round(c.score * 1000) / 1000 }),
+    accepted,
+  }));
+  const listed = finding.matches.length + (finding.rejected?.length ?? 0);
+  return { candidates, candidateCount: Math.max(listed, finding.total ?? 0) };
+}
+
+function lines(r: LineRange): string {
+  return r.startLine === r.endLine ? `line ${r.startLine}` : `lines ${r.startLine}–${r.endLine}`;
+}
+
+/** Distinct match positions: one candidate per start offset, in file order. */
+function distinct(matches: Candidate[]): Candidate[] {
+  const seen = new Set<number>();
+  return [...matches].sort((a, b) => a.start - b.start).filter((c) => !seen.has(c.start) && seen.add(c.start));
+}
+
+export function applyEdits(content: string, edits: readonly Edit[]): string {
+  let out = "";
+  let at = 0;
+  for (const e of edits) {
+    out += content.slice(at, e.start) + e.text;
+    at = e.end;
+  }
+  return out + content.slice(at);
+}
+
+/** Lines the first edit occupies in the new content (its prefix is unchanged, so it starts on the same line). */
+function written(startLine: number, text: string): LineRange {
+  let breaks = 0;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) breaks++;
+  if (text.endsWith("\n")) breaks--;
+  return { startLine, endLine: startLine + Math.max(0, breaks) };
+}
+
+export function replace(req: ReplaceRequest): CascadeResult {
+  const hay = new Haystack(req.content);
+  const trace: TraceStep[] = [];
+  const hints: Hint[] = [];
+  if (req.oldString === "") {
+    trace.push({ strategy: "exact", decision: "skipped", reason: "old_string is empty", candidates: [], candidateCount: 0 });
+    return { kind: "not-found", trace };
+  }
+
+  for (const strategy of CASCADE) {
+    const skip = skipReason(strategy, req);
+    if (skip) {
+      trace.push({ strategy: strategy.name, decision: "skipped", reason: skip, candidates: [], candidateCount: 0 });
+      continue;
+    }
+    const finding = strategy.find(hay, req.oldString);
+    const seen = traceCandidates(finding);
+    const step = (decision: TraceStep["decision"], reason: string) => trace.push({ strategy: strategy.name, decision, reason, ...seen });
+    if (strategy.scored) {
+      for (const c of finding.rejected ?? []) hints.push({ source: strategy.name as Hint["source"], candidate: c });
+    }
+
+    if (finding.refusal) {
+      const r = finding.refusal;
+      step("refused", r.reason === "doubtful" ? doubtReason(r.doubt, r.candidates) : "refused");
+      const best = finding.rejected?.[0];
+      const near = best ? describe(hay, splitLines(req.oldString).lines, best.startLine - 1, best.pairs, strategy.name as Hint["source"], best.score ?? 0) : undefined;
+      return { kind: "refused", strategy: strategy.name, ...r, ...(near ? { nearMiss: near } : {}), trace };
+    }
+    if (finding.matches.length === 0) {
+      step("no-match", finding.note ?? "no candidates");
+      continue;
+    }
+
+    if (strategy.name === "multi-occurrence") {
+      const edits = finding.matches.map((m) => ({ start: m.start, end: m.end, text: req.newString }));
+      step("taken", `${edits.length} exact ${edits.length === 1 ? "occurrence" : "occurrences"} replaced`);
+      return ok(req, strategy, finding.matches[0]!, edits, trace);
+    }
+
+    const positions = distinct(finding.matches);
+    const count = Math.max(positions.length, finding.total ?? 0);
+    if (count > 1) {
+      step("ambiguous", `${count} distinct matches and replace_all is false`);
+      return { kind: "ambiguous", strategy: strategy.name, count, lines: positions.map((c) => c.startLine), trace };
+    }
+    const match = positions[0]!;
+    const limit = disproportionLimit(req.oldString.length);
+    if (strategy.scored && match.end - match.start > limit) {
+      step("refused", `the block at ${lines(match)} spans ${match.end - match.start} characters, more than the ${limit} allowed for old_string`);
+      return {
+        kind: "refused",
+        strategy: strategy.name,
+        reason: "disproportionate",
+        startLine: match.startLine,
+        endLine: match.endLine,
+        matchedChars: match.end - match.start,
+        limitChars: limit,
+        trace,
+      };
+    }
+    const rewrite = strategy.rewrite(hay, match, req.oldString, req.newString);
+    if ("refusal" in rewrite) {
+      const r = rewrite.refusal;
+      step("refused", r.reason === "doubtful" ? doubtReason(r.doubt, r.candidates, r.line) : "refused");
+      const source = strategy.name as Hint["source"];
+      const near = r.reason === "doubtful" && r.doubt === "changed-line-differs" && r.line !== undefined && r.expected !== undefined
+        ? focus(hay, match, r.line, r.expected, source, match.score ?? 0)
+        : describe(hay, splitLines(req.oldString).lines, match.startLine - 1, match.pairs, source, match.score ?? 0);
+      return { kind: "refused", strategy: strategy.name, ...r, ...(near ? { nearMiss: near } : {}), trace };
+    }
+    const score = match.score === undefined ? "" : `, score ${match.score.toFixed(2)}`;
+    const variant = match.variant ? ` (${match.variant})` : "";
+    step("taken", `1 match at ${lines(match)}${score}${variant}`);
+    return ok(req, strategy, match, [{ start: match.start, end: match.end, text: rewrite.text }], trace);
+  }
+
+  const found = nearMiss(hay, req.oldString, hints.sort((a, b) => (b.candidate.score ?? 0) - (a.candidate.score ?? 0)));
+  const applied = alreadyApplied(hay, req);
+  return {
+    kind: "not-found",
+    ...(found ? { nearMiss: found } : {}),
+    ...(applied ? { alreadyApplied: applied } : {}),
+    trace,
+  };
+}
+
+function ok(req: ReplaceRequest, strategy: Strategy, first: Candidate, edits: Edit[], trace: TraceStep[]): CascadeResult {
+  return {
+    kind: "ok",
+    strategy: strategy.name,
+    ...(first.variant ? { variant: first.variant } : {}),
+    ...(first.score === undefined ? {} : { score: first.score }),
+    replacements: edits.length,
+    edits,
+    newContent: applyEdits(req.content, edits),
+    matched: { startLine: first.startLine, endLine: first.endLine },
+    written: written(first.startLine, edits[0]!.text),
+    trace,
+  };
+}
+
+/**
+ * new_string occurring exactly once where old_string occurs nowhere suggests the edit was made
+ * already. Not when new_string is blank or part of old_string: its presence would prove nothing.
+ */
+function alreadyApplied(hay: Haystack, req: ReplaceRequest): { line: number } | undefined {
+  if (req.newString.trim() === "" || req.oldString.includes(req.newString)) return undefined;
+  const { offsets, total } = occurrences(hay.content, req.newString, 1);
+  return total === 1 ? { line: hay.lineOf(offsets[0]!) } : undefined;
+}
+
+function doubtReason(doubt: string, candidates: readonly LineRange[], line?: number): string {
+  const where = candidates.map((c) => lines(c)).join(", ");
+  switch (doubt) {
+    case "close-scores":
+      return `blocks at ${where} score within the margin of each other`;
+    case "rival-block":
+      return `the anchors also bound another passing block (${where})`;
+    case "changed-line-differs":
+      return `old_string changes ${line ? `line ${line}` : "a line"} that the file does not have as quoted`;
+    case "unquoted-line":
+      return `the change would remove ${line ? `line ${line}` : "a line"}, which old_string never quoted`;
+    default:
+      return doubt;
+  }
+}

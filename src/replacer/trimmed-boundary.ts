@@ -1,0 +1,36 @@
+// 6 · trimmed-boundary: old_string without its leading and trailing whitespace occurs verbatim;
+// the same boundary whitespace is dropped from new_string. Tolerates blank lines or spaces
+// quoted around the text that the file does not have there. Must never match on whitespace
+// alone, nor alter a byte between the first and last non-space characters.
+import type { Finding, Strategy } from "./types.ts";
+import { commonPrefix, commonSuffix, occurrences } from "./_text.ts";
+import { spanCandidate } from "./_span.ts";
+import { MAX_LISTED } from "./exact.ts";
+
+export const trimmedBoundary: Strategy = {
+  name: "trimmed-boundary",
+  fuzzy: true,
+  scored: false,
+  find(hay, find): Finding {
+    const core = find.trim();
+    if (core === "") return { matches: [], note: "old_string is only whitespace" };
+    if (core === find) return { matches: [], note: "old_string has no boundary whitespace to drop" };
+    const { offsets, total } = occurrences(hay.content, core, MAX_LISTED);
+    return {
+      matches: offsets.map((at) => spanCandidate(hay, at, at + core.length)),
+      total,
+      note: total === 0 ? "old_string does not occur even without its boundary whitespace" : undefined,
+    };
+  },
+  rewrite(_hay, _match, old, neu) {
+    const lead = old.slice(0, old.length - old.trimStart().length);
+    const trail = old.slice(old.trimEnd().length);
+    const neuLead = neu.slice(0, neu.length - neu.trimStart().length);
+    const neuTrail = neu.slice(neu.trimEnd().length);
+    const drop = commonPrefix(lead, neuLead);
+    let text = neu.slice(drop);
+    const keep = text.length - Math.min(commonSuffix(trail, neuTrail), text.length);
+    text = text.slice(0, keep);
+    return { text };
+  },
+};

@@ -1,0 +1,47 @@
+// Side-by-side timing of whole commands with hyperfine: medians of many runs, because
+// the machines are small and noisy. Returns milliseconds.
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export interface Timing {
+  name: string;
+  command: string;
+  medianMs: number;
+  meanMs: number;
+  minMs: number;
+  runs: number;
+}
+
+export function requireHyperfine(): string {
+  const bin = Bun.which("hyperfine");
+  if (!bin) {
+    console.error("bench: hyperfine is not installed (Debian: apt-get install hyperfine)");
+    process.exit(2);
+  }
+  return bin;
+}
+
+/** Times each command (run without a shell) in one hyperfine session, interleaved warm-up included. */
+export function hyperfine(commands: { name: string; command: string }[], opts: { runs?: number; warmup?: number; env?: Record<string, string>; cwd?: string } = {}): Timing[] {
+  const bin = requireHyperfine();
+  const out = join(mkdtempSync(join(tmpdir(), "kt-bench-")), "result.json");
+  const args = [bin, "-N", "--style", "none", "--warmup", String(opts.warmup ?? 10), "--runs", String(opts.runs ?? 100), "--export-json", out];
+  for (const c of commands) args.push("-n", c.name, c.command);
+  const run = Bun.spawnSync(args, { env: { ...process.env, ...opts.env }, cwd: opts.cwd, stdout: "ignore", stderr: "pipe" });
+  if (run.exitCode !== 0) throw new Error(`hyperfine failed: ${run.stderr.toString()}`);
+  const data = JSON.parse(readFileSync(out, "utf8")) as { results: { command: string; median: number; mean: number; min: number; times: number[] }[] };
+  return data.results.map((r, i) => ({
+    name: commands[i]!.name,
+    command: commands[i]!.command,
+    medianMs: r.median * 1000,
+    meanMs: r.mean * 1000,
+    minMs: r.min * 1000,
+    runs: r.times.length,
+  }));
+}
+
+export function table(rows: (string | number)[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
+  return rows.map((r) => r.map((c, i) => (typeof c === "number" ? String(c).padStart(widths[i]!) : String(c).padEnd(widths[i]!))).join("  ")).join("\n");
+}

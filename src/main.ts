@@ -15,6 +15,8 @@ export interface Subcommand {
 
 const OTHER: Record<string, () => Promise<Subcommand>> = {
   schema: () => import("./cmd/schema.ts"),
+  call: () => import("./cmd/call.ts"),
+  mcp: () => import("./cmd/mcp.ts"),
 };
 
 async function toolSubcommand(name: string): Promise<Subcommand> {
@@ -53,7 +55,7 @@ async function main(argv: string[]): Promise<number> {
     writeAll(first === undefined ? 2 : 1, `${usage}\n`);
     return first === undefined ? EXIT.usage : EXIT.ok;
   }
-  const load = TOOL_NAMES.includes(first) ? () => toolSubcommand(first) : OTHER[first];
+  const load = TOOL_NAMES.includes(first) ? () => toolSubcommand(first) : Object.hasOwn(OTHER, first) ? OTHER[first] : undefined;
   if (!load) throw new UsageError(`unknown command "${first}". Commands: ${[...TOOL_NAMES, ...Object.keys(OTHER)].join(", ")}`);
   const sub = await load();
   if (wantsHelp(rest)) {

@@ -11,8 +11,9 @@ export const TOOL_NAMES: readonly string[] = Object.keys(loaders);
 
 /** The tool a subcommand name or a schema name (e.g. "process" for ps) refers to. */
 export async function loadTool(name: string): Promise<Tool | undefined> {
-  const loader = loaders[name] ?? loaders[SCHEMA_ALIASES[name] ?? ""];
-  return loader ? (await loader()).default : undefined;
+  // Own keys only: a model-chosen name such as "__proto__" or "constructor" is no tool.
+  const key = Object.hasOwn(loaders, name) ? name : Object.hasOwn(SCHEMA_ALIASES, name) ? SCHEMA_ALIASES[name]! : undefined;
+  return key === undefined ? undefined : (await loaders[key]!()).default;
 }
 
 /** Names frameworks know a tool by, when they differ from the subcommand. */

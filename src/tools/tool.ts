@@ -143,7 +143,7 @@ export function errorResult(tool: string, error: KtError, started = performance.
     content: error.message,
     isError: true,
     error: { name: error.name, code: error.code },
-    metadata: { title: `${tool} failed · ${error.code}`, ...error.metadata, durationMs: performance.now() - started },
+    metadata: { title: `${tool} failed · ${error.code}`, ...error.metadata, durationMs: Math.round((performance.now() - started) * 10) / 10 },
   };
 }
 

@@ -1,0 +1,58 @@
+// One decoded call → one result: find the tool by any name a framework uses for it, then
+// run it. Shared by `kt call`, `kt call --jsonl` and `kt mcp`.
+import { distance } from "fastest-levenshtein";
+import { loadAllTools, loadTool, schemaName } from "../tools/registry.ts";
+import { errorResult, KtError, type Tool, type ToolContext, type ToolResult } from "../tools/tool.ts";
+import type { Call } from "./call.ts";
+
+/** A tool by subcommand or schema name; case-insensitively, since some frameworks capitalize ("Read"). */
+export async function resolveTool(name: string): Promise<Tool | undefined> {
+  return (await loadTool(name)) ?? (name.toLowerCase() !== name ? loadTool(name.toLowerCase()) : undefined);
+}
+
+export async function runCall(call: Call, ctx: ToolContext): Promise<ToolResult> {
+  const tool = await resolveTool(call.name);
+  if (!tool) return errorResult(clip(call.name), await unknownTool(call.name));
+  if (!call.arguments.ok) {
+    return errorResult(
+      tool.name,
+      new KtError(
+        "INVALID_ARGS",
+        `Invalid input for tool "${schemaName(tool)}": the arguments string is not valid JSON (${call.arguments.why}). Send the arguments as one JSON object of parameters. Please rewrite the input so it satisfies the expected schema.`,
+      ),
+    );
+  }
+  return tool.run(call.arguments.value, ctx);
+}
+
+/** UNKNOWN_TOOL prose naming every tool (by the names models see) and the nearest one. */
+export async function unknownTool(name: string): Promise<KtError> {
+  const names = (await loadAllTools()).map(schemaName);
+  const want = name.toLowerCase();
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of names) {
+    const d = distance(want, candidate);
+    if (d < bestDistance) [best, bestDistance] = [candidate, d];
+  }
+  const hint = best !== undefined && bestDistance <= 2 && bestDistance < best.length - 1 ? ` Did you mean "${best}"?` : "";
+  return new KtError("UNKNOWN_TOOL", `Unknown tool "${clip(name)}".${hint} The available tools are: ${names.join(", ")}. Call one of them by its exact name.`);
+}
+
+/**
+ * The result for a call whose tool crashed (a bug in kt): the pairing of call and result
+ * stays valid for the framework, and the stack goes to stderr for a human.
+ */
+export function internalResult(name: string, error: unknown, warn: (message: string) => void): ToolResult {
+  const message = (error as Error)?.message ?? String(error);
+  warn(`kt: internal error in ${clip(name)}: ${(error as Error)?.stack ?? message}`);
+  return errorResult(
+    clip(name),
+    new KtError("INTERNAL", `The tool "${clip(name)}" failed with an internal error in kt (${message}). This is a bug in kt, not in your input; nothing on disk was left half-written. Try a different approach or report it to the user.`),
+  );
+}
+
+/** A caller-chosen name echoed in prose, kept short. */
+function clip(name: string): string {
+  return name.length > 80 ? `${name.slice(0, 80)}…` : name;
+}

@@ -1,0 +1,84 @@
+// kt's tools as a Model Context Protocol server (SPEC §5), on the official SDK's
+// low-level Server: the tools' input schemas are already JSON Schema (derived from zod
+// once, in _jsonschema.ts), so they are listed as they are, never re-declared.
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
+import { shape } from "../cmd/schema.ts";
+import { loadAllTools } from "../tools/registry.ts";
+import type { ToolContext } from "../tools/tool.ts";
+import { internalResult, runCall } from "./dispatch.ts";
+import { mcpReply } from "./reply.ts";
+
+export interface McpOptions {
+  version: string;
+  /** Everything but the call id: each call gets a fresh one. `root` must be set. */
+  base: Omit<ToolContext, "callId">;
+  newCallId(): string;
+}
+
+export interface McpServer {
+  server: Server;
+  /** Resolves when every call that had started has answered. */
+  idle(): Promise<void>;
+}
+
+/**
+ * The server never sends requests that need JSON Schema validation (no elicitation), so
+ * the SDK's default validator (Ajv, compiled at construction) is replaced by one that is
+ * never used rather than paid for at every start.
+ */
+const noValidator: jsonSchemaValidator = {
+  getValidator() {
+    throw new Error("kt mcp validates no JSON Schema on the server side");
+  },
+};
+
+export async function createMcpServer(opts: McpOptions): Promise<McpServer> {
+  const tools = await loadAllTools();
+  const listed = tools.map((tool) => shape(tool, "mcp") as McpTool);
+  const { base } = opts;
+  const server = new Server(
+    { name: "kt", version: opts.version },
+    {
+      capabilities: { tools: { listChanged: false } },
+      instructions: `kt file and shell tools. File tools are confined to ${base.root}; relative paths resolve against ${base.cwd}. Read a file before you write or edit it.`,
+      jsonSchemaValidator: noValidator,
+    },
+  );
+
+  let running = 0;
+  let waiters: Array<() => void> = [];
+  const settle = () => {
+    if (--running > 0) return;
+    for (const wake of waiters) wake();
+    waiters = [];
+  };
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name, arguments: args } = request.params;
+    const ctx: ToolContext = { ...base, callId: opts.newCallId(), signal: extra.signal };
+    running++;
+    try {
+      const result = await runCall({ shape: "mcp", name, arguments: { ok: true, value: args ?? {} } }, ctx).catch((error: unknown) =>
+        internalResult(name, error, base.warn),
+      );
+      return mcpReply(result);
+    } finally {
+      settle();
+    }
+  });
+
+  return {
+    server,
+    idle: () => (running === 0 ? Promise.resolve() : new Promise((resolve) => waiters.push(resolve))),
+  };
+}
+
+export async function serve(opts: McpOptions, transport: Transport): Promise<McpServer> {
+  const mcp = await createMcpServer(opts);
+  await mcp.server.connect(transport);
+  return mcp;
+}

@@ -1,0 +1,88 @@
+// `kt mcp [--root DIR]`: an MCP server over stdio. stdout carries protocol messages only;
+// everything a human should see goes to stderr.
+import type { CommandDef } from "citty";
+import { version } from "../../package.json" with { type: "json" };
+import { inside } from "../core/paths.ts";
+import { KtError } from "../tools/tool.ts";
+import { baseOptions, UsageError, type Options } from "./_args.ts";
+import { log } from "./_log.ts";
+import { contextFrom, EXIT, newCallId } from "./_run.ts";
+
+export const command: CommandDef = {
+  meta: { name: "mcp", description: "Serve kt's tools over the Model Context Protocol on stdio" },
+  args: {
+    root: { type: "string", description: "Refuse paths outside this directory (default: $KT_ROOT, else the directory kt mcp started in)", valueHint: "dir" },
+    session: { type: "string", description: "Session id (default: $KT_SESSION, else one new session per server process)", valueHint: "id" },
+    "state-dir": { type: "string", description: "State directory (default: $KT_STATE_DIR, $XDG_STATE_HOME/kt or ~/.local/state/kt)", valueHint: "dir" },
+    verbose: { type: "boolean", description: "More diagnostics on stderr" },
+  },
+};
+
+export function parseMcpArgv(argv: readonly string[]): Options {
+  const options = baseOptions();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith("--")) throw new UsageError(`unexpected argument ${JSON.stringify(arg)}: kt mcp takes only options (--root DIR, --session ID, --state-dir DIR)`);
+    const eq = arg.indexOf("=");
+    const name = arg.slice(2, eq === -1 ? undefined : eq).replace(/_/g, "-");
+    const value = (): string => {
+      if (eq !== -1) return arg.slice(eq + 1);
+      const next = argv[++i];
+      if (next === undefined) throw new UsageError(`option --${name} needs a value`);
+      return next;
+    };
+    if (name === "root") options.root = value();
+    else if (name === "session") options.session = value();
+    else if (name === "state-dir") options.stateDir = value();
+    else if (name === "verbose" && eq === -1) options.verbose = true;
+    else throw new UsageError(`unknown option --${name}`);
+  }
+  return options;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const options = parseMcpArgv(argv);
+  // Confined by default: to the directory the server started in (SPEC §3.6).
+  options.root ??= process.env.KT_ROOT || process.cwd();
+  options.session ??= process.env.KT_SESSION || `mcp-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+  let base;
+  try {
+    base = contextFrom(options);
+  } catch (error) {
+    if (error instanceof KtError) throw new UsageError(error.message);
+    throw error;
+  }
+  const root = base.root!;
+  // A server started outside its root (e.g. by a desktop client, in /) resolves relative paths against the root.
+  const cwd = inside(root, base.cwd) ? base.cwd : root;
+
+  guardStdout();
+  const [{ serve }, { StdioServerTransport }] = await Promise.all([
+    import("../adapter/mcp.ts"),
+    import("@modelcontextprotocol/sdk/server/stdio.js"),
+  ]);
+  const ended = new Promise<void>((resolve) => {
+    process.stdin.once("end", resolve);
+    process.stdin.once("close", resolve);
+  });
+  const transport = new StdioServerTransport();
+  transport.onerror = (error) => log().warn(`kt mcp: ${error.message}`);
+  const mcp = await serve({ version, base: { ...base, cwd }, newCallId }, transport);
+  if (options.verbose) log().info(`kt mcp ${version}: serving on stdio; root ${root}; cwd ${cwd}; session ${base.session}`);
+
+  await ended;
+  // The client is gone or done sending: answer what is still running, then leave.
+  await mcp.idle();
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => process.stdout.write("", resolve));
+  await mcp.server.close();
+  return EXIT.ok;
+}
+
+/** Anything that would print to stdout through console goes to stderr: stdout is the protocol's. */
+function guardStdout(): void {
+  const toStderr = (...args: unknown[]) => log().log(...(args as [string]));
+  console.log = toStderr;
+  console.info = toStderr;
+  console.debug = toStderr;
+}

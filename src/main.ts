@@ -35,6 +35,13 @@ function mainCommand(): CommandDef {
   };
 }
 
+/** citty renders help; it decides on colour when loaded, so say first whether the output is a terminal. */
+async function loadCitty(fd: number): Promise<typeof import("citty")> {
+  const { isatty } = await import("node:tty");
+  if (!isatty(fd)) process.env.NO_COLOR = "1";
+  return import("citty");
+}
+
 function wantsHelp(argv: readonly string[]): boolean {
   for (const arg of argv) {
     if (arg === "--") return false;
@@ -50,7 +57,7 @@ async function main(argv: string[]): Promise<number> {
     return EXIT.ok;
   }
   if (first === undefined || first === "--help" || first === "-h" || first === "help") {
-    const { renderUsage } = await import("citty");
+    const { renderUsage } = await loadCitty(first === undefined ? 2 : 1);
     const usage = await renderUsage(mainCommand());
     writeAll(first === undefined ? 2 : 1, `${usage}\n`);
     return first === undefined ? EXIT.usage : EXIT.ok;
@@ -59,7 +66,7 @@ async function main(argv: string[]): Promise<number> {
   if (!load) throw new UsageError(`unknown command "${first}". Commands: ${[...TOOL_NAMES, ...Object.keys(OTHER)].join(", ")}`);
   const sub = await load();
   if (wantsHelp(rest)) {
-    const { renderUsage } = await import("citty");
+    const { renderUsage } = await loadCitty(1);
     writeAll(1, `${await renderUsage(sub.command, mainCommand())}\n`);
     return EXIT.ok;
   }

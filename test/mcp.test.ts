@@ -1,0 +1,212 @@
+// `kt mcp` (SPEC §5) driven over stdio by the official MCP TypeScript SDK client, exactly
+// as an agent framework would: the compiled binary, its tools, annotations and schemas,
+// results with structured content, confinement to the root, one session per server.
+import { afterEach, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { inputSchema } from "../src/tools/_jsonschema.ts";
+import { loadAllTools, schemaName, TOOL_NAMES } from "../src/tools/registry.ts";
+import { EXPECTED_ANNOTATIONS } from "./_annotations.ts";
+import { callTool, KT, tempDir } from "./_helpers.ts";
+
+const open: Client[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((c) => c.close()));
+});
+
+async function connect(cwd: string, stateDir: string, opts: { args?: string[]; env?: Record<string, string> } = {}): Promise<{ client: Client; stderr: () => string }> {
+  const transport = new StdioClientTransport({
+    command: KT,
+    args: ["mcp", ...(opts.args ?? [])],
+    cwd,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", NO_COLOR: "1", KT_STATE_DIR: stateDir, ...opts.env },
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const client = new Client({ name: "kt-test", version: "0.0.0" });
+  await client.connect(transport);
+  open.push(client);
+  return { client, stderr: () => stderr };
+}
+
+function text(result: CallToolResult): string {
+  expect(result.content).toHaveLength(1);
+  const item = result.content[0]!;
+  expect(item.type).toBe("text");
+  return (item as { text: string }).text;
+}
+
+function workspace(tmp: { path: string }): { work: string; state: string } {
+  const work = join(tmp.path, "work");
+  const state = join(tmp.path, "state");
+  mkdirSync(work);
+  writeFileSync(join(work, "a.txt"), "alpha\nbeta\n");
+  return { work, state };
+}
+
+describe("kt mcp with the official SDK client", () => {
+  test("initialize: server info and a tools capability", async () => {
+    using tmp = tempDir();
+    const { work, state } = workspace(tmp);
+    const { client } = await connect(work, state);
+    expect(client.getServerVersion()?.name).toBe("kt");
+    expect(client.getServerCapabilities()?.tools).toBeDefined();
+    expect(client.getInstructions()).toContain(`confined to ${work}`);
+  });
+
+  test("tools/list: every registered tool, its JSON Schema from zod and its annotations", async () => {
+    using tmp = tempDir();
+    const { work, state } = workspace(tmp);
+    const { client } = await connect(work, state);
+    const { tools: listed } = await client.listTools();
+    const tools = await loadAllTools();
+    expect(listed.map((t) => t.name)).toEqual(tools.map(schemaName));
+    expect(listed.length).toBe(TOOL_NAMES.length);
+    for (const tool of tools) {
+      const entry = listed.find((t) => t.name === schemaName(tool))!;
+      expect(entry.description).toBe(tool.description);
+      expect(entry.inputSchema as unknown).toEqual(inputSchema(tool));
+      expect(entry.inputSchema.type).toBe("object");
+      expect(EXPECTED_ANNOTATIONS[entry.name], `no expected annotations for ${entry.name}`).toBeDefined();
+      expect(entry.annotations).toEqual(EXPECTED_ANNOTATIONS[entry.name]!);
+    }
+  });
+
+  test("read: the model text as one text item, the metadata as structured content", async () => {
+    using tmp = tempDir();
+    const { work, state } = workspace(tmp);
+    const { client } = await connect(work, state);
+    const result = (await client.callTool({ name: "read", arguments: { file_path: "a.txt" } })) as CallToolResult;
+    expect(result.isError).toBe(false);
+    expect(text(result)).toBe(`${work}/a.txt\n     1→alpha\n     2→beta`);
+    expect(result.structuredContent).toMatchObject({ title: `Read ${work}/a.txt · lines 1–2 of 2`, extra: { path: `${work}/a.txt`, lines: 2, totalLines: 2 } });
+    expect(typeof result.structuredContent?.durationMs).toBe("number");
+    // The same text as the CLI and the in-process tool give.
+    const direct = await callTool("read", { file_path: "a.txt" }, { cwd: work, stateDir: join(tmp.path, "other-state") });
+    expect(text(result)).toBe(direct.content);
+  });
+
+  test("write after read in the same server: one session for the whole server process", async () => {
+    using tmp = tempDir();
+    const { work, state } = workspace(tmp);
+    const { client } = await connect(work, state);
+    const refused = (await client.callTool({ name: "write", arguments: { file_path: "a.txt", content: "new\n" } })) as CallToolResult;
+    expect(refused.isError).toBe(true);
+    expect(refused.structuredContent?.error).toEqual({ name: "KtError", code: "NOT_READ" });
+    await client.callTool({ name: "read", arguments: { file_path: "a.txt" } });
+    const written = (await client.callTool({ name: "write", arguments: { file_path: "a.txt", content: "new\n" } })) as CallToolResult;
+    expect(written.isError).toBe(false);
+    expect(text(written)).toBe(`Replaced ${work}/a.txt (was 2 lines, now 1 line).`);
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("new\n");
+    expect(written.structuredContent?.diff).toContain("+new");
+  });
+
+  test("a second server process is a new session unless KT_SESSION is set", async () => {
+    using tmp = tempDir();
+    const { work, state } = workspace(tmp);
+    const first = await connect(work, state);
+    await first.client.callTool({ name: "read", arguments: { file_path: "a.txt" } });
+    const second = await connect(work, state);
+    const refused = (await second.client.callTool({ name: "write", arguments: { file_path: "a.txt", content: "x\n" } })) as CallToolResult;
+    expect(refused.structuredContent?.error).toEqual({ name: "KtError", code: "NOT_READ" });
+
+    const shared1 = await connect(work, state, { env: { KT_SESSION: "shared" } });
+    await shared1.client.callTool({ name: "read", arguments: { file_path: "a.txt" } });
+    const shared2 = await connect(work, state, { args: ["--session", "shared"] });
+    const ok = (await shared2.client.callTool({ name: "write", arguments: { file_path: "a.txt", content: "x\n" } })) as CallToolResult;
+    expect(ok.isError).toBe(false);
+  });
+
+  test.skipIf(!TOOL_NAMES.includes("edit"))("edit after read", async () => {
+    using tmp = tempDir();
+    const { work, state } = workspace(tmp);
+    const { client } = await connect(work, state);
+    await client.callTool({ name: "read", arguments: { file_path: "a.txt" } });
+    const result = (await client.callTool({ name: "edit", arguments: { file_path: "a.txt", old_string: "beta", new_string: "gamma" } })) as CallToolResult;
+    expect(result.isError).toBe(false);
+    expect(text(result)).toStartWith(`Edited ${work}/a.txt (1 replacement, matched exactly).`);
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("alpha\ngamma\n");
+    expect(result.structuredContent).toMatchObject({ additions: 1, deletions: 1 });
+  });
+
+  test("a failing call: isError, repair prose, the code in structured content", async () => {
+    using tmp = tempDir();
+    const { work, state } = workspace(tmp);
+    const { client } = await connect(work, state);
+    const missing = (await client.callTool({ name: "read", arguments: { file_path: "b.txt" } })) as CallToolResult;
+    expect(missing.isError).toBe(true);
+    expect(text(missing)).toStartWith(`File not found: ${work}/b.txt.`);
+    expect(missing.structuredContent).toMatchObject({ title: "read failed · FILE_NOT_FOUND", error: { name: "KtError", code: "FILE_NOT_FOUND" } });
+
+    const invalid = (await client.callTool({ name: "read", arguments: { file_path: 3 } })) as CallToolResult;
+    expect(invalid.isError).toBe(true);
+    expect(text(invalid)).toStartWith('Invalid input for tool "read": parameter "file_path"');
+    expect(invalid.structuredContent?.error).toEqual({ name: "KtError", code: "INVALID_ARGS" });
+
+    const noArgs = (await client.callTool({ name: "read" })) as CallToolResult;
+    expect(text(noArgs)).toBe('Invalid input for tool "read": parameter "file_path" is required. Please rewrite the input so it satisfies the expected schema.');
+
+    const unknown = (await client.callTool({ name: "raed", arguments: {} })) as CallToolResult;
+    expect(unknown.isError).toBe(true);
+    expect(unknown.structuredContent?.error).toEqual({ name: "KtError", code: "UNKNOWN_TOOL" });
+    expect(text(unknown)).toBe(`Unknown tool "raed". Did you mean "read"? The available tools are: ${(await loadAllTools()).map(schemaName).join(", ")}. Call one of them by its exact name.`);
+  });
+
+  test("every registered tool answers an unknown parameter with INVALID_ARGS prose naming it", async () => {
+    using tmp = tempDir();
+    const { work, state } = workspace(tmp);
+    const { client } = await connect(work, state);
+    for (const name of (await loadAllTools()).map(schemaName)) {
+      const result = (await client.callTool({ name, arguments: { kt_no_such_parameter: 1 } })) as CallToolResult;
+      expect(result.isError, name).toBe(true);
+      expect(result.structuredContent?.error, name).toEqual({ name: "KtError", code: "INVALID_ARGS" });
+      expect(text(result), name).toContain('"kt_no_such_parameter"');
+    }
+  });
+
+  test("confined to the directory it started in: OUTSIDE_ROOT prose, nothing written", async () => {
+    using tmp = tempDir();
+    const { work, state } = workspace(tmp);
+    writeFileSync(join(tmp.path, "secret.txt"), "s\n");
+    const { client } = await connect(work, state);
+    const read = (await client.callTool({ name: "read", arguments: { file_path: "../secret.txt" } })) as CallToolResult;
+    expect(read.isError).toBe(true);
+    expect(read.structuredContent?.error).toEqual({ name: "KtError", code: "OUTSIDE_ROOT" });
+    expect(text(read)).toBe(`Refusing to access ${tmp.path}/secret.txt: it is outside the root directory ${work}, and kt is confined to that directory. Use a path inside ${work}.`);
+    const write = (await client.callTool({ name: "write", arguments: { file_path: join(tmp.path, "evil.txt"), content: "x" } })) as CallToolResult;
+    expect(write.structuredContent?.error).toEqual({ name: "KtError", code: "OUTSIDE_ROOT" });
+    expect(existsSync(join(tmp.path, "evil.txt"))).toBe(false);
+  });
+
+  test("--root DIR confines elsewhere, and relative paths resolve against it when started outside it", async () => {
+    using tmp = tempDir();
+    const { work, state } = workspace(tmp);
+    const sub = join(work, "sub");
+    mkdirSync(sub);
+    writeFileSync(join(sub, "in.txt"), "in\n");
+    // Started in `work`, confined to `sub`: work/a.txt is outside.
+    const inner = await connect(work, state, { args: ["--root", sub] });
+    const outside = (await inner.client.callTool({ name: "read", arguments: { file_path: join(work, "a.txt") } })) as CallToolResult;
+    expect(outside.structuredContent?.error).toEqual({ name: "KtError", code: "OUTSIDE_ROOT" });
+    expect(text(outside)).toContain(`outside the root directory ${sub}`);
+    const inside = (await inner.client.callTool({ name: "read", arguments: { file_path: "in.txt" } })) as CallToolResult;
+    expect(text(inside)).toBe(`${sub}/in.txt\n     1→in`);
+    // Started in `sub`, confined to `work`: the working directory stays where it started.
+    const outer = await connect(sub, state, { args: ["--root", work] });
+    const here = (await outer.client.callTool({ name: "read", arguments: { file_path: "in.txt" } })) as CallToolResult;
+    expect(text(here)).toBe(`${sub}/in.txt\n     1→in`);
+  });
+
+  test("stderr only for humans: --verbose logs there, never on the protocol stream", async () => {
+    using tmp = tempDir();
+    const { work, state } = workspace(tmp);
+    const { client, stderr } = await connect(work, state, { args: ["--verbose"] });
+    const result = (await client.callTool({ name: "read", arguments: { file_path: "a.txt" } })) as CallToolResult;
+    expect(result.isError).toBe(false);
+    expect(stderr()).toContain(`root ${work}`);
+  });
+});

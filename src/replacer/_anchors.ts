@@ -80,8 +80,9 @@ export function choose(scored: Candidate[], threshold: number, what: string): Fi
     rivals.push(c);
   }
   const close = rivals.filter((c) => c.score! >= best.score! - MARGIN);
-  if (close.some((c) => c.score! >= threshold)) {
-    return { matches: [best, ...close.filter((c) => c.score! >= threshold)], rejected: scored.slice(1, 20) };
+  const tied = close.filter((c) => c.score! >= threshold);
+  if (tied.length > 0) {
+    return { matches: [best, ...tied], rejected: scored.filter((c) => c !== best && !tied.includes(c)).slice(0, 20) };
   }
   if (close.length > 0) {
     return {

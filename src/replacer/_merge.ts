@@ -5,7 +5,7 @@
 // carries the model's change applied onto the file's own indentation, spacing and characters.
 import { diffArrays, diffChars } from "diff";
 import type { DoubtKind } from "./types.ts";
-import { fold, isBlank, isWs, leadOf, looseKey, similarity, splitLine, splitLines } from "./_text.ts";
+import { fold, isBlank, isWs, leadOf, looseKey, similarity, splitLine, splitLines, withoutWs } from "./_text.ts";
 
 export interface MergeInput {
   /** The matched span of the file. */
@@ -192,9 +192,15 @@ function mergeBody(ob: string, fb: string, nb: string): string {
   if (ob.length + nb.length > 4000) return nb;
   const map = alignBodies(ob, fb);
   if (!map) return nb;
+  const parts = diffChars(ob, nb);
+  // A line the model mostly rewrote is its own text: characters it happens to share with the
+  // old line are coincidence, not a quote of the file.
+  let kept = 0;
+  for (const part of parts) if (!part.added && !part.removed) kept += withoutWs(part.value).length;
+  if (kept * 2 < withoutWs(ob).length) return nb;
   let out = "";
   let at = 0;
-  for (const part of diffChars(ob, nb)) {
+  for (const part of parts) {
     if (part.added) out += part.value;
     else if (part.removed) at += part.value.length;
     else for (let k = 0; k < part.value.length; k++) out += map[at++]!;

@@ -1,0 +1,97 @@
+// `kt schema` (SPEC §5): every tool in every shape. The exact JSON is snapshot-tested per
+// tool (test/__snapshots__/schema.test.ts.snap; a new tool adds its entry on its first
+// local run, CI never writes one; change one on purpose with `bun test --update-snapshots`),
+// and the rules every schema must keep are checked for whatever tools are registered.
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import Ajv from "ajv";
+import { FORMATS, shape } from "../src/cmd/schema.ts";
+import { inputSchema } from "../src/tools/_jsonschema.ts";
+import { loadAllTools, loadTool, schemaName, TOOL_NAMES } from "../src/tools/registry.ts";
+import { EXPECTED_ANNOTATIONS } from "./_annotations.ts";
+import { kt, tempDir } from "./_helpers.ts";
+
+const tools = await loadAllTools();
+
+describe("kt schema snapshots", () => {
+  for (const tool of tools) {
+    test(`${tool.name} in every format`, () => {
+      // The text kt prints, so that key order and only what JSON carries are pinned.
+      const all = Object.fromEntries(FORMATS.map((format) => [format, shape(tool, format)]));
+      expect(JSON.stringify(all, null, 2)).toMatchSnapshot();
+    });
+  }
+});
+
+describe("every tool's schema", () => {
+  for (const tool of tools) {
+    test(tool.name, () => {
+      const name = schemaName(tool);
+      expect(name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/); // what Anthropic and OpenAI accept
+      expect(tool.description.length).toBeGreaterThan(50);
+      expect(tool.description).not.toMatch(/KHAELOR/i);
+
+      const schema = inputSchema(tool) as { type: string; properties: Record<string, { description?: string }>; required?: string[]; additionalProperties: boolean };
+      expect(schema.type).toBe("object");
+      expect(schema.additionalProperties).toBe(false);
+      const fields = Object.keys(schema.properties);
+      expect(fields.length).toBeGreaterThan(0);
+      expect(fields.length).toBeLessThanOrEqual(5); // SPEC §4: at most 5 model-facing parameters
+      for (const field of fields) {
+        expect(field).toMatch(/^[a-z][a-z0-9_]*$/); // snake_case, the canonical spelling
+        expect(schema.properties[field]!.description, `${name}.${field} has no description`).toMatch(/\S/);
+      }
+      for (const field of schema.required ?? []) expect(fields).toContain(field);
+      new Ajv({ strict: true }).compile(schema); // a valid JSON Schema, no unknown keywords
+
+      expect(shape(tool, "anthropic")).toEqual({ name, description: tool.description, input_schema: schema });
+      expect(shape(tool, "openai")).toEqual({ type: "function", function: { name, description: tool.description, parameters: schema } });
+      expect(EXPECTED_ANNOTATIONS[name], `SPEC §5 names no annotations for ${name}`).toBeDefined();
+      expect(shape(tool, "mcp")).toEqual({ name, description: tool.description, inputSchema: schema, annotations: EXPECTED_ANNOTATIONS[name]! });
+      expect(shape(tool, "json")).toEqual({ name, command: tool.name, description: tool.description, input_schema: schema, annotations: EXPECTED_ANNOTATIONS[name]! });
+    });
+  }
+});
+
+describe("kt schema on the command line", () => {
+  test("prints the same shapes, byte-identical across runs", () => {
+    using tmp = tempDir();
+    const o = { cwd: tmp.path, stateDir: join(tmp.path, ".s") };
+    for (const format of FORMATS) {
+      const first = kt(["schema", "--format", format], o);
+      expect(first.exitCode).toBe(0);
+      expect(first.stderr).toBe("");
+      expect(first.stdout).toBe(`${JSON.stringify(tools.map((t) => shape(t, format)), null, 2)}\n`);
+      expect(kt(["schema", `--format=${format}`], o).stdout).toBe(first.stdout);
+    }
+    expect(kt(["schema"], o).stdout).toBe(kt(["schema", "--format", "json"], o).stdout);
+  });
+
+  test("one tool, by subcommand or by schema name", async () => {
+    using tmp = tempDir();
+    const o = { cwd: tmp.path, stateDir: join(tmp.path, ".s") };
+    for (const sub of TOOL_NAMES) {
+      const tool = (await loadTool(sub))!;
+      const bySub = kt(["schema", sub, "--format", "mcp"], o);
+      expect(bySub.stdout).toBe(`${JSON.stringify(shape(tool, "mcp"), null, 2)}\n`);
+      expect(kt(["schema", schemaName(tool), "--format", "mcp"], o).stdout).toBe(bySub.stdout);
+    }
+  });
+
+  test("usage errors exit 2", () => {
+    using tmp = tempDir();
+    const o = { cwd: tmp.path, stateDir: join(tmp.path, ".s") };
+    for (const [args, message] of [
+      [["schema", "nope"], 'kt schema: unknown tool "nope"'],
+      [["schema", "__proto__"], 'kt schema: unknown tool "__proto__"'],
+      [["schema", "--format", "yaml"], "kt schema: --format must be one of json, anthropic, openai, mcp"],
+      [["schema", "--format"], "kt schema: --format must be one of json, anthropic, openai, mcp"],
+      [["schema", "read", "write"], "kt schema: too many arguments"],
+    ] as const) {
+      const r = kt([...args], o);
+      expect(r.exitCode, args.join(" ")).toBe(2);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toStartWith(message);
+    }
+  });
+});

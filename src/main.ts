@@ -17,6 +17,7 @@ const OTHER: Record<string, () => Promise<Subcommand>> = {
   schema: () => import("./cmd/schema.ts"),
   call: () => import("./cmd/call.ts"),
   mcp: () => import("./cmd/mcp.ts"),
+  session: () => import("./cmd/session.ts"),
 };
 
 async function toolSubcommand(name: string): Promise<Subcommand> {
@@ -52,6 +53,8 @@ function wantsHelp(argv: readonly string[]): boolean {
 
 async function main(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
+  // Hidden: the detached owner of a background command (src/process/supervisor.ts).
+  if (first === "__supervise") return (await import("./process/supervisor.ts")).supervise(rest);
   if (first === "--version" || first === "-v") {
     writeAll(1, `${version}\n`);
     return EXIT.ok;

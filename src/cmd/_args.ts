@@ -144,9 +144,11 @@ export function parseToolArgv(tool: Tool, argv: readonly string[]): ParsedArgv {
 function mapPositionals(tool: Tool, positionals: string[], input: Record<string, unknown>): void {
   if (positionals.length === 0) return;
   if (typeof tool.positionals === "function") {
+    const kinds = fieldKinds(tool);
     for (const [field, value] of Object.entries(tool.positionals(positionals))) {
       if (field in input) throw new UsageError(`"${field}" was given both as an argument and as --${field.replace(/_/g, "-")}`);
-      input[field] = value;
+      const n = Number(value);
+      input[field] = kinds.get(field) === "number" && value.trim() !== "" && Number.isFinite(n) ? n : value;
     }
     return;
   }

@@ -38,7 +38,7 @@ export function safeName(name: string): string {
 }
 
 // Each module owning tables registers its schema here; migrations run once per index file.
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS stamps (
   session TEXT NOT NULL,
@@ -50,11 +50,15 @@ CREATE TABLE IF NOT EXISTS stamps (
   PRIMARY KEY (session, path)
 );
 CREATE TABLE IF NOT EXISTS processes (
+  key INTEGER PRIMARY KEY AUTOINCREMENT,
   session TEXT NOT NULL,
-  id TEXT NOT NULL,
-  seq INTEGER NOT NULL,
+  id TEXT,
+  seq INTEGER,
+  origin TEXT NOT NULL,
   command TEXT NOT NULL,
   cwd TEXT NOT NULL,
+  log_path TEXT NOT NULL,
+  stdin_path TEXT,
   pid INTEGER,
   pid_start TEXT,
   supervisor_pid INTEGER,
@@ -62,15 +66,19 @@ CREATE TABLE IF NOT EXISTS processes (
   status TEXT NOT NULL,
   exit_code INTEGER,
   signal TEXT,
+  error TEXT,
   started_at REAL NOT NULL,
   ended_at REAL,
-  log_path TEXT NOT NULL,
-  control_path TEXT,
-  cursor_line INTEGER NOT NULL DEFAULT 0,
+  stop_requested INTEGER NOT NULL DEFAULT 0,
   cursor_byte INTEGER NOT NULL DEFAULT 0,
+  cursor_line INTEGER NOT NULL DEFAULT 0,
   notified INTEGER NOT NULL DEFAULT 0,
-  origin TEXT NOT NULL DEFAULT 'ps',
-  PRIMARY KEY (session, id)
+  UNIQUE (session, id)
+);
+CREATE INDEX IF NOT EXISTS processes_pending ON processes (session) WHERE notified = 0 AND id IS NOT NULL;
+CREATE TABLE IF NOT EXISTS process_seq (
+  session TEXT PRIMARY KEY,
+  next INTEGER NOT NULL
 );
 `;
 
@@ -124,7 +132,14 @@ function connect(file: string): Database {
     db.exec("PRAGMA journal_mode = WAL");
     db.exec("BEGIN IMMEDIATE");
     try {
-      db.exec(SCHEMA);
+      // Re-read under the lock (a racing kt may have migrated already). The index is a
+      // cache, so an older layout is dropped and rebuilt, never patched in place.
+      const now = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+      if (now !== SCHEMA_VERSION && now !== 0) {
+        const tables = db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as { name: string }[];
+        for (const { name } of tables) db.exec(`DROP TABLE IF EXISTS "${name}"`);
+      }
+      if (now !== SCHEMA_VERSION) db.exec(SCHEMA);
       db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
       db.exec("COMMIT");
     } catch (error) {

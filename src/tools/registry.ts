@@ -4,6 +4,8 @@ import type { Tool } from "./tool.ts";
 const loaders: Record<string, () => Promise<{ default: Tool }>> = {
   read: () => import("./read.ts"),
   write: () => import("./write.ts"),
+  bash: () => import("./bash.ts"),
+  ps: () => import("./ps.ts"),
 };
 
 /** Subcommand names, in the order help and `kt schema` list them. */

@@ -4,6 +4,7 @@
 import * as z from "zod/mini";
 import { validationProse } from "./_validate.ts";
 import { backstop } from "../core/truncate.ts";
+import { appendNotices } from "../process/notices.ts";
 
 export type ErrorCode =
   | "INVALID_ARGS" | "FILE_NOT_FOUND" | "IS_DIRECTORY" | "NOT_A_DIRECTORY" | "BINARY_FILE"
@@ -131,6 +132,7 @@ export function defineTool<S extends z.ZodMiniObject>(spec: ToolSpec<S>): Tool<S
         }
       }
       backstop(result, spec.name, ctx);
+      appendNotices(result, ctx);
       result.metadata.durationMs = Math.round((performance.now() - started) * 10) / 10;
       return result;
     },

@@ -1,0 +1,85 @@
+// The shared size cap on spill files and process logs (SPEC §2): when the state directory
+// holds more than the cap, the files of the sessions used longest ago go first. Logs that
+// a running command is still writing are never removed. Checked at most once a minute,
+// by a supervisor as it starts, so no kt call waits for it.
+import type { Database } from "bun:sqlite";
+import { closeSync, openSync, readdirSync, statSync, unlinkSync, utimesSync } from "node:fs";
+import { join } from "node:path";
+
+export const CAP_BYTES = 512 * 1024 * 1024;
+const CHECK_EVERY_MS = 60_000;
+const SUBDIRS = ["spill", "proc"];
+
+interface Entry {
+  path: string;
+  size: number;
+  mtimeMs: number;
+  session: string;
+}
+
+/** Runs `enforceCap` unless another kt did so within the last minute. */
+export function maybeEnforceCap(stateDir: string, db: Database, cap = capFromEnv()): void {
+  const stamp = join(stateDir, "cap-checked");
+  try {
+    if (Date.now() - statSync(stamp).mtimeMs < CHECK_EVERY_MS) return;
+    const now = new Date();
+    utimesSync(stamp, now, now);
+  } catch {
+    closeSync(openSync(stamp, "a", 0o600));
+  }
+  enforceCap(stateDir, db, cap);
+}
+
+function capFromEnv(): number {
+  const mb = Number(process.env.KT_STATE_CAP_MB);
+  return Number.isFinite(mb) && mb > 0 ? mb * 1024 * 1024 : CAP_BYTES;
+}
+
+/** Removes the oldest sessions' files until the total is within `cap`; returns the bytes freed. */
+export function enforceCap(stateDir: string, db: Database, cap = CAP_BYTES): number {
+  const entries: Entry[] = [];
+  const sessionsDir = join(stateDir, "sessions");
+  for (const session of list(sessionsDir)) {
+    for (const sub of SUBDIRS) {
+      const dir = join(sessionsDir, session, sub);
+      for (const name of list(dir)) {
+        try {
+          const st = statSync(join(dir, name));
+          if (st.isFile()) entries.push({ path: join(dir, name), size: st.size, mtimeMs: st.mtimeMs, session });
+        } catch {
+          // Removed meanwhile.
+        }
+      }
+    }
+  }
+  let total = entries.reduce((sum, e) => sum + e.size, 0);
+  if (total <= cap) return 0;
+  const live = new Set(
+    (db.query("SELECT log_path, stdin_path FROM processes WHERE status IN ('starting', 'running')").all() as { log_path: string; stdin_path: string | null }[])
+      .flatMap((r) => [r.log_path, r.stdin_path ?? ""]),
+  );
+  const lastUse = new Map<string, number>();
+  for (const e of entries) lastUse.set(e.session, Math.max(lastUse.get(e.session) ?? 0, e.mtimeMs));
+  entries.sort((a, b) => lastUse.get(a.session)! - lastUse.get(b.session)! || a.mtimeMs - b.mtimeMs);
+  let freed = 0;
+  for (const e of entries) {
+    if (total <= cap) break;
+    if (live.has(e.path)) continue;
+    try {
+      unlinkSync(e.path);
+      total -= e.size;
+      freed += e.size;
+    } catch {
+      // Gone already, or not ours to remove.
+    }
+  }
+  return freed;
+}
+
+function list(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,88 @@
+// Who a pid is. A recorded pid is trusted only together with its start time, so a pid the
+// kernel recycled (after a reboot, or a long uptime) is never taken for the process kt
+// started: a vanished process reads as "gone", never as somebody else's.
+import { readFileSync, readdirSync } from "node:fs";
+
+let bootId: string | undefined;
+
+function boot(): string {
+  if (bootId === undefined) {
+    try {
+      bootId = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+    } catch {
+      bootId = "";
+    }
+  }
+  return bootId;
+}
+
+interface Stat {
+  state: string;
+  pgrp: number;
+  start: string;
+}
+
+/** Fields of /proc/<pid>/stat that matter here; undefined when there is no such process. */
+function procStat(pid: number | string): Stat | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return undefined;
+  }
+  // The command name (field 2) may hold spaces and parentheses: split after the last ")".
+  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  // fields[0] is field 3 (state), fields[2] field 5 (pgrp), fields[19] field 22 (starttime).
+  return { state: fields[0] ?? "", pgrp: Number(fields[2]), start: fields[19] ?? "" };
+}
+
+const dead = (state: string) => state === "Z" || state === "X" || state === "x";
+
+/**
+ * A token naming this incarnation of `pid` (boot id + start time on Linux, the `ps` start
+ * time elsewhere), or undefined when no live process has that pid. Zombies count as dead.
+ */
+export function processStart(pid: number): string | undefined {
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  if (process.platform === "linux") {
+    const stat = procStat(pid);
+    if (!stat || dead(stat.state)) return undefined;
+    return `${boot()}:${stat.start}`;
+  }
+  const ps = Bun.spawnSync(["ps", "-o", "stat=", "-o", "lstart=", "-p", String(pid)], { stdout: "pipe", stderr: "ignore" });
+  const out = ps.stdout.toString().trim();
+  if (ps.exitCode !== 0 || out === "" || out.startsWith("Z")) return undefined;
+  return out.replace(/^\S+\s+/, "");
+}
+
+/** True when `pid` is alive and is the same incarnation that `start` recorded. */
+export function isSameProcess(pid: number | null, start: string | null): boolean {
+  if (pid === null || start === null) return false;
+  return processStart(pid) === start;
+}
+
+/** Live (non-zombie) members of process group `pgid`. */
+export function groupMembers(pgid: number): number[] {
+  if (process.platform !== "linux") {
+    try {
+      process.kill(-pgid, 0);
+      return [pgid];
+    } catch {
+      return [];
+    }
+  }
+  // kill(-pgid, 0) also succeeds while only unreaped zombies remain, so look at /proc.
+  try {
+    process.kill(-pgid, 0);
+  } catch {
+    return [];
+  }
+  const members: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    const c = name.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    const stat = procStat(name);
+    if (stat && stat.pgrp === pgid && !dead(stat.state)) members.push(Number(name));
+  }
+  return members;
+}

@@ -1,0 +1,235 @@
+// Reading a process log. The log is the only record of a command's output (the command
+// writes straight into it), and it can be huge, so every view reads a bounded head and
+// tail and counts the lines in between in fixed-size chunks: memory never follows the log.
+import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { cutToBytes, omissionMarker, type Limits } from "../core/truncate.ts";
+import type { Truncation } from "../tools/tool.ts";
+
+/** Regions up to this size are read whole and cut by the line/byte limits exactly. */
+const WHOLE_BYTES = 2 * 1024 * 1024;
+const CHUNK = 1024 * 1024;
+
+export function logSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+export function readBytes(path: string, from: number, to: number): Buffer {
+  const length = Math.max(0, to - from);
+  const buf = Buffer.allocUnsafe(length);
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return Buffer.alloc(0);
+  }
+  try {
+    let got = 0;
+    while (got < length) {
+      const n = readSync(fd, buf, got, length - got, from + got);
+      if (n === 0) break;
+      got += n;
+    }
+    return got === length ? buf : buf.subarray(0, got);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Calls `visit` with each chunk of [from, to), in order, one chunk in memory at a time. */
+function chunks(path: string, from: number, to: number, visit: (chunk: Uint8Array, at: number) => boolean | void): void {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return;
+  }
+  const buf = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(1, to - from)));
+  try {
+    for (let at = from; at < to; ) {
+      const n = readSync(fd, buf, 0, Math.min(buf.length, to - at), at);
+      if (n === 0) return;
+      if (visit(buf.subarray(0, n), at) === false) return;
+      at += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function countNewlines(path: string, from: number, to: number): number {
+  let count = 0;
+  chunks(path, from, to, (chunk) => {
+    for (let i = 0; i < chunk.length; i++) if (chunk[i] === 10) count++;
+  });
+  return count;
+}
+
+/** The byte offset where 1-based line `line` starts, counting from a known (byte, line) point; undefined past the end. */
+export function lineStart(path: string, line: number, size: number, known: { byte: number; line: number }): number | undefined {
+  // known.line is the number of newlines before known.byte.
+  let from = { byte: 0, newlines: 0 };
+  if (known.line < line && known.byte <= size) from = { byte: known.byte, newlines: known.line };
+  if (line - 1 === from.newlines) return from.byte < size || line === 1 ? from.byte : undefined;
+  let newlines = from.newlines;
+  let found: number | undefined;
+  chunks(path, from.byte, size, (chunk, at) => {
+    for (let i = 0; i < chunk.length; i++) {
+      if (chunk[i] === 10 && ++newlines === line - 1) {
+        found = at + i + 1;
+        return false;
+      }
+    }
+  });
+  return found !== undefined && found < size ? found : undefined;
+}
+
+/** Model-facing text from raw output: CRLF → LF, a carriage-return redraw keeps its last frame, escape sequences removed. */
+export function clean(text: string): string {
+  let out = text.replace(ANSI, "");
+  if (out.includes("\r")) {
+    out = out.replace(/\r+\n/g, "\n");
+    if (out.includes("\r")) out = out.split("\n").map(lastFrame).join("\n");
+  }
+  return out.replace(CONTROL, "");
+}
+
+// CSI (colours, cursor moves), OSC (titles, links; BEL or ST terminated), and two-byte escapes.
+// eslint-disable-next-line no-control-regex
+const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]/g;
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g;
+
+function lastFrame(line: string): string {
+  if (!line.includes("\r")) return line;
+  const frames = line.split("\r");
+  for (let i = frames.length - 1; i >= 0; i--) if (frames[i] !== "") return frames[i]!;
+  return "";
+}
+
+export interface View {
+  /** The text to show: cleaned, without a final newline, middle-out cut when over the limits. */
+  text: string;
+  /** Lines in the region (a final line without newline counts). */
+  lines: number;
+  /** Newlines in the region. */
+  newlines: number;
+  truncation?: Truncation;
+}
+
+/**
+ * The region [from, to) of a log as model text within `limits`, head and tail kept.
+ * `spill(full)` names the file holding the whole region when a cut happens; `full` is the
+ * cleaned text for regions small enough to hold in memory, undefined for larger ones.
+ */
+export function view(path: string, from: number, to: number, limits: Limits, spill: (full: string | undefined) => string | undefined): View {
+  const bytes = Math.max(0, to - from);
+  if (bytes === 0) return { text: "", lines: 0, newlines: 0 };
+  if (bytes <= WHOLE_BYTES) return wholeView(readBytes(path, from, to), limits, spill);
+  return streamedView(path, from, to, limits, spill);
+}
+
+function wholeView(raw: Buffer, limits: Limits, spill: (full: string | undefined) => string | undefined): View {
+  let newlines = 0;
+  for (let i = 0; i < raw.length; i++) if (raw[i] === 10) newlines++;
+  const endsWithNewline = raw.length > 0 && raw[raw.length - 1] === 10;
+  const lines = newlines + (raw.length > 0 && !endsWithNewline ? 1 : 0);
+  let text = clean(new TextDecoder().decode(raw));
+  if (text.endsWith("\n")) text = text.slice(0, -1);
+  const textLines = text.split("\n");
+  const textBytes = Buffer.byteLength(text);
+  if (textLines.length <= limits.maxLines && textBytes <= limits.maxBytes) return { text, lines, newlines };
+  const { headBudget, tailBudget } = budgets(limits);
+  const head = take(textLines, limits.headLines, headBudget, false);
+  const tail = take(textLines.slice(head.count), limits.tailLines, tailBudget, true);
+  return assemble(head, tail, { lines: textLines.length, bytes: textBytes }, () => spill(text), { lines, newlines });
+}
+
+function streamedView(path: string, from: number, to: number, limits: Limits, spill: (full: string | undefined) => string | undefined): View {
+  const { headBudget, tailBudget } = budgets(limits);
+  const headRaw = readBytes(path, from, from + headBudget + 4096);
+  const tailRaw = readBytes(path, to - tailBudget - 4096, to);
+  const newlines = countNewlines(path, from, to);
+  const endsWithNewline = tailRaw.length > 0 && tailRaw[tailRaw.length - 1] === 10;
+  const lines = newlines + (endsWithNewline ? 0 : 1);
+  // The head chunk's last line and the tail chunk's first line are cut by the chunk edges.
+  const headLines = clean(new TextDecoder().decode(headRaw, { stream: true })).split("\n");
+  const headCut = headLines.pop() ?? "";
+  let tailStart = 0;
+  while (tailStart < 4 && tailStart < tailRaw.length && (tailRaw[tailStart]! & 0xc0) === 0x80) tailStart++;
+  let tailText = clean(new TextDecoder().decode(tailRaw.subarray(tailStart)));
+  if (tailText.endsWith("\n")) tailText = tailText.slice(0, -1);
+  const tailLines = tailText.split("\n");
+  const tailCut = tailLines.shift() ?? "";
+  let head = take(headLines, limits.headLines, headBudget, false);
+  if (head.count === 0 && headLines.length === 0) head = take([headCut], 1, headBudget, false, true);
+  let tail = take(tailLines, limits.tailLines, tailBudget, true);
+  if (tail.count === 0 && tailLines.length === 0) tail = take([tailCut], 1, tailBudget, true, true);
+  return assemble(head, tail, { lines, bytes: to - from }, () => spill(undefined), { lines, newlines });
+}
+
+interface Taken {
+  text: string;
+  count: number;
+  bytes: number;
+  /** The one line shown was cut to fit. */
+  partial: boolean;
+}
+
+function budgets(limits: Limits): { headBudget: number; tailBudget: number } {
+  const headBudget = Math.floor((limits.maxBytes * limits.headLines) / (limits.headLines + limits.tailLines));
+  return { headBudget, tailBudget: limits.maxBytes - headBudget };
+}
+
+function take(lines: string[], maxCount: number, budget: number, fromEnd: boolean, forcePartial = false): Taken {
+  const picked: string[] = [];
+  let bytes = 0;
+  let partial = false;
+  for (let i = 0; i < lines.length && picked.length < maxCount; i++) {
+    const line = lines[fromEnd ? lines.length - 1 - i : i]!;
+    const size = Buffer.byteLength(line) + 1;
+    if (bytes + size > budget || forcePartial) {
+      if (picked.length === 0) {
+        const cut = cutToBytes(line, budget - 4, fromEnd);
+        picked.push(fromEnd ? `…${cut}` : `${cut}…`);
+        bytes += Buffer.byteLength(cut) + 1;
+        partial = true;
+      }
+      break;
+    }
+    picked.push(line);
+    bytes += size;
+  }
+  if (fromEnd) picked.reverse();
+  return { text: picked.join("\n"), count: picked.length, bytes, partial };
+}
+
+function assemble(
+  head: Taken,
+  tail: Taken,
+  total: { lines: number; bytes: number },
+  spill: () => string | undefined,
+  counts: { lines: number; newlines: number },
+): View {
+  const omittedLines = Math.max(0, total.lines - head.count - tail.count + (head.partial ? 1 : 0) + (tail.partial ? 1 : 0));
+  const omittedBytes = Math.max(0, total.bytes - head.bytes - tail.bytes);
+  const spillPath = spill();
+  const marker = omissionMarker(omittedLines, omittedBytes, spillPath);
+  const text = [head.text, marker, tail.text].filter((p, i) => i === 1 || p.length > 0).join("\n");
+  return {
+    text,
+    ...counts,
+    truncation: {
+      originalBytes: total.bytes,
+      originalLines: total.lines,
+      shownHeadLines: head.count,
+      shownTailLines: tail.count,
+      omittedLines,
+      ...(spillPath ? { spillPath } : {}),
+    },
+  };
+}
+

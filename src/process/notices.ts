@@ -1,0 +1,75 @@
+// Completion notices (SPEC §4.7): a managed process of the session that ended since the
+// session's last kt call is announced once, at the end of the next kt result of that
+// session, whatever the tool. Each notice is claimed with one conditional UPDATE, so of
+// two concurrent kt calls exactly one delivers it. Every kt call passes through here, so
+// this module stays small: one stat when the session never started a process, otherwise
+// one indexed query.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { openIndex, safeName } from "../core/state.ts";
+import { clock, exitPhrase, shortCommand } from "./format.ts";
+
+interface Ended {
+  key: number;
+  id: string;
+  command: string;
+  status: string;
+  exit_code: number | null;
+  signal: string | null;
+  error: string | null;
+  started_at: number;
+  ended_at: number | null;
+}
+
+interface Context {
+  stateDir: string;
+  session: string;
+  warn(message: string): void;
+}
+
+/** Claims the session's undelivered completions and returns one line for each. */
+export function claimNotices(ctx: Context): string[] {
+  if (!existsSync(join(ctx.stateDir, "sessions", safeName(ctx.session), "proc"))) return [];
+  const db = openIndex(ctx.stateDir, { warn: ctx.warn });
+  const ended = db
+    .query(
+      `SELECT key, id, command, status, exit_code, signal, error, started_at, ended_at FROM processes
+       WHERE session = ? AND notified = 0 AND id IS NOT NULL AND status IN ('exited', 'stopped', 'failed', 'lost') ORDER BY seq`,
+    )
+    .all(ctx.session) as Ended[];
+  if (ended.length === 0) return [];
+  const claim = db.query("UPDATE processes SET notified = 1 WHERE key = ? AND notified = 0");
+  return ended.filter((row) => claim.run(row.key).changes === 1).map(noticeLine);
+}
+
+export function noticeLine(row: Ended): string {
+  const name = `Process ${row.id} (${shortCommand(row.command)})`;
+  const after = clock((row.ended_at ?? Date.now()) - row.started_at);
+  const next = `Use ps read ${row.id} for its output.`;
+  switch (row.status) {
+    case "failed":
+      return `[${name} failed to start: ${row.error ?? "unknown error"}.]`;
+    case "lost":
+      return `[${name} is gone: it stopped running without its exit being recorded (killed from outside, or the machine restarted). ${next}]`;
+    case "stopped":
+      return `[${name} was stopped after ${after} (exit ${exitPhrase(row.exit_code, row.signal)}). ${next}]`;
+    default:
+      return row.exit_code === null && row.signal
+        ? `[${name} was killed by ${row.signal} after ${after}. ${next}]`
+        : `[${name} exited with code ${row.exit_code} after ${after}. ${next}]`;
+  }
+}
+
+/** Appends the session's undelivered completion notices to a result (SPEC §4.7). */
+export function appendNotices(result: { content: string; metadata: { extra?: Record<string, unknown> } }, ctx: Context): void {
+  let lines: string[];
+  try {
+    lines = claimNotices(ctx);
+  } catch (error) {
+    ctx.warn(`kt: could not check for finished background processes: ${(error as Error).message}`);
+    return;
+  }
+  if (lines.length === 0) return;
+  result.content += `${result.content ? "\n\n" : ""}${lines.join("\n")}`;
+  result.metadata.extra = { ...result.metadata.extra, notices: lines };
+}

@@ -1,0 +1,155 @@
+// The managed processes of a session, as rows of the index (SPEC §4.7). Every kt process
+// reads and writes them through here; claims (a slot, an id, a notice) happen under the
+// index's write lock so concurrent kt calls never both win one.
+import type { Database } from "bun:sqlite";
+import { unlinkSync } from "node:fs";
+import { openIndex } from "../core/state.ts";
+import { isSameProcess } from "./identity.ts";
+
+export type Status = "starting" | "running" | "exited" | "stopped" | "failed" | "lost";
+
+export interface ProcessRow {
+  key: number;
+  session: string;
+  /** `p3` once the model can see it; null while a bash command runs in the foreground. */
+  id: string | null;
+  seq: number | null;
+  origin: "ps" | "bash";
+  command: string;
+  cwd: string;
+  log_path: string;
+  stdin_path: string | null;
+  pid: number | null;
+  pid_start: string | null;
+  supervisor_pid: number | null;
+  supervisor_start: string | null;
+  status: Status;
+  exit_code: number | null;
+  signal: string | null;
+  error: string | null;
+  started_at: number;
+  ended_at: number | null;
+  stop_requested: number;
+  cursor_byte: number;
+  cursor_line: number;
+  notified: number;
+}
+
+export const MAX_RUNNING = 8;
+export const MAX_KEPT = 32;
+/** A supervisor that has not reported its child after this long is taken for dead. */
+const STARTING_TIMEOUT_MS = 30_000;
+/** Foreground bash rows whose kt call died are swept after this long. */
+const ORPHAN_MS = 10 * 60_000;
+
+export function isFinal(status: Status): boolean {
+  return status !== "starting" && status !== "running";
+}
+
+export function index(ctx: { stateDir: string; warn(message: string): void }): Database {
+  return openIndex(ctx.stateDir, { warn: ctx.warn });
+}
+
+export function byKey(db: Database, key: number): ProcessRow | undefined {
+  return (db.query("SELECT * FROM processes WHERE key = ?").get(key) as ProcessRow | null) ?? undefined;
+}
+
+export function byId(db: Database, session: string, id: string): ProcessRow | undefined {
+  return (db.query("SELECT * FROM processes WHERE session = ? AND id = ?").get(session, id) as ProcessRow | null) ?? undefined;
+}
+
+/** The processes the model can see, in id order. */
+export function visible(db: Database, session: string): ProcessRow[] {
+  return db.query("SELECT * FROM processes WHERE session = ? AND id IS NOT NULL ORDER BY seq").all(session) as ProcessRow[];
+}
+
+export function sessionRows(db: Database, session: string): ProcessRow[] {
+  return db.query("SELECT * FROM processes WHERE session = ? ORDER BY key").all(session) as ProcessRow[];
+}
+
+export type NewRow = Pick<ProcessRow, "session" | "id" | "seq" | "origin" | "command" | "cwd" | "log_path" | "stdin_path">;
+
+export function insert(db: Database, row: NewRow): number {
+  const result = db
+    .query(
+      `INSERT INTO processes (session, id, seq, origin, command, cwd, log_path, stdin_path, status, started_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'starting', ?)`,
+    )
+    .run(row.session, row.id, row.seq, row.origin, row.command, row.cwd, row.log_path, row.stdin_path, Date.now());
+  return Number(result.lastInsertRowid);
+}
+
+/** The next `pN` of the session. Call under the write lock. */
+export function nextId(db: Database, session: string): { id: string; seq: number } {
+  const row = db.query("SELECT next FROM process_seq WHERE session = ?").get(session) as { next: number } | null;
+  const seq = row?.next ?? 1;
+  db.query("INSERT OR REPLACE INTO process_seq (session, next) VALUES (?, ?)").run(session, seq + 1);
+  return { id: `p${seq}`, seq };
+}
+
+/**
+ * The PID-reuse guard. A row says `running`, but only a live supervisor (same pid, same
+ * start time) can still record its exit; when the supervisor is gone and the command is
+ * gone too, the row becomes `lost`. Returns the row as it now stands.
+ */
+export function reconcile(db: Database, row: ProcessRow): ProcessRow {
+  if (isFinal(row.status)) return row;
+  if (isSameProcess(row.supervisor_pid, row.supervisor_start)) return row;
+  if (row.supervisor_pid === null && Date.now() - row.started_at < STARTING_TIMEOUT_MS) return row;
+  // The supervisor may have recorded the exit and left between our read and now.
+  const fresh = byKey(db, row.key);
+  if (!fresh || isFinal(fresh.status)) return fresh ?? row;
+  if (isSameProcess(fresh.pid, fresh.pid_start)) return fresh;
+  db.query("UPDATE processes SET status = 'lost', ended_at = ? WHERE key = ? AND status IN ('starting', 'running')").run(Date.now(), row.key);
+  return byKey(db, row.key) ?? row;
+}
+
+export function running(db: Database, session: string): ProcessRow[] {
+  return visible(db, session)
+    .filter((r) => !isFinal(r.status))
+    .map((r) => reconcile(db, r))
+    .filter((r) => !isFinal(r.status));
+}
+
+export function setCursor(db: Database, key: number, byte: number, line: number): void {
+  db.query("UPDATE processes SET cursor_byte = ?, cursor_line = ? WHERE key = ?").run(byte, line, key);
+}
+
+/** The model saw this process's end: no completion notice for it any more. */
+export function markNotified(db: Database, key: number): void {
+  db.query("UPDATE processes SET notified = 1 WHERE key = ?").run(key);
+}
+
+export function remove(db: Database, row: Pick<ProcessRow, "key" | "log_path" | "stdin_path">, keepLog = false): void {
+  db.query("DELETE FROM processes WHERE key = ?").run(row.key);
+  if (!keepLog) unlinkQuietly(row.log_path);
+  if (row.stdin_path) unlinkQuietly(row.stdin_path);
+}
+
+/**
+ * Keeps at most MAX_KEPT visible entries, dropping the oldest finished ones with their
+ * logs (running ones are never pruned), and sweeps foreground-bash rows whose kt call
+ * died long ago. Call under the write lock.
+ */
+export function prune(db: Database, session: string): void {
+  const rows = visible(db, session);
+  let excess = rows.length - MAX_KEPT;
+  for (const row of rows) {
+    if (excess <= 0) break;
+    if (!isFinal(row.status)) continue;
+    remove(db, row);
+    excess--;
+  }
+  const orphans = db
+    .query("SELECT * FROM processes WHERE session = ? AND id IS NULL AND status NOT IN ('starting', 'running') AND ended_at < ?")
+    .all(session, Date.now() - ORPHAN_MS) as ProcessRow[];
+  for (const row of orphans) remove(db, row);
+}
+
+export function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Already gone.
+  }
+}

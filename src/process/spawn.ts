@@ -1,0 +1,110 @@
+// Starting a managed command: a row in the index, a log file, for ps a FIFO for stdin, and
+// a detached supervisor (this very binary in a hidden mode, in a new session) that owns
+// the command from then on. The kt call that starts it may exit at any time afterwards.
+import type { Subprocess } from "bun";
+import { closeSync, openSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { sessionDir, withWriteLock } from "../core/state.ts";
+import { KtError, type ToolContext } from "../tools/tool.ts";
+import { shortCommand } from "./format.ts";
+import { byKey, index, insert, MAX_RUNNING, nextId, prune, remove, running, type ProcessRow } from "./registry.ts";
+
+/** What the supervisor is told, as one JSON argument. */
+export interface SupervisorSpec {
+  stateDir: string;
+  key: number;
+  command: string;
+  cwd: string;
+  log: string;
+  /** FIFO that becomes the command's stdin; absent: stdin is /dev/null. */
+  stdin?: string;
+}
+
+export const SUPERVISE = "__supervise";
+
+/** The environment every managed command gets: kt's own, with pagers and prompts disarmed. */
+export function commandEnv(base: Record<string, string | undefined> = process.env): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(base)) if (v !== undefined) env[k] = v;
+  return { ...env, PAGER: "cat", GIT_PAGER: "cat", GIT_TERMINAL_PROMPT: "0" };
+}
+
+/** How to run this kt again: the compiled binary itself, or bun with main.ts from source. */
+export function selfCommand(): string[] {
+  const main = Bun.main;
+  if (main.startsWith("/$bunfs/") || /^[A-Z]:[\\/]~BUN[\\/]/.test(main)) return [process.execPath];
+  return [process.execPath, fileURLToPath(new URL("../main.ts", import.meta.url))];
+}
+
+export interface Launched {
+  row: ProcessRow;
+  supervisor: Subprocess;
+}
+
+export interface LaunchOptions {
+  command: string;
+  cwd: string;
+  origin: "ps" | "bash";
+  /** ps: visible as pN at once, stdin kept open through a FIFO, counted against the cap. */
+  managed: boolean;
+}
+
+export function launch(ctx: ToolContext, opts: LaunchOptions): Launched {
+  const db = index(ctx);
+  const dir = sessionDir(ctx.stateDir, ctx.session, "proc");
+  const key = withWriteLock(db, () => {
+    let id: string | null = null;
+    let seq: number | null = null;
+    if (opts.managed) {
+      const live = running(db, ctx.session);
+      if (live.length >= MAX_RUNNING) throw tooMany(live);
+      ({ id, seq } = nextId(db, ctx.session));
+    }
+    const name = id ?? `bash-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+    const key = insert(db, {
+      session: ctx.session,
+      id,
+      seq,
+      origin: opts.origin,
+      command: opts.command,
+      cwd: opts.cwd,
+      log_path: join(dir, `${name}.log`),
+      stdin_path: opts.managed ? join(dir, `${name}.in`) : null,
+    });
+    if (opts.managed) prune(db, ctx.session);
+    return key;
+  });
+  const row = byKey(db, key)!;
+  try {
+    closeSync(openSync(row.log_path, "a", 0o600));
+    if (row.stdin_path) makeFifo(row.stdin_path);
+    const spec: SupervisorSpec = { stateDir: ctx.stateDir, key, command: opts.command, cwd: opts.cwd, log: row.log_path, ...(row.stdin_path ? { stdin: row.stdin_path } : {}) };
+    const supervisor = Bun.spawn([...selfCommand(), SUPERVISE, JSON.stringify(spec)], {
+      cwd: "/",
+      env: commandEnv(),
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "ignore",
+      // A new session (setsid): the supervisor outlives this kt call and its terminal.
+      detached: true,
+    });
+    return { row, supervisor };
+  } catch (error) {
+    remove(db, row);
+    throw new KtError("SPAWN_FAILED", `Command failed to start: kt could not launch its process supervisor (${(error as Error).message}). Nothing was run. Check that the state directory ${ctx.stateDir} is writable and retry.`);
+  }
+}
+
+function makeFifo(path: string): void {
+  const made = Bun.spawnSync(["mkfifo", "-m", "600", path], { stdout: "ignore", stderr: "pipe" });
+  if (made.exitCode !== 0) throw new Error(`mkfifo ${path}: ${made.stderr.toString().trim() || `exit ${made.exitCode}`}`);
+}
+
+function tooMany(live: ProcessRow[]): KtError {
+  const names = live.map((r) => `${r.id} (${shortCommand(r.command, 40)})`).join(", ");
+  return new KtError(
+    "TOO_MANY_PROCESSES",
+    `Refusing to start another process: ${live.length} are already running in this session, the most allowed (${MAX_RUNNING}). Running: ${names}. Stop one you no longer need with {"action":"stop","id":"${live[0]!.id}"}, or use bash for a command that finishes on its own.`,
+  );
+}

@@ -1,0 +1,102 @@
+// The supervisor: `kt __supervise <spec>`, started detached (its own session) by the kt
+// call that launches a command. It runs the command as the leader of a new process group
+// with stdout and stderr appended to the log from the first byte, holds the stdin FIFO
+// open between kt calls, and records the exit in the index when the command ends — even
+// when no kt call is waiting. It never reads the output, so no pipe can fill or hang.
+import type { Database } from "bun:sqlite";
+import { closeSync, constants, openSync, unlinkSync } from "node:fs";
+import { openIndex } from "../core/state.ts";
+import { processStart } from "./identity.ts";
+import type { SupervisorSpec } from "./spawn.ts";
+
+export async function supervise(argv: string[]): Promise<number> {
+  const spec = JSON.parse(argv[0] ?? "{}") as SupervisorSpec;
+  const logFd = openSync(spec.log, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, 0o600);
+  // Open read-write, the FIFO always has a writer: the command never sees end-of-file
+  // between two kt writes, and a kt write never blocks for want of a reader.
+  const holder = spec.stdin ? openSync(spec.stdin, constants.O_RDWR) : undefined;
+  const stdinFd = spec.stdin ? openSync(spec.stdin, constants.O_RDONLY) : undefined;
+  let child: ReturnType<typeof Bun.spawn>;
+  try {
+    child = Bun.spawn(["bash", "-c", spec.command], {
+      cwd: spec.cwd,
+      env: process.env,
+      stdin: stdinFd ?? "ignore",
+      stdout: logFd,
+      stderr: logFd,
+      // setsid: the command leads its own process group, so a stop reaches its children.
+      detached: true,
+    });
+  } catch (error) {
+    record(spec, (db) =>
+      db.query("UPDATE processes SET status = 'failed', error = ?, ended_at = ?, supervisor_pid = ? WHERE key = ?").run((error as Error).message, Date.now(), process.pid, spec.key),
+    );
+    return 1;
+  } finally {
+    closeSync(logFd);
+    if (stdinFd !== undefined) closeSync(stdinFd);
+  }
+
+  const pgid = child.pid;
+  const forward = () => {
+    try {
+      process.kill(-pgid, "SIGTERM");
+    } catch {
+      // Already gone.
+    }
+  };
+  process.on("SIGTERM", forward);
+  process.on("SIGINT", forward);
+
+  const db = record(spec, (db) => {
+    const changed = db
+      .query(
+        `UPDATE processes SET pid = ?, pid_start = ?, supervisor_pid = ?, supervisor_start = ?,
+         status = CASE WHEN status = 'starting' THEN 'running' ELSE status END WHERE key = ?`,
+      )
+      .run(child.pid, processStart(child.pid) ?? null, process.pid, processStart(process.pid) ?? null, spec.key).changes;
+    // The row vanished (the session was ended while this started): nobody owns the command.
+    if (changed === 0) forward();
+  });
+
+  if (db) {
+    try {
+      (await import("./diskcap.ts")).maybeEnforceCap(spec.stateDir, db);
+    } catch {
+      // The cap is housekeeping; the command matters more.
+    }
+  }
+
+  await child.exited;
+  record(spec, (db) =>
+    db
+      .query(
+        `UPDATE processes SET status = CASE WHEN stop_requested = 1 THEN 'stopped' ELSE 'exited' END,
+         exit_code = ?, signal = ?, ended_at = ? WHERE key = ? AND status IN ('starting', 'running', 'lost')`,
+      )
+      .run(child.exitCode, child.signalCode ?? null, Date.now(), spec.key),
+  );
+  if (holder !== undefined) closeSync(holder);
+  if (spec.stdin) {
+    try {
+      unlinkSync(spec.stdin);
+    } catch {
+      // Removed by a prune or a session end.
+    }
+  }
+  return 0;
+}
+
+/** Writes to the index, retrying through transient lock contention; the record must land. */
+function record(spec: SupervisorSpec, write: (db: Database) => void): Database | undefined {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    try {
+      const db = openIndex(spec.stateDir, { warn: () => {} });
+      write(db);
+      return db;
+    } catch {
+      Bun.sleepSync(50 * (attempt + 1));
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,66 @@
+// Waiting on a managed command from a kt call: for its supervisor to finish, for its log to
+// show output, for its row to record an end. Every wait is bounded; giving up a wait never
+// touches the command, which belongs to its supervisor.
+import type { Database } from "bun:sqlite";
+import type { Subprocess } from "bun";
+import { logSize } from "./log.ts";
+import { byKey, isFinal, reconcile, type ProcessRow } from "./registry.ts";
+
+const POLL_MS = 20;
+
+export type Outcome = "exited" | "timeout" | "cancelled";
+
+/** Waits for the supervisor to exit (it does right after recording the command's end). */
+export async function waitForSupervisor(supervisor: Subprocess, ms: number, cancel?: AbortSignal): Promise<Outcome> {
+  if (cancel?.aborted) return "cancelled";
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort: (() => void) | undefined;
+  const outcome = await Promise.race([
+    supervisor.exited.then(() => "exited" as const),
+    new Promise<Outcome>((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), ms);
+    }),
+    new Promise<Outcome>((resolve) => {
+      onAbort = () => resolve("cancelled");
+      cancel?.addEventListener("abort", onAbort, { once: true });
+    }),
+  ]);
+  clearTimeout(timer);
+  if (onAbort) cancel?.removeEventListener("abort", onAbort);
+  return outcome;
+}
+
+/** The row once it records an end, polling up to `ms` (a dead supervisor makes it `lost`). */
+export async function waitForEnd(db: Database, key: number, ms: number): Promise<ProcessRow | undefined> {
+  const deadline = performance.now() + ms;
+  for (;;) {
+    const row = byKey(db, key);
+    if (!row) return undefined;
+    const now = reconcile(db, row);
+    if (isFinal(now.status) || performance.now() >= deadline) return now;
+    await Bun.sleep(POLL_MS);
+  }
+}
+
+/**
+ * Waits up to `ms` for output past byte `from`, then until the output has been quiet for
+ * `quietMs`, so that a burst (a banner, a stack trace) is caught whole. Ends early when
+ * `ended` resolves.
+ */
+export async function waitForOutput(log: string, from: number, ms: number, quietMs: number, ended: Promise<unknown>): Promise<void> {
+  let done = false;
+  void ended.then(() => {
+    done = true;
+  });
+  const deadline = performance.now() + ms;
+  let size = logSize(log);
+  let changedAt = size > from ? performance.now() : Infinity;
+  while (!done && performance.now() < deadline) {
+    await Bun.sleep(POLL_MS);
+    const now = logSize(log);
+    if (now !== size) {
+      size = now;
+      changedAt = performance.now();
+    } else if (size > from && performance.now() - changedAt >= quietMs) return;
+  }
+}

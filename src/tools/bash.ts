@@ -1,0 +1,188 @@
+// bash (SPEC §4.6): one command in a fresh `bash -c`, stdin closed, its own process group.
+// Every command is started under a supervisor like a background process (src/process), so
+// reaching the time budget only means this call stops waiting: the command carries on as
+// process pN with its output continuing in the same log, nothing lost or duplicated.
+import * as z from "zod/mini";
+import { renameSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import description from "./bash.txt" with { type: "text" };
+import { defineTool, invalidArgs, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
+import { absolutePath, fsError, realPath } from "../core/paths.ts";
+import { safeName, sessionDir, withWriteLock } from "../core/state.ts";
+import { spillFile, type Limits } from "../core/truncate.ts";
+import { budget, exitPhrase, seconds, shortCommand } from "../process/format.ts";
+import { checkCommand } from "../process/guards.ts";
+import { logSize, view } from "../process/log.ts";
+import { notFoundHint } from "../process/not-found.ts";
+import { byKey, index, isFinal, nextId, prune, remove, setCursor, type ProcessRow } from "../process/registry.ts";
+import { launch } from "../process/spawn.ts";
+import { waitForEnd, waitForSupervisor } from "../process/wait.ts";
+import { stopRow } from "../process/stop.ts";
+
+export const DEFAULT_TIMEOUT_MS = 120_000;
+export const MAX_TIMEOUT_MS = 300_000;
+export const LIMITS: Limits = { maxLines: 400, maxBytes: 30 * 1024, headLines: 250, tailLines: 150 };
+
+export const Parameters = z.strictObject({
+  command: z.string().check(z.describe("The shell command to execute.")),
+  timeout_ms: z.optional(
+    z.int().check(
+      z.minimum(1),
+      z.describe("Time budget in milliseconds before the command is moved to the background. Default 120000, maximum 300000 (larger values count as 300000)."),
+    ),
+  ),
+  workdir: z.optional(z.string().check(z.describe("Working directory for the command. Defaults to the current working directory. Use this instead of 'cd'."))),
+});
+
+export default defineTool({
+  name: "bash",
+  description: description.trim(),
+  parameters: Parameters,
+  primary: "command",
+  longText: ["command"],
+  aliases: { cmd: "command", cwd: "workdir", timeout: "timeout_ms" },
+  annotations: { readOnlyHint: false, destructiveHint: true },
+  async execute(input, ctx) {
+    const command = input.command;
+    if (command.trim() === "") throw invalidArgs("bash", `parameter "command" is empty; give the shell command to run`);
+    checkCommand(command);
+    const cwd = workdir(ctx, input.workdir);
+    const timeout = Math.min(input.timeout_ms ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS);
+    const db = index(ctx);
+    const { row, supervisor } = launch(ctx, { command, cwd, origin: "bash", managed: false });
+    const interrupt = interruption(ctx.signal);
+    try {
+      const outcome = await waitForSupervisor(supervisor, timeout, interrupt.signal);
+      if (outcome === "cancelled") return await cancel(ctx, row);
+      if (outcome === "exited") {
+        const ended = await waitForEnd(db, row.key, 2000);
+        if (ended && isFinal(ended.status)) return finished(ctx, ended);
+      }
+      return handOver(ctx, row, timeout);
+    } finally {
+      interrupt.dispose();
+      supervisor.unref();
+    }
+  },
+});
+
+function workdir(ctx: ToolContext, given: string | undefined): string {
+  if (given === undefined || given === "") return ctx.cwd;
+  const abs = absolutePath(ctx, given);
+  const real = realPath(ctx, abs);
+  let isDir: boolean;
+  try {
+    isDir = statSync(real).isDirectory();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") {
+      throw new KtError("FILE_NOT_FOUND", `Working directory not found: ${abs}. Give an existing directory as workdir, or omit workdir to run in ${ctx.cwd}.`);
+    }
+    if (code === "ENOTDIR") throw notADirectory(abs);
+    throw fsError(error, abs);
+  }
+  if (!isDir) throw notADirectory(abs);
+  return abs;
+}
+
+function notADirectory(abs: string): KtError {
+  return new KtError("NOT_A_DIRECTORY", `workdir ${abs} is not a directory. Give the directory to run in (e.g. ${dirname(abs)}), not a file.`);
+}
+
+/** The command ended within the budget: its whole output, and no trace left in ps list. */
+function finished(ctx: ToolContext, row: ProcessRow): ToolOutput {
+  const db = index(ctx);
+  const size = logSize(row.log_path);
+  let logKept = false;
+  const shown = view(row.log_path, 0, size, LIMITS, (full) => {
+    if (full !== undefined) return spillFile(ctx, "bash", full);
+    // Too large to copy: the log itself becomes the spill file.
+    const target = join(sessionDir(ctx.stateDir, ctx.session, "spill"), `bash-${safeName(ctx.callId)}.txt`);
+    try {
+      renameSync(row.log_path, target);
+      logKept = true;
+      return target;
+    } catch {
+      return undefined;
+    }
+  });
+  remove(db, row, logKept);
+  const durationMs = (row.ended_at ?? Date.now()) - row.started_at;
+  const status = row.status === "lost" ? "exit code unknown (the process vanished)" : `exit ${exitPhrase(row.exit_code, row.signal)}`;
+  const lines = [`$ ${row.command}`];
+  if (shown.text !== "") lines.push(shown.text);
+  lines.push(`[${status} · ${seconds(durationMs)} · cwd ${row.cwd}]`);
+  if (row.exit_code === 127) {
+    const hint = notFoundHint(shown.text);
+    if (hint) lines.push(hint);
+  }
+  return {
+    content: lines.join("\n"),
+    title: `Run ${shortCommand(row.command, 50)} · ${row.exit_code === null ? (row.signal ?? "no exit code") : `exit ${row.exit_code}`} · ${seconds(durationMs)}`,
+    exitCode: row.exit_code,
+    ...(shown.truncation ? { truncation: shown.truncation } : {}),
+    extra: { cwd: row.cwd, exitCode: row.exit_code, durationMs },
+  };
+}
+
+/** The budget ran out: the command becomes process pN; the reader's cursor starts where this result ends. */
+function handOver(ctx: ToolContext, launched: ProcessRow, timeout: number): ToolOutput {
+  const db = index(ctx);
+  const id = withWriteLock(db, () => {
+    const row = byKey(db, launched.key);
+    if (!row || isFinal(row.status)) return undefined;
+    const { id, seq } = nextId(db, ctx.session);
+    db.query("UPDATE processes SET id = ?, seq = ? WHERE key = ?").run(id, seq, row.key);
+    prune(db, ctx.session);
+    return id;
+  });
+  // It ended just as the budget ran out: an ordinary result.
+  if (id === undefined) return finished(ctx, byKey(db, launched.key) ?? launched);
+  const size = logSize(launched.log_path);
+  const shown = view(launched.log_path, 0, size, LIMITS, () => launched.log_path);
+  setCursor(db, launched.key, size, shown.newlines);
+  const durationMs = Date.now() - launched.started_at;
+  return {
+    content: [
+      `Command still running after ${budget(timeout)} — moved to background as process ${id}.`,
+      "Output so far:",
+      shown.text === "" ? "(no output yet)" : shown.text,
+      `Use process {"action":"read","id":"${id}"} to see new output, or {"action":"stop","id":"${id}"} to stop it.`,
+    ].join("\n"),
+    title: `Run ${shortCommand(launched.command, 50)} · moved to background as ${id}`,
+    exitCode: null,
+    processId: id,
+    ...(shown.truncation ? { truncation: shown.truncation } : {}),
+    extra: { cwd: launched.cwd, exitCode: null, durationMs, processId: id },
+  };
+}
+
+/** Interrupted (Ctrl-C, a cancelled call): a foreground command is stopped with its group. */
+async function cancel(ctx: ToolContext, launched: ProcessRow): Promise<never> {
+  const db = index(ctx);
+  const row = await stopRow(ctx, byKey(db, launched.key) ?? launched, 1000);
+  const size = logSize(launched.log_path);
+  const shown = view(launched.log_path, 0, size, LIMITS, (full) => (full === undefined ? undefined : spillFile(ctx, "bash", full)));
+  remove(db, row);
+  throw new KtError(
+    "CANCELLED",
+    `[Tool execution cancelled by user] The command was stopped (its process group got SIGTERM).\n$ ${launched.command}\n${shown.text === "" ? "(no output)" : shown.text}`,
+    { exitCode: row.exit_code },
+  );
+}
+
+/** An AbortSignal that fires on the caller's signal or on SIGINT/SIGTERM/SIGHUP to this kt. */
+function interruption(outer?: AbortSignal): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+  for (const s of signals) process.on(s, abort);
+  outer?.addEventListener("abort", abort, { once: true });
+  return {
+    signal: controller.signal,
+    dispose() {
+      for (const s of signals) process.off(s, abort);
+      outer?.removeEventListener("abort", abort);
+    },
+  };
+}

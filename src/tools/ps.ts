@@ -1,0 +1,433 @@
+// ps — the process tool (SPEC §4.7; "process" in schemas): background commands that
+// outlive the kt call that started them. Each one is owned by a detached supervisor
+// (src/process/supervisor.ts); these actions only read and update its row and its log,
+// write to its stdin FIFO, and signal its process group.
+import * as z from "zod/mini";
+import { closeSync, constants, existsSync, openSync, writeSync } from "node:fs";
+import description from "./ps.txt" with { type: "text" };
+import { defineTool, invalidArgs, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
+import type { Limits } from "../core/truncate.ts";
+import { clock, exitPhrase, shortCommand } from "../process/format.ts";
+import { isSameProcess } from "../process/identity.ts";
+import { stopRow } from "../process/stop.ts";
+import { countNewlines, lineStart, logSize, readBytes, view, clean } from "../process/log.ts";
+import { byId, byKey, index, isFinal, markNotified, reconcile, running, setCursor, visible, type ProcessRow } from "../process/registry.ts";
+import { launch } from "../process/spawn.ts";
+import { waitForEnd, waitForOutput } from "../process/wait.ts";
+
+export const START_WAIT_MS = 2000;
+const START_QUIET_MS = 150;
+export const WRITE_WAIT_MS = 500;
+export const START_LIMITS: Limits = { maxLines: 60, maxBytes: 8 * 1024, headLines: 20, tailLines: 40 };
+export const READ_LIMITS: Limits = { maxLines: 300, maxBytes: 20 * 1024, headLines: 100, tailLines: 200 };
+const TOOL = "process";
+
+export const Parameters = z.strictObject({
+  action: z.enum(["start", "list", "read", "write", "stop"]).check(z.describe("The operation to perform.")),
+  command: z.optional(z.string().check(z.describe("Shell command to launch. Required for 'start'."))),
+  id: z.optional(z.string().check(z.describe('Process id, e.g. "p3". Required for \'read\', \'write\', \'stop\'.'))),
+  input: z.optional(z.string().check(z.describe("Text to send to stdin. Required for 'write'. End with \\n to submit a line."))),
+  offset: z.optional(z.int().check(z.minimum(1), z.describe("For 'read': 1-based output line to read from, instead of 'new output since last read'."))),
+});
+
+type Input = z.infer<typeof Parameters>;
+
+export default defineTool({
+  name: "ps",
+  schemaName: "process",
+  description: description.trim(),
+  parameters: Parameters,
+  primary: "action",
+  longText: ["command", "input"],
+  positionals: cliPositionals,
+  annotations: { readOnlyHint: false, destructiveHint: true },
+  async execute(input, ctx) {
+    switch (input.action) {
+      case "start":
+        return start(input, ctx);
+      case "list":
+        return list(ctx);
+      case "read":
+        return read(input, ctx);
+      case "write":
+        return write(input, ctx);
+      case "stop":
+        return stop(input, ctx);
+    }
+  },
+});
+
+/**
+ * `kt ps list`, `kt ps read p3`, `kt ps start npm run dev`, `kt ps write p1 'q\n'`, `kt ps stop p1`.
+ * The input of `write` given as an argument has its backslash escapes (\n, \t, \r, \\, \xHH)
+ * decoded, so a shell user can type a newline; --input and JSON input are taken literally.
+ */
+function cliPositionals(args: string[]): Record<string, string> {
+  const [action = "", ...rest] = args;
+  const fields: Record<string, string> = { action };
+  const extra = (from: number) => {
+    if (rest.length > from) fields.unexpected_arguments = rest.slice(from).join(" ");
+  };
+  switch (action) {
+    case "start":
+      if (rest.length > 0) fields.command = rest.join(" ");
+      break;
+    case "read":
+      if (rest[0] !== undefined) fields.id = rest[0];
+      if (rest[1] !== undefined) fields.offset = rest[1];
+      extra(2);
+      break;
+    case "write":
+      if (rest[0] !== undefined) fields.id = rest[0];
+      if (rest.length > 1) fields.input = unescape(rest.slice(1).join(" "));
+      break;
+    case "stop":
+      if (rest[0] !== undefined) fields.id = rest[0];
+      extra(1);
+      break;
+    default:
+      extra(0);
+  }
+  return fields;
+}
+
+export function unescape(text: string): string {
+  return text.replace(/\\(x[0-9A-Fa-f]{2}|[ntr\\0e])/g, (_, c: string) => {
+    if (c[0] === "x") return String.fromCharCode(parseInt(c.slice(1), 16));
+    return ({ n: "\n", t: "\t", r: "\r", "\\": "\\", "0": "\0", e: "\x1b" } as Record<string, string>)[c]!;
+  });
+}
+
+// ---- start -------------------------------------------------------------------------
+
+async function start(input: Input, ctx: ToolContext): Promise<ToolOutput> {
+  const command = input.command;
+  if (command === undefined || command.trim() === "") throw invalidArgs(TOOL, `action "start" needs parameter "command", the shell command to launch`);
+  const db = index(ctx);
+  const { row: launched, supervisor } = launch(ctx, { command, cwd: ctx.cwd, origin: "ps", managed: true });
+  supervisor.unref();
+  const id = launched.id!;
+  await waitForOutput(launched.log_path, 0, START_WAIT_MS, START_QUIET_MS, supervisor.exited);
+  let row = byKey(db, launched.key) ?? launched;
+  if (row.pid !== null && !isFinal(row.status) && !isSameProcess(row.pid, row.pid_start)) row = (await waitForEnd(db, row.key, 1000)) ?? row;
+  const size = logSize(row.log_path);
+  const shown = view(row.log_path, 0, size, START_LIMITS, () => row.log_path);
+  setCursor(db, row.key, size, shown.newlines);
+  const where = `cwd ${row.cwd} · log ${row.log_path}`;
+  const meta = { processId: id, ...(shown.truncation ? { truncation: shown.truncation } : {}) };
+  if (row.status === "failed") {
+    markNotified(db, row.key);
+    throw new KtError("SPAWN_FAILED", `Command failed to start: ${row.error ?? "unknown error"}. Nothing ran. Check the command and the working directory ${row.cwd}.`, { processId: id });
+  }
+  if (isFinal(row.status)) {
+    markNotified(db, row.key);
+    const head = `Process ${id} exited immediately with ${exitPhrase(row.exit_code, row.signal)}`;
+    return {
+      content: shown.text === "" ? `${head} (no output).\n${where}` : `${head}:\n${indent(shown.text)}\n${where}`,
+      title: `Process start ${shortCommand(command, 40)} · ${id} exited`,
+      exitCode: row.exit_code,
+      ...meta,
+      extra: { status: row.status, exitCode: row.exit_code, logPath: row.log_path },
+    };
+  }
+  const lines = [`Started ${id} (pid ${row.pid ?? "not yet known"}): ${shortCommand(command, 200)}`, where];
+  if (shown.text === "") lines.push(`No output yet (waited ${START_WAIT_MS / 1000}s).`);
+  else lines.push(`First output (waited up to ${START_WAIT_MS / 1000}s):`, indent(shown.text));
+  lines.push(`Use process {"action":"read","id":"${id}"} for new output.`);
+  return {
+    content: lines.join("\n"),
+    title: `Process start ${shortCommand(command, 40)} · ${id} running`,
+    exitCode: null,
+    ...meta,
+    extra: { status: "running", pid: row.pid, logPath: row.log_path },
+  };
+}
+
+function indent(text: string): string {
+  return text
+    .split("\n")
+    .map((l) => (l === "" ? l : `  ${l}`))
+    .join("\n");
+}
+
+// ---- list --------------------------------------------------------------------------
+
+function list(ctx: ToolContext): ToolOutput {
+  const db = index(ctx);
+  const rows = visible(db, ctx.session).map((r) => reconcile(db, r));
+  if (rows.length === 0) {
+    return { content: `No background processes in this session. Start one with {"action":"start","command":"..."}.`, title: "Process list · none", extra: { count: 0 } };
+  }
+  const live = rows.filter((r) => !isFinal(r.status));
+  const done = rows.filter((r) => isFinal(r.status)).reverse();
+  const now = Date.now();
+  const table = [...live, ...done].map((r) => [r.id!, shortCommand(r.command, 40), r.status, listDetail(r, now)]);
+  const widths = [0, 1, 2].map((c) => Math.max(...table.map((cells) => cells[c]!.length)));
+  const lines = table.map((cells) => cells.map((cell, c) => (c < 3 ? cell.padEnd(widths[c]!) : cell)).join("  ").trimEnd());
+  for (const r of done) markNotified(db, r.key);
+  return {
+    content: `PROCESSES\n${lines.join("\n")}`,
+    title: `Process list · ${live.length} running`,
+    extra: { count: rows.length, running: live.length },
+  };
+}
+
+function listDetail(r: ProcessRow, now: number): string {
+  switch (r.status) {
+    case "starting":
+    case "running":
+      return `${clock(now - r.started_at)}  pid ${r.pid ?? "?"}`;
+    case "failed":
+      return `failed to start: ${r.error ?? "unknown error"}`;
+    case "lost":
+      return `pid ${r.pid ?? "?"} gone, exit not recorded`;
+    default:
+      return `${exitPhrase(r.exit_code, r.signal)}  ran ${clock((r.ended_at ?? now) - r.started_at)}`;
+  }
+}
+
+// ---- read --------------------------------------------------------------------------
+
+function read(input: Input, ctx: ToolContext): ToolOutput {
+  const db = index(ctx);
+  const row = find(ctx, input, "read");
+  if (!existsSync(row.log_path)) {
+    if (isFinal(row.status)) markNotified(db, row.key);
+    return {
+      content: `The log of ${row.id} was removed (to keep the state directory under its size cap), so its output is gone. ${statusSentence(row)}`,
+      title: `Process read ${row.id} · log removed`,
+      processId: row.id!,
+    };
+  }
+  return input.offset !== undefined ? readFrom(ctx, row, input.offset) : readNew(ctx, row);
+}
+
+interface NewOutput {
+  text: string;
+  first: number;
+  last: number;
+  truncation?: ToolOutput["truncation"];
+}
+
+/** Output since the session's cursor, advancing the cursor past it. */
+function takeNew(ctx: ToolContext, row: ProcessRow): NewOutput | undefined {
+  const db = index(ctx);
+  const size = logSize(row.log_path);
+  const from = Math.min(row.cursor_byte, size);
+  if (from >= size) return undefined;
+  const shown = view(row.log_path, from, size, READ_LIMITS, () => row.log_path);
+  setCursor(db, row.key, size, row.cursor_line + shown.newlines);
+  return { text: shown.text, first: row.cursor_line + 1, last: row.cursor_line + shown.lines, ...(shown.truncation ? { truncation: shown.truncation } : {}) };
+}
+
+function totalLines(row: ProcessRow): number {
+  const size = logSize(row.log_path);
+  const memo = row.cursor_byte <= size ? { byte: row.cursor_byte, line: row.cursor_line } : { byte: 0, line: 0 };
+  const newlines = memo.line + countNewlines(row.log_path, memo.byte, size);
+  const last = size > 0 ? readBytes(row.log_path, size - 1, size)[0] : 10;
+  return newlines + (last === 10 ? 0 : 1);
+}
+
+function readNew(ctx: ToolContext, row: ProcessRow): ToolOutput {
+  const db = index(ctx);
+  const out = takeNew(ctx, row);
+  const final = isFinal(row.status);
+  if (final) markNotified(db, row.key);
+  const id = row.id!;
+  if (!out) {
+    const total = totalLines(row);
+    const content = final
+      ? `No new output from ${id} since last read. ${statusSentence(row)} (${total} lines in all.) Use offset to re-read earlier output.`
+      : `No new output from ${id} since last read (still running, ${total} lines total). Use offset to re-read earlier output.`;
+    return { content, title: `Process read ${id} · no new output`, processId: id, exitCode: row.exit_code, extra: { status: row.status, newLines: 0 } };
+  }
+  const lines = [`Output of ${id} since last read (lines ${out.first}–${out.last} of ${out.last}):`, out.text];
+  if (final) lines.push(statusSentence(row));
+  return {
+    content: lines.join("\n"),
+    title: `Process read ${id} · ${out.last - out.first + 1} new lines`,
+    processId: id,
+    exitCode: row.exit_code,
+    ...(out.truncation ? { truncation: out.truncation } : {}),
+    extra: { status: row.status, newLines: out.last - out.first + 1 },
+  };
+}
+
+function readFrom(ctx: ToolContext, row: ProcessRow, offset: number): ToolOutput {
+  const db = index(ctx);
+  const id = row.id!;
+  const size = logSize(row.log_path);
+  const total = totalLines(row);
+  if (offset > Math.max(total, 1)) {
+    throw new KtError("OFFSET_BEYOND_EOF", `Offset ${offset} is beyond the end of ${id}'s output (${total} lines). Use offset ≤ ${Math.max(total, 1)}, or omit offset for the output since your last read.`, { processId: id });
+  }
+  const lineBoundary = row.cursor_byte === 0 || (row.cursor_byte <= size && readBytes(row.log_path, row.cursor_byte - 1, row.cursor_byte)[0] === 10);
+  const from = lineStart(row.log_path, offset, size, lineBoundary ? { byte: row.cursor_byte, line: row.cursor_line } : { byte: 0, line: 0 }) ?? size;
+  const page = pageFrom(row.log_path, from, size);
+  const last = offset + page.count - 1;
+  const final = isFinal(row.status);
+  if (final) markNotified(db, row.key);
+  const lines = [`Output of ${id}, lines ${offset}–${last} of ${total}:`, page.text];
+  if (last < total) lines.push(`(Showing lines ${offset}–${last} of ${total}. Use offset=${last + 1} to continue.)`);
+  if (final) lines.push(statusSentence(row));
+  return {
+    content: lines.join("\n"),
+    title: `Process read ${id} · lines ${offset}–${last}`,
+    processId: id,
+    exitCode: row.exit_code,
+    extra: { status: row.status, offset, lines: page.count, totalLines: total },
+  };
+}
+
+/** Up to 300 lines / 20 KB from byte `from`, whole lines only (one over-long line is cut). */
+function pageFrom(path: string, from: number, size: number): { text: string; count: number } {
+  const raw = readBytes(path, from, Math.min(size, from + READ_LIMITS.maxBytes + 1));
+  let end = raw.length;
+  if (from + raw.length < size || raw.length > READ_LIMITS.maxBytes) {
+    const nl = raw.lastIndexOf(10, READ_LIMITS.maxBytes - 1);
+    end = nl >= 0 ? nl + 1 : Math.min(raw.length, READ_LIMITS.maxBytes);
+  }
+  let text = clean(new TextDecoder().decode(raw.subarray(0, end), { stream: end < raw.length }));
+  const cutLine = end < raw.length && raw[end - 1] !== 10;
+  if (text.endsWith("\n")) text = text.slice(0, -1);
+  let lines = text.split("\n");
+  if (lines.length > READ_LIMITS.maxLines) lines = lines.slice(0, READ_LIMITS.maxLines);
+  else if (cutLine) lines[lines.length - 1] += "… [line truncated]";
+  return { text: lines.join("\n"), count: text === "" && end === 0 ? 0 : lines.length };
+}
+
+// ---- write -------------------------------------------------------------------------
+
+async function write(input: Input, ctx: ToolContext): Promise<ToolOutput> {
+  const db = index(ctx);
+  const row = find(ctx, input, "write");
+  const id = row.id!;
+  if (input.input === undefined || input.input === "") throw invalidArgs(TOOL, `action "write" needs parameter "input", the text to send (end it with \\n to submit a line)`);
+  if (isFinal(row.status)) {
+    markNotified(db, row.key);
+    throw new KtError(
+      "PROCESS_EXITED",
+      `Cannot write to ${id} (${shortCommand(row.command)}): ${statusSentence(row, false)} Nothing reads its stdin any more. Its output is in ${row.log_path}; read it with {"action":"read","id":"${id}"}, or start the command again with {"action":"start","command":"..."}.`,
+      { processId: id, exitCode: row.exit_code },
+    );
+  }
+  if (!row.stdin_path) {
+    throw new KtError(
+      "INVALID_ARGS",
+      `${id} takes no input: it was moved to the background by bash, which runs commands with stdin closed. To talk to a program, start it with {"action":"start","command":"..."} and write to that process.`,
+      { processId: id },
+    );
+  }
+  const bytes = Buffer.from(input.input, "utf8");
+  const sent = await sendToFifo(row.stdin_path, bytes);
+  if (sent === undefined) {
+    const ended = (await waitForEnd(db, row.key, 1000)) ?? row;
+    throw new KtError("PROCESS_EXITED", `Cannot write to ${id}: it has just ended. ${statusSentence(ended)}`, { processId: id });
+  }
+  // Give the program a moment to answer; stop early if the input ended it.
+  const deadline = performance.now() + WRITE_WAIT_MS;
+  while (performance.now() < deadline && (row.pid === null || isSameProcess(row.pid, row.pid_start))) await Bun.sleep(25);
+  let now = byKey(db, row.key) ?? row;
+  if (!isFinal(now.status) && now.pid !== null && !isSameProcess(now.pid, now.pid_start)) now = (await waitForEnd(db, row.key, 1000)) ?? now;
+  const out = takeNew(ctx, now);
+  const lines = [`Sent ${sent} bytes to ${id} stdin.${sent < bytes.length ? ` Only ${sent} of ${bytes.length} bytes fit: the program is not reading its input.` : ""}`];
+  if (out) lines.push("Output:", out.text);
+  else lines.push(`No output within ${WRITE_WAIT_MS} ms. Use {"action":"read","id":"${id}"} later for a slower answer.`);
+  if (isFinal(now.status)) {
+    markNotified(db, now.key);
+    lines.push(statusSentence(now));
+  }
+  return {
+    content: lines.join("\n"),
+    title: `Process write ${id} · ${sent} bytes`,
+    processId: id,
+    exitCode: now.exit_code,
+    ...(out?.truncation ? { truncation: out.truncation } : {}),
+    extra: { status: now.status, bytes: sent },
+  };
+}
+
+/** Writes to the stdin FIFO without ever blocking on it; undefined when nobody holds it open. */
+async function sendToFifo(path: string, bytes: Buffer): Promise<number | undefined> {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  let sent = 0;
+  const deadline = performance.now() + 2000;
+  try {
+    while (sent < bytes.length) {
+      try {
+        sent += writeSync(fd, bytes, sent, bytes.length - sent);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === "EPIPE") return sent === 0 ? undefined : sent;
+        if (code !== "EAGAIN" || performance.now() > deadline) break;
+        await Bun.sleep(10);
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return sent;
+}
+
+// ---- stop --------------------------------------------------------------------------
+
+async function stop(input: Input, ctx: ToolContext): Promise<ToolOutput> {
+  const db = index(ctx);
+  let row = find(ctx, input, "stop");
+  const id = row.id!;
+  if (isFinal(row.status)) {
+    markNotified(db, row.key);
+    return {
+      content: `${id} (${shortCommand(row.command)}) is not running: ${statusSentence(row, false)} Nothing to stop.`,
+      title: `Process stop ${id} · already ended`,
+      processId: id,
+      exitCode: row.exit_code,
+      extra: { status: row.status },
+    };
+  }
+  row = await stopRow(ctx, row);
+  markNotified(db, row.key);
+  return {
+    content: `Stopped ${id} (${shortCommand(row.command)}) · exit ${exitPhrase(row.exit_code, row.signal)} · ran ${clock((row.ended_at ?? Date.now()) - row.started_at)}. Full log: ${row.log_path}`,
+    title: `Process stop ${id} · ${row.status}`,
+    processId: id,
+    exitCode: row.exit_code,
+    extra: { status: row.status, signal: row.signal },
+  };
+}
+
+// ---- shared ------------------------------------------------------------------------
+
+function find(ctx: ToolContext, input: Input, action: string): ProcessRow {
+  if (input.id === undefined || input.id.trim() === "") throw invalidArgs(TOOL, `action "${action}" needs parameter "id", the process id (e.g. "p3")`);
+  const db = index(ctx);
+  const id = input.id.trim();
+  const row = byId(db, ctx.session, id) ?? (/^\d+$/.test(id) ? byId(db, ctx.session, `p${id}`) : undefined);
+  if (row) return reconcile(db, row);
+  const live = running(db, ctx.session);
+  const active = live.length === 0 ? "none" : live.map((r) => `${r.id} (${shortCommand(r.command, 40)}, running)`).join(", ");
+  throw new KtError("UNKNOWN_PROCESS", `No process "${id}". Active: ${active}. Use {"action":"list"} to see all.`);
+}
+
+/** One sentence on how a finished process ended, naming its log. */
+export function statusSentence(row: ProcessRow, withLog = true): string {
+  const ran = clock((row.ended_at ?? Date.now()) - row.started_at);
+  const log = withLog ? ` Full log: ${row.log_path}` : "";
+  switch (row.status) {
+    case "failed":
+      return `${row.id} failed to start: ${row.error ?? "unknown error"}.${log}`;
+    case "lost":
+      return `${row.id} is gone: it stopped running without its exit being recorded (killed from outside, or the machine restarted).${log}`;
+    case "stopped":
+      return `${row.id} was stopped after ${ran} (exit ${exitPhrase(row.exit_code, row.signal)}).${log}`;
+    default:
+      return row.exit_code === null && row.signal
+        ? `${row.id} was killed by ${row.signal} after ${ran}.${log}`
+        : `${row.id} exited with code ${row.exit_code} after ${ran}.${log}`;
+  }
+}

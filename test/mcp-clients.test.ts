@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createMCPClient } from "@ai-sdk/mcp";
 import { StdioMCPTransport } from "@ai-sdk/mcp/mcp-stdio";
-import { loadAllTools, schemaName } from "../src/tools/registry.ts";
+import { loadAllTools, schemaName, TOOL_NAMES } from "../src/tools/registry.ts";
 import { EXPECTED_ANNOTATIONS } from "./_annotations.ts";
 import { KT, tempDir } from "./_helpers.ts";
 
@@ -92,5 +92,26 @@ describe("kt mcp over raw JSON-RPC on stdio", () => {
     expect(byId.get(5)!.result).toEqual({});
     expect(byId.get(6)!.error?.code).toBe(-32601);
     expect(byId.get(7)!.result).toMatchObject({ isError: false, content: [{ type: "text", text: `${work}/a.txt\n     2→beta` }] });
+  });
+
+  test.skipIf(!TOOL_NAMES.includes("bash"))("a call still running when stdin closes is answered before the server exits", async () => {
+    using tmp = tempDir();
+    const { work, env } = workspace(tmp);
+    const proc = Bun.spawn([KT, "mcp"], { cwd: work, env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    proc.stdin.write(
+      [
+        { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } } },
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+        { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "bash", arguments: { command: "sleep 0.7; echo slow-done" } } },
+      ]
+        .map((r) => JSON.stringify(r))
+        .join("\n") + "\n",
+    );
+    await proc.stdin.end();
+    const [stdout, exitCode] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+    expect(exitCode).toBe(0);
+    const answer = stdout.trimEnd().split("\n").map((l) => JSON.parse(l) as RpcMessage).find((m) => m.id === 2);
+    expect(answer?.result).toMatchObject({ isError: false });
+    expect(JSON.stringify(answer?.result?.content)).toContain("slow-done");
   });
 });

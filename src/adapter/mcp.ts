@@ -20,7 +20,7 @@ export interface McpOptions {
 
 export interface McpServer {
   server: Server;
-  /** Resolves when every call that had started has answered. */
+  /** Resolves once every request received so far has had its response written. */
   idle(): Promise<void>;
 }
 
@@ -35,7 +35,7 @@ const noValidator: jsonSchemaValidator = {
   },
 };
 
-export async function createMcpServer(opts: McpOptions): Promise<McpServer> {
+export async function createMcpServer(opts: McpOptions): Promise<Server> {
   const tools = await loadAllTools();
   const listed = tools.map((tool) => shape(tool, "mcp") as McpTool);
   const { base } = opts;
@@ -47,38 +47,45 @@ export async function createMcpServer(opts: McpOptions): Promise<McpServer> {
       jsonSchemaValidator: noValidator,
     },
   );
-
-  let running = 0;
-  let waiters: Array<() => void> = [];
-  const settle = () => {
-    if (--running > 0) return;
-    for (const wake of waiters) wake();
-    waiters = [];
-  };
-
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, arguments: args } = request.params;
     const ctx: ToolContext = { ...base, callId: opts.newCallId(), signal: extra.signal };
-    running++;
-    try {
-      const result = await runCall({ shape: "mcp", name, arguments: { ok: true, value: args ?? {} } }, ctx).catch((error: unknown) =>
-        internalResult(name, error, base.warn),
-      );
-      return mcpReply(result);
-    } finally {
-      settle();
-    }
+    const result = await runCall({ shape: "mcp", name, arguments: { ok: true, value: args ?? {} } }, ctx).catch((error: unknown) =>
+      internalResult(name, error, base.warn),
+    );
+    return mcpReply(result);
   });
-
-  return {
-    server,
-    idle: () => (running === 0 ? Promise.resolve() : new Promise((resolve) => waiters.push(resolve))),
-  };
+  return server;
 }
 
+/**
+ * Connects a server to `transport`, counting requests in and responses out so that the
+ * caller can let every started call answer before it exits.
+ */
 export async function serve(opts: McpOptions, transport: Transport): Promise<McpServer> {
-  const mcp = await createMcpServer(opts);
-  await mcp.server.connect(transport);
-  return mcp;
+  const server = await createMcpServer(opts);
+  await server.connect(transport);
+  let pending = 0;
+  let waiters: Array<() => void> = [];
+  const receive = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    if ("method" in message && "id" in message) pending++;
+    receive?.(message, extra);
+  };
+  const send = transport.send.bind(transport);
+  transport.send = async (message, options) => {
+    try {
+      await send(message, options);
+    } finally {
+      if (("result" in message || "error" in message) && message.id !== undefined && --pending <= 0) {
+        pending = 0;
+        for (const wake of waiters.splice(0)) wake();
+      }
+    }
+  };
+  return {
+    server,
+    idle: () => (pending === 0 ? Promise.resolve() : new Promise((resolve) => waiters.push(resolve))),
+  };
 }

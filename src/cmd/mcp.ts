@@ -73,7 +73,6 @@ export async function run(argv: string[]): Promise<number> {
   await ended;
   // The client is gone or done sending: answer what is still running, then leave.
   await mcp.idle();
-  await new Promise((resolve) => setImmediate(resolve));
   await new Promise((resolve) => process.stdout.write("", resolve));
   await mcp.server.close();
   return EXIT.ok;

@@ -2,7 +2,7 @@
 // choice among scored blocks, which refuses rather than guesses.
 import type { Haystack } from "./_haystack.ts";
 import type { Candidate, Finding, Rewrite, ScoredRange } from "./types.ts";
-import { isBlank, splitLines } from "./_text.ts";
+import { isBlank, splitModel } from "./_text.ts";
 import { merge } from "./_merge.ts";
 
 /** More blocks than this between the anchors means the anchors say too little to judge. */
@@ -19,7 +19,7 @@ export interface Anchored {
 
 /** old_string's anchors, or why it has none worth trusting. */
 export function anchors(hay: Haystack, find: string): Anchored | { note: string } {
-  const { lines, trail } = splitLines(find);
+  const { lines, trail } = splitModel(find);
   if (lines.length < 3) return { note: "old_string has fewer than 3 lines: no block between anchors" };
   if (isBlank(lines[0]!) || isBlank(lines[lines.length - 1]!)) return { note: "the first or last line of old_string is blank: no anchor" };
   if (lines.slice(1, -1).every(isBlank)) return { note: "old_string has no non-blank line between its anchors" };

@@ -5,7 +5,7 @@
 // carries the model's change applied onto the file's own indentation, spacing and characters.
 import { diffArrays, diffChars } from "diff";
 import type { DoubtKind } from "./types.ts";
-import { fold, isBlank, isWs, leadOf, looseKey, similarity, splitLine, splitLines, withoutWs } from "./_text.ts";
+import { fold, isBlank, isWs, leadOf, looseKey, similarity, splitLine, splitLines, splitModel, withoutWs } from "./_text.ts";
 
 export interface MergeInput {
   /** The matched span of the file. */
@@ -35,8 +35,8 @@ export function mergeLoose(file: string, old: string, neu: string): string {
 
 export function merge(input: MergeInput): MergeResult {
   const S = splitLines(input.file);
-  const O = splitLines(input.old);
-  const N = splitLines(input.neu);
+  const O = splitModel(input.old);
+  const N = splitModel(input.neu);
   const pairs = input.pairs ?? O.lines.map((_, i) => (i < S.lines.length ? i : -1));
   const units = { model: detectUnit([...O.lines, ...N.lines]), file: detectUnit(S.lines) };
 
@@ -46,20 +46,7 @@ export function merge(input: MergeInput): MergeResult {
     while (cursor < j) out.push(S.lines[cursor++]!);
   };
 
-  type Op = { kind: "common"; o: number; n: number } | { kind: "hunk"; removed: number[]; added: number[] };
-  const ops: Op[] = [];
-  let oi = 0;
-  let ni = 0;
-  for (const part of diffArrays(O.lines, N.lines)) {
-    const count = part.value.length;
-    if (part.added || part.removed) {
-      let last = ops[ops.length - 1];
-      if (!last || last.kind !== "hunk") ops.push((last = { kind: "hunk", removed: [], added: [] }));
-      for (let k = 0; k < count; k++) (part.added ? last.added.push(ni++) : last.removed.push(oi++));
-    } else {
-      for (let k = 0; k < count; k++) ops.push({ kind: "common", o: oi++, n: ni++ });
-    }
-  }
+  const ops = lineOps(O.lines, N.lines);
 
   for (let index = 0; index < ops.length; index++) {
     const op = ops[index]!;
@@ -92,11 +79,10 @@ export function merge(input: MergeInput): MergeResult {
       cursor = j + 1;
       dropped = true;
     }
-    const partner = pairHunk(op.removed, op.added, O.lines, N.lines);
     for (let k = 0; k < op.added.length; k++) {
       const n = op.added[k]!;
       const line = N.lines[n]!;
-      const o = partner[k]!;
+      const o = op.partner[k]!;
       if (o >= 0 && pairs[o]! >= 0) {
         out.push(mergeLine(O.lines[o]!, S.lines[pairs[o]!]!, line, units));
         continue;
@@ -111,52 +97,117 @@ export function merge(input: MergeInput): MergeResult {
   return { text: out.join("\n") + (trail ? "\n" : "") };
 }
 
-/** For each added line of a hunk, the removed line it rewrites, or -1 for a pure insertion. */
-function pairHunk(removed: number[], added: number[], oldLines: string[], newLines: string[]): number[] {
-  if (removed.length === added.length) return removed.slice();
-  const partner = added.map(() => -1);
-  if (removed.length === 0) return partner;
-  if (removed.length * added.length > 2500) {
-    for (let k = 0; k < Math.min(removed.length, added.length); k++) partner[k] = removed[k]!;
-    return partner;
-  }
-  // Monotone pairing that maximizes total similarity; pairs under 0.5 are not rewrites.
-  const R = removed.length;
-  const A = added.length;
-  const sim = (r: number, a: number) => {
-    const s = similarity(looseKey(oldLines[removed[r]!]!), looseKey(newLines[added[a]!]!));
-    return s >= 0.5 ? s : 0;
+type Op =
+  | { kind: "common"; o: number; n: number }
+  /** `partner[k]`: the removed line that added line k rewrites, or -1 for a pure insertion. */
+  | { kind: "hunk"; removed: number[]; added: number[]; partner: number[] };
+
+/** Beyond this many cells the middle of a diff is aligned by Myers' diff instead of the weighted one. */
+const WEIGHTED_CELLS = 10_000;
+
+/**
+ * The model's edit as a line alignment of old_string to new_string. Equal lines at both ends
+ * are common; the middle is aligned so that rewriting a similar line is cheaper than deleting
+ * it and inserting another. Where old_string repeats a line ("}" twice), this ties the change
+ * to the line in the same position rather than to whichever copy a diff happens to pick.
+ */
+function lineOps(O: readonly string[], N: readonly string[]): Op[] {
+  let head = 0;
+  while (head < O.length && head < N.length && O[head] === N[head]) head++;
+  let tail = 0;
+  while (tail < O.length - head && tail < N.length - head && O[O.length - 1 - tail] === N[N.length - 1 - tail]) tail++;
+  const ops: Op[] = [];
+  for (let k = 0; k < head; k++) ops.push({ kind: "common", o: k, n: k });
+  const mid = { o: O.slice(head, O.length - tail), n: N.slice(head, N.length - tail) };
+  const push = (step: { kind: "common" | "sub" | "del" | "ins"; o: number; n: number }) => {
+    if (step.kind === "common") return void ops.push({ kind: "common", o: head + step.o, n: head + step.n });
+    let last = ops[ops.length - 1];
+    if (!last || last.kind !== "hunk") ops.push((last = { kind: "hunk", removed: [], added: [], partner: [] }));
+    if (step.kind !== "ins") last.removed.push(head + step.o);
+    if (step.kind !== "del") {
+      last.added.push(head + step.n);
+      last.partner.push(step.kind === "sub" ? head + step.o : -1);
+    }
   };
-  const best: number[][] = Array.from({ length: R + 1 }, () => new Array<number>(A + 1).fill(0));
-  for (let r = 1; r <= R; r++) {
-    for (let a = 1; a <= A; a++) {
-      best[r]![a] = Math.max(best[r - 1]![a]!, best[r]![a - 1]!, best[r - 1]![a - 1]! + sim(r - 1, a - 1));
+  const steps = mid.o.length * mid.n.length <= WEIGHTED_CELLS ? weighted(mid.o, mid.n) : myers(mid.o, mid.n);
+  for (const step of steps) push(step);
+  for (let k = tail; k > 0; k--) ops.push({ kind: "common", o: O.length - k, n: N.length - k });
+  return ops;
+}
+
+type Step = { kind: "common" | "sub" | "del" | "ins"; o: number; n: number };
+
+/** Minimum-cost alignment: equal 0, insert or delete 1, rewrite 1–1.9 by dissimilarity. */
+function weighted(O: readonly string[], N: readonly string[]): Step[] {
+  const m = O.length;
+  const n = N.length;
+  const w = n + 1;
+  const cost = new Float64Array((m + 1) * w);
+  for (let i = 0; i <= m; i++) cost[i * w] = i;
+  for (let j = 0; j <= n; j++) cost[j] = j;
+  const sub = (i: number, j: number) => (O[i] === N[j] ? 0 : 1 + 0.9 * (1 - similarity(looseKey(O[i]!), looseKey(N[j]!))));
+  const subs = new Float64Array((m + 1) * w);
+  for (let i = 1; i <= m; i++) {
+    for (let j = 1; j <= n; j++) {
+      subs[i * w + j] = sub(i - 1, j - 1);
+      cost[i * w + j] = Math.min(cost[(i - 1) * w + j]! + 1, cost[i * w + j - 1]! + 1, cost[(i - 1) * w + j - 1]! + subs[i * w + j]!);
     }
   }
-  for (let r = R, a = A; r > 0 && a > 0; ) {
-    if (best[r]![a] === best[r - 1]![a]) r--;
-    else if (best[r]![a] === best[r]![a - 1]) a--;
-    else {
-      partner[a - 1] = removed[r - 1]!;
-      r--;
-      a--;
+  const steps: Step[] = [];
+  for (let i = m, j = n; i > 0 || j > 0; ) {
+    const here = cost[i * w + j]!;
+    if (i > 0 && j > 0 && here === cost[(i - 1) * w + j - 1]! + subs[i * w + j]!) {
+      steps.push({ kind: subs[i * w + j] === 0 ? "common" : "sub", o: i - 1, n: j - 1 });
+      i--;
+      j--;
+    } else if (i > 0 && here === cost[(i - 1) * w + j]! + 1) steps.push({ kind: "del", o: --i, n: j });
+    else steps.push({ kind: "ins", o: i, n: --j });
+  }
+  return steps.reverse();
+}
+
+/** Myers' diff for large middles; a removed and an added line at the same place pair up in order. */
+function myers(O: readonly string[], N: readonly string[]): Step[] {
+  const steps: Step[] = [];
+  let o = 0;
+  let n = 0;
+  let removed: number[] = [];
+  let added: number[] = [];
+  const flush = () => {
+    for (let k = 0; k < Math.max(removed.length, added.length); k++) {
+      if (k < removed.length && k < added.length) steps.push({ kind: "sub", o: removed[k]!, n: added[k]! });
+      else if (k < removed.length) steps.push({ kind: "del", o: removed[k]!, n: -1 });
+      else steps.push({ kind: "ins", o: -1, n: added[k]! });
+    }
+    removed = [];
+    added = [];
+  };
+  for (const part of diffArrays(O as string[], N as string[])) {
+    for (let k = 0; k < part.value.length; k++) {
+      if (part.removed) removed.push(o++);
+      else if (part.added) added.push(n++);
+      else {
+        flush();
+        steps.push({ kind: "common", o: o++, n: n++ });
+      }
     }
   }
-  return partner;
+  flush();
+  return steps;
 }
 
 /** The nearest old line with a file partner, preferring non-blank ones: the indentation reference. */
-function reference(ops: readonly { kind: string; o?: number }[], index: number, removed: number[], pairs: number[], oldLines: string[]): number {
+function reference(ops: readonly Op[], index: number, removed: number[], pairs: number[], oldLines: string[]): number {
   const usable = (o: number, blankOk: boolean) => pairs[o]! >= 0 && (blankOk || !isBlank(oldLines[o]!));
   for (const blankOk of [false, true]) {
     for (const o of removed) if (usable(o, blankOk)) return o;
     for (let k = index - 1; k >= 0; k--) {
-      const o = ops[k]!.o;
-      if (o !== undefined && usable(o, blankOk)) return o;
+      const op = ops[k]!;
+      if (op.kind === "common" && usable(op.o, blankOk)) return op.o;
     }
     for (let k = index + 1; k < ops.length; k++) {
-      const o = ops[k]!.o;
-      if (o !== undefined && usable(o, blankOk)) return o;
+      const op = ops[k]!;
+      if (op.kind === "common" && usable(op.o, blankOk)) return op.o;
     }
   }
   return -1;

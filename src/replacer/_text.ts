@@ -62,6 +62,19 @@ export function splitLines(text: string): Lines {
   return { lines: text.split("\n"), trail: false };
 }
 
+/**
+ * Lines of old_string or new_string as the model meant them: a final line of spaces after the
+ * last line break is the next line's indentation caught in the quote, so it counts as the break.
+ */
+export function splitModel(text: string): Lines {
+  const split = splitLines(text);
+  const last = split.lines[split.lines.length - 1];
+  if (split.lines.length > 1 && !split.trail && last !== undefined && last !== "" && isBlank(last)) {
+    return { lines: split.lines.slice(0, -1), trail: true };
+  }
+  return split;
+}
+
 export function leadOf(line: string): string {
   let i = 0;
   while (i < line.length && isWs(line.charCodeAt(i))) i++;

@@ -9,7 +9,7 @@ import type {
   Candidate, CascadeResult, Edit, Finding, LineRange, ReplaceRequest, Strategy, TraceCandidate, TraceStep,
 } from "./types.ts";
 import { Haystack } from "./_haystack.ts";
-import { occurrences, splitLines } from "./_text.ts";
+import { occurrences, splitModel } from "./_text.ts";
 import { nearMiss, describe, focus, type Hint } from "./near-miss.ts";
 import { exact } from "./exact.ts";
 import { lineTrimmed } from "./line-trimmed.ts";
@@ -117,7 +117,7 @@ export function replace(req: ReplaceRequest): CascadeResult {
       const r = finding.refusal;
       step("refused", r.reason === "doubtful" ? doubtReason(r.doubt, r.candidates) : "refused");
       const best = finding.rejected?.[0];
-      const near = best ? describe(hay, splitLines(req.oldString).lines, best.startLine - 1, best.pairs, strategy.name as Hint["source"], best.score ?? 0) : undefined;
+      const near = best ? describe(hay, splitModel(req.oldString).lines, best.startLine - 1, best.pairs, strategy.name as Hint["source"], best.score ?? 0) : undefined;
       return { kind: "refused", strategy: strategy.name, ...r, ...(near ? { nearMiss: near } : {}), trace };
     }
     if (finding.matches.length === 0) {
@@ -159,7 +159,7 @@ export function replace(req: ReplaceRequest): CascadeResult {
       const source = strategy.name as Hint["source"];
       const near = r.reason === "doubtful" && r.doubt === "changed-line-differs" && r.line !== undefined && r.expected !== undefined
         ? focus(hay, match, r.line, r.expected, source, match.score ?? 0)
-        : describe(hay, splitLines(req.oldString).lines, match.startLine - 1, match.pairs, source, match.score ?? 0);
+        : describe(hay, splitModel(req.oldString).lines, match.startLine - 1, match.pairs, source, match.score ?? 0);
       return { kind: "refused", strategy: strategy.name, ...r, ...(near ? { nearMiss: near } : {}), trace };
     }
     const score = match.score === undefined ? "" : `, score ${match.score.toFixed(2)}`;

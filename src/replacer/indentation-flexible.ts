@@ -5,7 +5,7 @@
 // decides only when run on its own; it is kept so the order stays the contract's.
 import type { Haystack } from "./_haystack.ts";
 import type { Finding, Strategy } from "./types.ts";
-import { isBlank, leadOf, splitLines } from "./_text.ts";
+import { isBlank, leadOf, splitModel } from "./_text.ts";
 import { lineCandidate } from "./_span.ts";
 import { lineWindows } from "./line-trimmed.ts";
 import { mergeLoose } from "./_merge.ts";
@@ -31,7 +31,7 @@ export const indentationFlexible: Strategy = {
   fuzzy: true,
   scored: false,
   find(hay, find): Finding {
-    const { lines, trail } = splitLines(find);
+    const { lines, trail } = splitModel(find);
     if (lines.every(isBlank)) return { matches: [], note: "old_string has only blank lines" };
     const ids = lines.map((line) => hay.idOf(line.trim()));
     const missing = ids.indexOf(-1);

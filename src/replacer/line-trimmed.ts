@@ -3,7 +3,7 @@
 // of another line count, nor change bytes of the lines it matched that the model kept.
 import type { Haystack } from "./_haystack.ts";
 import type { Candidate, Finding, Strategy } from "./types.ts";
-import { splitLines } from "./_text.ts";
+import { splitModel } from "./_text.ts";
 import { lineCandidate } from "./_span.ts";
 import { mergeLoose } from "./_merge.ts";
 
@@ -37,7 +37,7 @@ export const lineTrimmed: Strategy = {
   fuzzy: true,
   scored: false,
   find(hay, find): Finding {
-    const { lines, trail } = splitLines(find);
+    const { lines, trail } = splitModel(find);
     if (lines.length === 0) return { matches: [], note: "old_string has no lines" };
     const ids = lines.map((line) => hay.idOf(line.trim()));
     const missing = ids.indexOf(-1);

@@ -3,7 +3,7 @@
 // old_string would start, else one bounded similarity scan for old_string's longest line.
 import type { Haystack } from "./_haystack.ts";
 import type { Candidate, NearMiss } from "./types.ts";
-import { commonPrefix, looseKey, similarity, splitLines, squeezeKey, withoutWs } from "./_text.ts";
+import { commonPrefix, looseKey, similarity, splitModel, squeezeKey, withoutWs } from "./_text.ts";
 
 /** A line occurring more often than this says nothing about where old_string is. */
 const COMMON_LINE = 64;
@@ -17,7 +17,7 @@ export interface Hint {
 }
 
 export function nearMiss(hay: Haystack, find: string, hints: readonly Hint[]): NearMiss | undefined {
-  const { lines } = splitLines(find);
+  const { lines } = splitModel(find);
   if (lines.length === 0) return undefined;
   for (const { source, candidate } of hints) {
     const found = describe(hay, lines, candidate.startLine - 1, candidate.pairs, source, candidate.score ?? 0);

@@ -1,9 +1,11 @@
 // 6 · trimmed-boundary: old_string without its leading and trailing whitespace occurs verbatim;
 // the same boundary whitespace is dropped from new_string. Tolerates blank lines or spaces
-// quoted around the text that the file does not have there. Must never match on whitespace
-// alone, nor alter a byte between the first and last non-space characters.
+// quoted around the text that the file does not have there (at the start or end of the file,
+// or fewer line breaks than quoted). Must never match on whitespace alone, alter a byte between
+// the first and last non-space characters, or glue the text onto a neighbouring token: where
+// old_string had boundary whitespace, the file must have whitespace or its own start or end.
 import type { Finding, Strategy } from "./types.ts";
-import { commonPrefix, commonSuffix, occurrences } from "./_text.ts";
+import { commonPrefix, commonSuffix, isWs, occurrences } from "./_text.ts";
 import { spanCandidate } from "./_span.ts";
 import { MAX_LISTED } from "./exact.ts";
 
@@ -15,11 +17,18 @@ export const trimmedBoundary: Strategy = {
     const core = find.trim();
     if (core === "") return { matches: [], note: "old_string is only whitespace" };
     if (core === find) return { matches: [], note: "old_string has no boundary whitespace to drop" };
-    const { offsets, total } = occurrences(hay.content, core, MAX_LISTED);
+    const text = hay.content;
+    const lead = find.length - find.trimStart().length > 0;
+    const trail = find.length - find.trimEnd().length > 0;
+    const offsets = occurrences(text, core).offsets.filter(
+      (at) =>
+        (!lead || at === 0 || isWs(text.charCodeAt(at - 1))) &&
+        (!trail || at + core.length === text.length || isWs(text.charCodeAt(at + core.length))),
+    );
     return {
-      matches: offsets.map((at) => spanCandidate(hay, at, at + core.length)),
-      total,
-      note: total === 0 ? "old_string does not occur even without its boundary whitespace" : undefined,
+      matches: offsets.slice(0, MAX_LISTED).map((at) => spanCandidate(hay, at, at + core.length)),
+      total: offsets.length,
+      note: offsets.length === 0 ? "old_string does not occur even without its boundary whitespace, where whitespace or the file's edge borders it" : undefined,
     };
   },
   rewrite(_hay, _match, old, neu) {

@@ -4,7 +4,7 @@
 // reverse), nor let boundary whitespace cross more line breaks than old_string's did.
 import type { Haystack } from "./_haystack.ts";
 import type { Candidate, Finding, Strategy } from "./types.ts";
-import { isWs, looseKey, splitLines } from "./_text.ts";
+import { isWs, looseKey, splitLines, splitModel } from "./_text.ts";
 import { spanCandidate } from "./_span.ts";
 import { mergeLoose } from "./_merge.ts";
 import { MAX_LISTED } from "./exact.ts";
@@ -75,7 +75,8 @@ export const whitespaceNormalized: Strategy = {
       let end = q;
       if (trail !== "") {
         if (q >= text.length || !isWs(text.charCodeAt(q))) continue;
-        end = extend(text, q, 1, trailBreaks, !/[^\S\n]$/.test(trail));
+        // Never into the next line's indentation: that belongs to the next line.
+        end = extend(text, q, 1, trailBreaks, true);
         if (end < 0) continue;
       }
       if (total++ < MAX_LISTED) matches.push(spanCandidate(hay, start, end));
@@ -85,7 +86,7 @@ export const whitespaceNormalized: Strategy = {
   rewrite(hay, match, old, neu) {
     const file = hay.content.slice(match.start, match.end);
     const S = splitLines(file).lines;
-    const O = splitLines(old).lines;
+    const O = splitModel(old).lines;
     // Line by line only when the file breaks lines where the model did; otherwise the model's
     // text wholesale, since no line of it corresponds to one line of the file.
     if (S.length !== O.length || S.some((line, i) => looseKey(line) !== looseKey(O[i]!))) return { text: neu };

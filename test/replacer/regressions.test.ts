@@ -99,4 +99,22 @@ describe("regressions", () => {
     const r = expectApplied(fn, quoted, quoted.replace("return total;", "return round(total);"), fn.replace("return total;", "return round(total);"), "block-anchor");
     expect(r.newContent).toContain("over limit");
   });
+
+  test("dropping boundary whitespace never glues the text onto a neighbouring token (\"      ? {}\" inside \"shape ?? {}\")", () => {
+    const file = "        shape: shape ?? {},\n        rest: 1,\n";
+    expectNotApplied(file, "      ? {}", "replaced();");
+    expectApplied("a ? {}\n", "      ? {}", "      ? []", "a ? []\n", "whitespace-normalized");
+  });
+
+  test("a change to one of two identical lines lands on the one in the model's position", () => {
+    const file = "function f() {\n    if (a) {\n        go();\n    }\n}\n";
+    // Dedented quote: its last two lines are both "}" for the model, "    }" and "}" in the file.
+    expectApplied(file, "    go();\n}\n}", "    go();\n}/*kt*/\n}", "function f() {\n    if (a) {\n        go();\n    }/*kt*/\n}\n", "line-trimmed");
+  });
+
+  test("a final line of spaces in old_string is the next line's indentation, not a line to match", () => {
+    const file = "a = {\n  b: 1,\n};\n\nnext();\n";
+    expectApplied(file, "  b:  1,\n};\n  ", "  b:  2,\n};\n  ", "a = {\n  b: 2,\n};\n\nnext();\n", "whitespace-normalized");
+  });
 });
+

@@ -110,7 +110,8 @@ function bySimilarity(hay: Haystack, lines: readonly string[]): { start: number;
   for (let f = 0; f < hay.lineCount; f++) {
     const raw = hay.lineEnd(f) - hay.starts[f]!;
     if (raw < key.length * 0.5) continue;
-    const other = hay.looseKey(f);
+    // Not cached: one pass, and a key per line of the file would double the memory held.
+    const other = looseKey(hay.line(f));
     if (other.length < key.length * 0.5 || other.length > key.length * 2) continue;
     const s = similarity(key, other.slice(0, 600));
     if (s > best) [best, at] = [s, f];

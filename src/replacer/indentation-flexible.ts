@@ -3,7 +3,6 @@
 // Must never accept lines whose indentation relative to each other differs from the file's.
 // In the cascade, line-trimmed (2) accepts every window this strategy accepts, so this one
 // decides only when run on its own; it is kept so the order stays the contract's.
-import type { Haystack } from "./_haystack.ts";
 import type { Finding, Strategy } from "./types.ts";
 import { isBlank, leadOf, splitModel } from "./_text.ts";
 import { lineCandidate } from "./_span.ts";

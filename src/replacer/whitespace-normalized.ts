@@ -2,7 +2,6 @@
 // needs a non-space token. Tolerates different spacing, indentation and line breaks between
 // tokens. Must never match where old_string has no whitespace and the file has some (or the
 // reverse), nor let boundary whitespace cross more line breaks than old_string's did.
-import type { Haystack } from "./_haystack.ts";
 import type { Candidate, Finding, Strategy } from "./types.ts";
 import { isWs, looseKey, splitLines, splitModel } from "./_text.ts";
 import { spanCandidate } from "./_span.ts";

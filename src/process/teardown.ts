@@ -47,7 +47,7 @@ function measure(dir: string): { files: number; bytes: number } {
       const sub = measure(path);
       files += sub.files;
       bytes += sub.bytes;
-    } else {
+    } else if (e.isFile()) {
       files++;
       try {
         bytes += statSync(path).size;

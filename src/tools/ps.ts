@@ -332,7 +332,7 @@ async function write(input: Input, ctx: ToolContext): Promise<ToolOutput> {
   const out = takeNew(ctx, now);
   const lines = [`Sent ${sent} bytes to ${id} stdin.${sent < bytes.length ? ` Only ${sent} of ${bytes.length} bytes fit: the program is not reading its input.` : ""}`];
   if (out) lines.push("Output:", out.text);
-  else lines.push(`No output within ${WRITE_WAIT_MS} ms. Use {"action":"read","id":"${id}"} later for a slower answer.`);
+  else lines.push(`No output within ${WRITE_WAIT_MS} ms.${isFinal(now.status) ? "" : ` Use {"action":"read","id":"${id}"} later for a slower answer.`}`);
   if (isFinal(now.status)) {
     markNotified(db, now.key);
     lines.push(statusSentence(now));

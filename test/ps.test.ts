@@ -1,0 +1,266 @@
+// ps end to end through the compiled binary: every step is its own kt process, as an agent
+// framework would run it. Each test ends every process it started (afterEach → kt session
+// end, then SIGKILL to anything still recorded as alive).
+import { afterEach, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tempDir, type TempDir } from "./_helpers.ts";
+import { groupAlive, ktAsync, norm, reap, row, rows, until } from "./_process.ts";
+
+const open: { tmp: TempDir; stateDir: string }[] = [];
+
+function setup(session?: string) {
+  const tmp = tempDir();
+  const stateDir = join(tmp.path, "state");
+  mkdirSync(stateDir);
+  const cwd = join(tmp.path, "work");
+  mkdirSync(cwd);
+  open.push({ tmp, stateDir });
+  const env = { cwd, stateDir, ...(session ? { session } : {}) };
+  const run = (...args: string[]) => ktAsync(args, env);
+  const text = async (...args: string[]) => norm((await run(...args)).stdout, tmp.path);
+  return { tmp: tmp.path, stateDir, cwd, env, run, text };
+}
+
+afterEach(async () => {
+  for (const { tmp, stateDir } of open.splice(0)) {
+    await reap(stateDir, tmp.path);
+    tmp[Symbol.dispose]();
+  }
+});
+
+const LOG = (id: string) => `<tmp>/state/sessions/default/proc/${id}.log`;
+
+describe("a server-like process across kt calls", () => {
+  test("start, list, read only new output twice, page with offset, stop (golden)", async () => {
+    const { stateDir, cwd, run, text } = setup();
+    writeFileSync(join(cwd, "server.sh"), 'echo "listening on :8080"\nread -r _ < <(sleep 0.4; echo)\nfor i in 1 2 3; do echo "request $i"; done\nread -r _ < <(sleep 0.4; echo)\nfor i in 4 5; do echo "request $i"; done\nexec sleep 60\n');
+    expect(await text("ps", "start", "bash server.sh")).toBe(
+      `Started p1 (pid <pid>): bash server.sh\ncwd <tmp>/work · log ${LOG("p1")}\nFirst output (waited up to 2s):\n  listening on :8080\nUse process {"action":"read","id":"p1"} for new output.\n`,
+    );
+    expect(await text("ps", "list")).toMatch(/^PROCESSES\np1 {2}bash server\.sh {2}running {2}<clock> {2}pid <pid>\n$/);
+
+    await until("requests 1–3", () => readFileSync(join(stateDir, "sessions/default/proc/p1.log"), "utf8").includes("request 3"));
+    expect(await text("ps", "read", "p1")).toBe("Output of p1 since last read (lines 2–4 of 4):\nrequest 1\nrequest 2\nrequest 3\n");
+    expect(await text("ps", "read", "p1")).toBe(`No new output from p1 since last read (still running, 4 lines total). Use offset to re-read earlier output.\n`);
+    await until("requests 4–5", () => readFileSync(join(stateDir, "sessions/default/proc/p1.log"), "utf8").includes("request 5"));
+    expect(await text("ps", "read", "p1")).toBe("Output of p1 since last read (lines 5–6 of 6):\nrequest 4\nrequest 5\n");
+
+    expect(await text("ps", "read", "p1", "--offset", "2")).toBe("Output of p1, lines 2–6 of 6:\nrequest 1\nrequest 2\nrequest 3\nrequest 4\nrequest 5\n");
+    expect(await text("ps", "read", "p1", "5")).toBe("Output of p1, lines 5–6 of 6:\nrequest 4\nrequest 5\n");
+    const beyond = await run("ps", "read", "p1", "--offset", "9");
+    expect(beyond.exitCode).toBe(1);
+    expect(beyond.stdout).toBe(`Offset 9 is beyond the end of p1's output (6 lines). Use offset ≤ 6, or omit offset for the output since your last read.\n`);
+
+    const pid = row(stateDir, "p1")!.pid!;
+    expect(await text("ps", "stop", "p1")).toBe(`Stopped p1 (bash server.sh) · exit code null (SIGTERM) · ran <clock>. Full log: ${LOG("p1")}\n`);
+    expect(groupAlive(pid)).toEqual([]);
+    expect(await text("ps", "list")).toBe("PROCESSES\np1  bash server.sh  stopped  code null (SIGTERM)  ran <clock>\n");
+    expect(await text("ps", "stop", "p1")).toBe(`p1 (bash server.sh) is not running: p1 was stopped after <clock> (exit code null (SIGTERM)). Nothing to stop.\n`);
+  });
+
+  test("reading in pages: new output middle-out with the log named; offset pages of 300 lines with the way on", async () => {
+    const { stateDir, text } = setup();
+    expect(await text("ps", "start", "echo ready; sleep 0.4; seq 1 1000; exec sleep 60")).toContain("First output (waited up to 2s):\n  ready\n");
+    await until("all 1000 lines", () => readFileSync(join(stateDir, "sessions/default/proc/p1.log"), "utf8").endsWith("1000\n"));
+    const fresh = (await text("ps", "read", "p1")).split("\n");
+    expect(fresh[0]).toBe("Output of p1 since last read (lines 2–1001 of 1001):");
+    expect(fresh.slice(1, 101)).toEqual(Array.from({ length: 100 }, (_, i) => String(i + 1)));
+    expect(fresh[101]).toBe(`[... 700 lines omitted (3 KB). Full output: ${LOG("p1")} — read or grep that file for the rest.]`);
+    expect(fresh.slice(102, 302)).toEqual(Array.from({ length: 200 }, (_, i) => String(801 + i)));
+    expect(fresh.length).toBe(303);
+    const page = (await text("ps", "read", "p1", "--offset", "2")).split("\n");
+    expect(page[0]).toBe("Output of p1, lines 2–301 of 1001:");
+    expect(page.slice(1, 301)).toEqual(Array.from({ length: 300 }, (_, i) => String(i + 1)));
+    expect(page[301]).toBe("(Showing lines 2–301 of 1001. Use offset=302 to continue.)");
+    const last = (await text("ps", "read", "p1", "--offset", "902")).split("\n");
+    expect(last[0]).toBe("Output of p1, lines 902–1001 of 1001:");
+    expect(last.at(-2)).toBe("1000");
+  });
+
+  test("a 20 KB page ends on a whole line", async () => {
+    const { stateDir, text } = setup();
+    await text("ps", "start", "for i in $(seq 1 100); do printf '%04d %0500d\\n' $i 0; done; exec sleep 60");
+    await until("100 long lines", () => readFileSync(join(stateDir, "sessions/default/proc/p1.log"), "utf8").split("\n").length === 101);
+    const page = (await text("ps", "read", "p1", "--offset", "1")).split("\n");
+    expect(page[0]).toBe("Output of p1, lines 1–40 of 100:");
+    expect(page[40]).toStartWith("0040 000");
+    expect(page[41]).toBe("(Showing lines 1–40 of 100. Use offset=41 to continue.)");
+  });
+});
+
+describe("stdin", () => {
+  test("write to a REPL and read its answer; write after exit is refused (golden)", async () => {
+    const { run, text } = setup();
+    const started = await text("ps", "start", "python3 -u -i");
+    expect(started).toContain("First output (waited up to 2s):");
+    expect(started).toContain("  >>> ");
+    expect(await text("ps", "write", "p1", "print(6*7)\\n")).toBe("Sent 11 bytes to p1 stdin.\nOutput:\n42\n>>> \n");
+    expect(await text("ps", "write", "p1", "--input", "x = 5\n")).toBe("Sent 6 bytes to p1 stdin.\nOutput:\n>>> \n");
+    expect(await text("ps", "write", "p1", "print(x + 1)\\n")).toBe("Sent 13 bytes to p1 stdin.\nOutput:\n6\n>>> \n");
+    const bye = await text("ps", "write", "p1", "exit()\\n");
+    expect(bye).toBe(`Sent 7 bytes to p1 stdin.\nNo output within 500 ms.\np1 exited with code 0 after <clock>. Full log: ${LOG("p1")}\n`);
+    const after = await run("ps", "write", "p1", "1\\n");
+    expect(after.exitCode).toBe(1);
+    expect(norm(after.stdout, open.at(-1)!.tmp.path)).toBe(
+      `Cannot write to p1 (python3 -u -i): p1 exited with code 0 after <clock>. Nothing reads its stdin any more. Its output is in ${LOG("p1")}; read it with {"action":"read","id":"p1"}, or start the command again with {"action":"start","command":"..."}.\n`,
+    );
+  });
+
+  test("a line-echo program keeps its stdin open between kt calls", async () => {
+    const { text } = setup();
+    await text("ps", "start", "while read -r line; do echo \"got: $line\"; done");
+    expect(await text("ps", "write", "p1", "one\\n")).toBe("Sent 4 bytes to p1 stdin.\nOutput:\ngot: one\n");
+    expect(await text("ps", "write", "p1", "two\\nthree\\n")).toBe("Sent 10 bytes to p1 stdin.\nOutput:\ngot: two\ngot: three\n");
+  });
+});
+
+describe("stop", () => {
+  test("SIGTERM, 3 s grace, SIGKILL: no process of the group survives, grandchildren included", async () => {
+    const { stateDir, text } = setup();
+    await text("ps", "start", `sleep 300 & (trap "" TERM; sleep 300; true) & bash -c 'sleep 300; true' & echo ready; wait`);
+    const pid = row(stateDir, "p1")!.pid!;
+    await until("four members in the group", () => groupAlive(pid).length >= 5);
+    const stopped = await text("ps", "stop", "p1");
+    expect(stopped).toMatch(/^Stopped p1 \(.*\) · exit code null \(SIGTERM\) · ran <clock>\. Full log: /);
+    expect(groupAlive(pid)).toEqual([]);
+  }, 15_000);
+});
+
+describe("the index keeps the facts", () => {
+  test("the exit is recorded with nobody reading", async () => {
+    const { stateDir, run } = setup();
+    await run("ps", "start", "echo working; sleep 0.3; exit 7");
+    const ended = await until("the exit to be recorded", () => {
+      const r = row(stateDir, "p1");
+      return r && r.status === "exited" ? r : undefined;
+    });
+    expect(ended.exit_code).toBe(7);
+    expect(ended.ended_at).toBeGreaterThan(0);
+    expect(ended.notified).toBe(0);
+  });
+
+  test("an immediate exit is reported inline (golden)", async () => {
+    const { text } = setup();
+    expect(await text("ps", "start", "echo 'Error: port 5173 in use' >&2; exit 1")).toBe(
+      `Process p1 exited immediately with code 1:\n  Error: port 5173 in use\ncwd <tmp>/work · log ${LOG("p1")}\n`,
+    );
+    expect(await text("ps", "start", "true")).toBe(`Process p2 exited immediately with code 0 (no output).\ncwd <tmp>/work · log ${LOG("p2")}\n`);
+  });
+
+  test("the log keeps escape sequences; the model text does not", async () => {
+    const { stateDir, text } = setup();
+    await text("ps", "start", "printf '\\033[32mgreen\\033[0m\\n'; exec sleep 60");
+    expect(readFileSync(join(stateDir, "sessions/default/proc/p1.log"), "utf8")).toBe("\x1b[32mgreen\x1b[0m\n");
+    expect(await text("ps", "read", "p1", "--offset", "1")).toBe("Output of p1, lines 1–1 of 1:\ngreen\n");
+  });
+});
+
+describe("completion notices", () => {
+  test("delivered exactly once, by one of two concurrent kt calls (golden)", async () => {
+    const { stateDir, cwd, env, run } = setup();
+    writeFileSync(join(cwd, "f.txt"), "x\n");
+    for (let round = 1; round <= 4; round++) {
+      await run("ps", "start", `echo hi; sleep 0.2; exit ${round}`);
+      await until("the exit", () => row(stateDir, `p${round}`)?.status === "exited");
+      const [a, b] = await Promise.all([ktAsync(["read", "f.txt"], env), ktAsync(["read", "f.txt"], env)]);
+      const line = new RegExp(`^\\[Process p${round} \\(echo hi; sleep 0\\.2; exit ${round}\\) exited with code ${round} after 00:00\\. Use ps read p${round} for its output\\.\\]$`, "m");
+      expect([a, b].filter((r) => line.test(r.stdout)).length).toBe(1);
+      const third = await ktAsync(["read", "f.txt"], env);
+      expect(third.stdout).toBe(`${cwd}/f.txt\n     1→x\n`);
+    }
+  });
+
+  test("a notice ends any result, even an error; a list that showed the exit counts as delivered", async () => {
+    const { stateDir, cwd, run } = setup();
+    await run("ps", "start", "echo a; sleep 0.2; exit 2");
+    await until("the exit", () => row(stateDir, "p1")?.status === "exited");
+    const err = await run("read", "missing.txt");
+    expect(err.exitCode).toBe(1);
+    expect(err.stdout).toEndWith(`\n\n[Process p1 (echo a; sleep 0.2; exit 2) exited with code 2 after 00:00. Use ps read p1 for its output.]\n`);
+    await run("ps", "start", "echo b; sleep 0.2; exit 3");
+    await until("the exit", () => row(stateDir, "p2")?.status === "exited");
+    const list = await run("ps", "list");
+    expect(list.stdout).not.toContain("[Process");
+    expect((await run("bash", "true")).stdout).not.toContain("[Process");
+    void cwd;
+  });
+
+  test("sessions are separate", async () => {
+    const a = setup("alpha");
+    await a.run("ps", "start", "echo a; sleep 0.2; exit 1");
+    await until("the exit", () => row(a.stateDir, "p1")?.status === "exited");
+    const other = await ktAsync(["ps", "list"], { ...a.env, session: "beta" });
+    expect(other.stdout).toBe(`No background processes in this session. Start one with {"action":"start","command":"..."}.\n`);
+    expect((await a.run("ps", "list")).stdout).toContain("p1  echo a; sleep 0.2; exit 1  exited  code 1");
+  });
+});
+
+describe("limits and guards", () => {
+  test("the ninth concurrent start is refused (golden)", async () => {
+    const { run, text } = setup();
+    for (let i = 1; i <= 8; i++) expect((await run("ps", "start", `echo up; exec sleep 60`)).exitCode).toBe(0);
+    const ninth = await run("ps", "start", "echo nine");
+    expect(ninth.exitCode).toBe(1);
+    expect(ninth.stdout).toBe(
+      `Refusing to start another process: 8 are already running in this session, the most allowed (8). Running: ${Array.from({ length: 8 }, (_, i) => `p${i + 1} (echo up; exec sleep 60)`).join(", ")}. Stop one you no longer need with {"action":"stop","id":"p1"}, or use bash for a command that finishes on its own.\n`,
+    );
+    await run("ps", "stop", "p3");
+    expect(await text("ps", "start", "echo nine; exec sleep 60")).toStartWith("Started p9 (pid <pid>): echo nine; exec sleep 60\n");
+  }, 30_000);
+
+  test("unknown ids (golden)", async () => {
+    const { run } = setup();
+    const none = await run("ps", "read", "p7");
+    expect(none.exitCode).toBe(1);
+    expect(none.stdout).toBe(`No process "p7". Active: none. Use {"action":"list"} to see all.\n`);
+    await run("ps", "start", "echo dev; exec sleep 60");
+    expect((await run("ps", "stop", "p7")).stdout).toBe(`No process "p7". Active: p1 (echo dev; exec sleep 60, running). Use {"action":"list"} to see all.\n`);
+    expect((await run("ps", "read")).stdout).toBe(`Invalid input for tool "process": action "read" needs parameter "id", the process id (e.g. "p3"). Please rewrite the input so it satisfies the expected schema.\n`);
+  });
+
+  test("the PID-reuse guard: a recorded pid now owned by another process reads as lost and is never signalled", async () => {
+    const { stateDir, run, text } = setup();
+    await run("ps", "list");
+    const db = new Database(join(stateDir, "index.db"));
+    db.exec("PRAGMA busy_timeout = 5000");
+    db.query(
+      `INSERT INTO processes (session, id, seq, origin, command, cwd, log_path, stdin_path, pid, pid_start, supervisor_pid, supervisor_start, status, started_at)
+       VALUES ('default', 'p1', 1, 'ps', 'npm run dev', '/tmp', '/nonexistent/p1.log', NULL, ?, 'bogus:1', ?, 'bogus:1', 'running', ?)`,
+    ).run(process.pid, process.pid, Date.now() - 60_000);
+    db.query("INSERT INTO process_seq (session, next) VALUES ('default', 2)").run();
+    db.close();
+    expect(await text("ps", "list")).toBe("PROCESSES\np1  npm run dev  lost  pid <pid> gone, exit not recorded\n");
+    expect(await text("ps", "stop", "p1")).toBe(
+      "p1 (npm run dev) is not running: p1 is gone: it stopped running without its exit being recorded (killed from outside, or the machine restarted). Nothing to stop.\n",
+    );
+    expect(row(stateDir, "p1")!.status).toBe("lost");
+  });
+
+  test("ps start is the way to run what bash refuses; an empty command is invalid", async () => {
+    const { run } = setup();
+    const r = await run("ps", "start");
+    expect(r.stdout).toBe(`Invalid input for tool "process": action "start" needs parameter "command", the shell command to launch. Please rewrite the input so it satisfies the expected schema.\n`);
+  });
+});
+
+describe("kt session end", () => {
+  test("stops the session's processes, saying so, and removes its state", async () => {
+    const { stateDir, cwd, run } = setup();
+    writeFileSync(join(cwd, "f.txt"), "x\n");
+    await run("read", "f.txt");
+    await run("ps", "start", "echo one; exec sleep 60");
+    await run("ps", "start", "echo two; exec sleep 60");
+    const pids = rows(stateDir).map((r) => r.pid!);
+    const end = await run("session", "end");
+    expect(end.exitCode).toBe(0);
+    expect(end.stderr).toBe("kt session: Stopping p1 (echo one; exec sleep 60, pid " + pids[0] + ").\nkt session: Stopping p2 (echo two; exec sleep 60, pid " + pids[1] + ").\n");
+    expect(end.stdout).toMatch(/^Ended session "default": stopped 2 processes, removed 1 file stamp and 2 files \(\d+ bytes\)\.\n$/);
+    for (const pid of pids) expect(groupAlive(pid)).toEqual([]);
+    expect(rows(stateDir)).toEqual([]);
+    expect(existsSync(join(stateDir, "sessions", "default"))).toBe(false);
+    expect((await run("ps", "list")).stdout).toBe(`No background processes in this session. Start one with {"action":"start","command":"..."}.\n`);
+    expect((await run("session", "bogus")).exitCode).toBe(2);
+  });
+});

@@ -182,6 +182,24 @@ describe("kt mcp with the official SDK client", () => {
     expect(existsSync(join(tmp.path, "evil.txt"))).toBe(false);
   });
 
+  test.skipIf(!TOOL_NAMES.includes("bash"))("a truncated result's spill file is readable though outside the root; another session's is not", async () => {
+    using tmp = tempDir();
+    const { work, state } = workspace(tmp);
+    const { client } = await connect(work, state);
+    const long = (await client.callTool({ name: "bash", arguments: { command: "seq 1 3000" } })) as CallToolResult;
+    const spill = (long.structuredContent?.truncation as { spillPath?: string } | undefined)?.spillPath;
+    expect(spill).toStartWith(join(state, "sessions", "mcp-"));
+    expect(text(long)).toContain(`Full output: ${spill}`);
+    const page = (await client.callTool({ name: "read", arguments: { file_path: spill, offset: 1500, limit: 2 } })) as CallToolResult;
+    expect(page.isError).toBe(false);
+    expect(text(page)).toStartWith(`${spill}\n  1500→1500\n  1501→1501\n`);
+    const other = join(state, "sessions", "someone-else", "spill", "x.txt");
+    mkdirSync(join(state, "sessions", "someone-else", "spill"), { recursive: true });
+    writeFileSync(other, "private\n");
+    const refused = (await client.callTool({ name: "read", arguments: { file_path: other } })) as CallToolResult;
+    expect(refused.structuredContent?.error).toEqual({ name: "KtError", code: "OUTSIDE_ROOT" });
+  });
+
   test("--root DIR confines elsewhere, and relative paths resolve against it when started outside it", async () => {
     using tmp = tempDir();
     const { work, state } = workspace(tmp);

@@ -4,6 +4,7 @@ import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { KtError, type ToolContext } from "../tools/tool.ts";
+import { safeName } from "./state.ts";
 
 /** The absolute, normalized form of a model-given path (relative to ctx.cwd; `~` expanded). */
 export function absolutePath(ctx: Pick<ToolContext, "cwd">, input: string): string {
@@ -15,10 +16,12 @@ export function absolutePath(ctx: Pick<ToolContext, "cwd">, input: string): stri
 /**
  * The real path of `abs` (symlinks resolved; for a path that does not exist yet, its
  * nearest existing ancestor's real path plus the rest), refused when outside ctx.root.
+ * The session's own state folder (its spill files and process logs) stays reachable:
+ * truncated output sends the model there to read the rest (SPEC §3.2).
  */
-export function realPath(ctx: Pick<ToolContext, "root">, abs: string): string {
+export function realPath(ctx: Pick<ToolContext, "root"> & Partial<Pick<ToolContext, "stateDir" | "session">>, abs: string): string {
   const real = realOf(abs);
-  if (ctx.root !== undefined && !inside(ctx.root, real)) {
+  if (ctx.root !== undefined && !inside(ctx.root, real) && !inSessionState(ctx, real)) {
     const via = inside(ctx.root, abs) ? ` (through a symbolic link, its real path is ${real})` : "";
     throw new KtError(
       "OUTSIDE_ROOT",
@@ -26,6 +29,11 @@ export function realPath(ctx: Pick<ToolContext, "root">, abs: string): string {
     );
   }
   return real;
+}
+
+function inSessionState(ctx: Partial<Pick<ToolContext, "stateDir" | "session">>, real: string): boolean {
+  if (ctx.stateDir === undefined || ctx.session === undefined) return false;
+  return inside(realOf(resolve(ctx.stateDir, "sessions", safeName(ctx.session))), real);
 }
 
 function realOf(abs: string): string {

@@ -264,3 +264,19 @@ describe("kt session end", () => {
     expect((await run("session", "bogus")).exitCode).toBe(2);
   });
 });
+
+describe("pruning", () => {
+  test("32 entries are kept: the oldest finished ones go with their logs, running ones never", async () => {
+    const { stateDir, run } = setup();
+    await run("ps", "start", "echo keep; exec sleep 60");
+    for (let i = 2; i <= 34; i++) await run("ps", "start", `exit ${i % 7}`);
+    const ids = rows(stateDir).filter((r) => r.id !== null).map((r) => r.id);
+    expect(ids.length).toBe(32);
+    expect(ids).toContain("p1");
+    expect(ids).not.toContain("p2");
+    expect(ids).not.toContain("p3");
+    expect(existsSync(join(stateDir, "sessions/default/proc/p2.log"))).toBe(false);
+    expect(existsSync(join(stateDir, "sessions/default/proc/p4.log"))).toBe(true);
+    expect((await run("ps", "read", "p2")).stdout).toStartWith(`No process "p2". Active: p1 (echo keep; exec sleep 60, running).`);
+  }, 30_000);
+});

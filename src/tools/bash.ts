@@ -92,6 +92,10 @@ function notADirectory(abs: string): KtError {
 /** The command ended within the budget: its whole output, and no trace left in ps list. */
 function finished(ctx: ToolContext, row: ProcessRow): ToolOutput {
   const db = index(ctx);
+  if (row.status === "failed") {
+    remove(db, row);
+    throw new KtError("SPAWN_FAILED", `Command failed to start: ${row.error ?? "unknown error"}. Nothing ran. Check that bash is on PATH and that ${row.cwd} is still a directory.`);
+  }
   const size = logSize(row.log_path);
   let logKept = false;
   const shown = view(row.log_path, 0, size, LIMITS, (full) => {

@@ -118,7 +118,8 @@ export function defineTool<S extends z.ZodMiniObject>(spec: ToolSpec<S>): Tool<S
     async run(raw, ctx) {
       const started = performance.now();
       let result: ToolResult;
-      const parsed = parseInput(tool, raw);
+      // Validation prose names the tool as the model knows it ("process", not "ps").
+      const parsed = parseInput(spec.schemaName ? { ...tool, name: spec.schemaName } : tool, raw);
       if (!parsed.ok) {
         result = errorResult(spec.name, new KtError("INVALID_ARGS", parsed.prose), started);
       } else {

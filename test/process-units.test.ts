@@ -1,0 +1,84 @@
+// Small pieces of the process layer: the shared size cap, notice lines, time formats, the
+// unescaping of `kt ps write` arguments, and the identity of a pid.
+import { describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { openIndex } from "../src/core/state.ts";
+import { enforceCap } from "../src/process/diskcap.ts";
+import { budget, clock, exitPhrase, seconds, shortCommand } from "../src/process/format.ts";
+import { isSameProcess, processStart } from "../src/process/identity.ts";
+import { noticeLine } from "../src/process/notices.ts";
+import { missingCommands } from "../src/process/not-found.ts";
+import { unescape } from "../src/tools/ps.ts";
+import { tempDir } from "./_helpers.ts";
+
+describe("the size cap on spill files and logs", () => {
+  test("the oldest sessions' files go first; a log still being written stays", () => {
+    using tmp = tempDir();
+    const state = tmp.path;
+    const db = openIndex(state, { warn: () => {} });
+    const file = (session: string, sub: string, name: string, bytes: number, ageS: number) => {
+      const dir = join(state, "sessions", session, sub);
+      mkdirSync(dir, { recursive: true });
+      const path = join(dir, name);
+      writeFileSync(path, Buffer.alloc(bytes));
+      const t = new Date(Date.now() - ageS * 1000);
+      utimesSync(path, t, t);
+      return path;
+    };
+    const oldLive = file("old", "proc", "p1.log", 400, 300);
+    const oldSpill = file("old", "spill", "bash-1.txt", 400, 290);
+    const midSpill = file("mid", "spill", "bash-2.txt", 400, 200);
+    const newSpill = file("new", "spill", "bash-3.txt", 400, 10);
+    db.query(`INSERT INTO processes (session, id, seq, origin, command, cwd, log_path, status, started_at) VALUES ('old', 'p1', 1, 'ps', 'x', '/', ?, 'running', 0)`).run(oldLive);
+    expect(enforceCap(state, db, 900)).toBe(800);
+    expect([oldLive, oldSpill, midSpill, newSpill].map(existsSync)).toEqual([true, false, false, true]);
+    expect(enforceCap(state, db, 10_000)).toBe(0);
+  });
+});
+
+describe("notice lines (golden)", () => {
+  const base = { key: 1, id: "p3", command: "npm run dev", error: null, started_at: 0, ended_at: 372_000 };
+  test("each way a process can end", () => {
+    expect(noticeLine({ ...base, status: "exited", exit_code: 1, signal: null })).toBe("[Process p3 (npm run dev) exited with code 1 after 06:12. Use ps read p3 for its output.]");
+    expect(noticeLine({ ...base, status: "exited", exit_code: null, signal: "SIGKILL" })).toBe("[Process p3 (npm run dev) was killed by SIGKILL after 06:12. Use ps read p3 for its output.]");
+    expect(noticeLine({ ...base, status: "stopped", exit_code: null, signal: "SIGTERM" })).toBe("[Process p3 (npm run dev) was stopped after 06:12 (exit code null (SIGTERM)). Use ps read p3 for its output.]");
+    expect(noticeLine({ ...base, status: "failed", exit_code: null, signal: null, error: "No such file or directory" })).toBe("[Process p3 (npm run dev) failed to start: No such file or directory.]");
+    expect(noticeLine({ ...base, status: "lost", exit_code: null, signal: null })).toBe(
+      "[Process p3 (npm run dev) is gone: it stopped running without its exit being recorded (killed from outside, or the machine restarted). Use ps read p3 for its output.]",
+    );
+  });
+});
+
+describe("formats", () => {
+  test("clock, seconds, budget, exit phrase, short command", () => {
+    expect([clock(0), clock(59_999), clock(372_000), clock(3_723_000)]).toEqual(["00:00", "00:59", "06:12", "1:02:03"]);
+    expect([seconds(3210), seconds(45), seconds(123_456)]).toEqual(["3.2s", "0.0s", "123s"]);
+    expect([budget(120_000), budget(500), budget(1500)]).toEqual(["120s", "0.5s", "1.5s"]);
+    expect([exitPhrase(0, null), exitPhrase(null, "SIGTERM")]).toEqual(["code 0", "code null (SIGTERM)"]);
+    expect(shortCommand("npm   run\n dev")).toBe("npm run dev");
+    expect(shortCommand("x".repeat(70))).toBe(`${"x".repeat(59)}…`);
+  });
+  test("kt ps write arguments: backslash escapes decoded", () => {
+    expect(unescape("q\\n")).toBe("q\n");
+    expect(unescape("a\\tb\\r\\n\\\\n\\x04\\e[A")).toBe("a\tb\r\n\\n\x04\x1b[A");
+    expect(unescape("plain")).toBe("plain");
+  });
+  test("names bash reports as not found", () => {
+    expect(missingCommands("bash: line 1: npmm: command not found\nbash: line 2: gti: command not found\n")).toEqual(["npmm", "gti"]);
+    expect(missingCommands("all fine")).toEqual([]);
+  });
+});
+
+describe("pid identity", () => {
+  test("this process is itself, a wrong start time is not, a dead pid is nobody", async () => {
+    const start = processStart(process.pid);
+    expect(start).toBeDefined();
+    expect(isSameProcess(process.pid, start!)).toBe(true);
+    expect(isSameProcess(process.pid, "bogus:1")).toBe(false);
+    expect(isSameProcess(null, start!)).toBe(false);
+    const child = Bun.spawn(["true"]);
+    await child.exited;
+    expect(processStart(child.pid)).toBeUndefined();
+  });
+});

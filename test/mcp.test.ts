@@ -2,7 +2,7 @@
 // as an agent framework would: the compiled binary, its tools, annotations and schemas,
 // results with structured content, confinement to the root, one session per server.
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -119,6 +119,39 @@ describe("kt mcp with the official SDK client", () => {
     const shared2 = await connect(work, state, { args: ["--session", "shared"] });
     const ok = (await shared2.client.callTool({ name: "write", arguments: { file_path: "a.txt", content: "x\n" } })) as CallToolResult;
     expect(ok.isError).toBe(false);
+  });
+
+  test.skipIf(!TOOL_NAMES.includes("ps"))("a generated session ends with its server: its processes stopped; a named one lives on", async () => {
+    using tmp = tempDir();
+    const { work, state } = workspace(tmp);
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const start = async (client: Client) => {
+      const r = (await client.callTool({ name: "process", arguments: { action: "start", command: "sleep 300" } })) as CallToolResult;
+      expect(r.isError, text(r)).toBe(false);
+      const pid = (r.structuredContent?.extra as { pid: number }).pid;
+      expect(alive(pid)).toBe(true);
+      return pid;
+    };
+    const own = await connect(work, state);
+    const ownPid = await start(own.client);
+    const named = await connect(work, state, { args: ["--session", "keep"] });
+    const namedPid = await start(named.client);
+    await Promise.all(open.splice(0).map((c) => c.close()));
+    for (let i = 0; i < 100 && alive(ownPid); i++) await Bun.sleep(50);
+    expect(alive(ownPid)).toBe(false);
+    expect(own.stderr()).toContain("Stopping p1 (sleep 300");
+    expect(readdirSync(join(state, "sessions"))).toEqual(["keep"]);
+    expect(alive(namedPid)).toBe(true);
+    const end = Bun.spawnSync([KT, "session", "end", "--session", "keep"], { env: { PATH: process.env.PATH ?? "", KT_STATE_DIR: state } });
+    expect(end.exitCode).toBe(0);
+    expect(alive(namedPid)).toBe(false);
   });
 
   test.skipIf(!TOOL_NAMES.includes("edit"))("edit after read", async () => {

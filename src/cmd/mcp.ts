@@ -44,6 +44,8 @@ export async function run(argv: string[]): Promise<number> {
   const options = parseMcpArgv(argv);
   // Confined by default: to the directory the server started in (SPEC §3.6).
   options.root ??= process.env.KT_ROOT || process.cwd();
+  // One session per server process unless one is named: a generated one dies with the server.
+  const ownSession = options.session === undefined && !process.env.KT_SESSION;
   options.session ??= process.env.KT_SESSION || `mcp-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
   let base;
   try {
@@ -61,21 +63,34 @@ export async function run(argv: string[]): Promise<number> {
     import("../adapter/mcp.ts"),
     import("@modelcontextprotocol/sdk/server/stdio.js"),
   ]);
-  const ended = new Promise<void>((resolve) => {
-    process.stdin.once("end", resolve);
-    process.stdin.once("close", resolve);
+  const ended = new Promise<"end" | NodeJS.Signals>((resolve) => {
+    process.stdin.once("end", () => resolve("end"));
+    process.stdin.once("close", () => resolve("end"));
+    for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.once(signal, () => resolve(signal));
   });
   const transport = new StdioServerTransport();
   transport.onerror = (error) => log().warn(`kt mcp: ${error.message}`);
   const mcp = await serve({ version, base: { ...base, cwd }, newCallId }, transport);
   if (options.verbose) log().info(`kt mcp ${version}: serving on stdio; root ${root}; cwd ${cwd}; session ${base.session}`);
 
-  await ended;
-  // The client is gone or done sending: answer what is still running, then leave.
-  await mcp.idle();
+  const why = await ended;
+  // The client is done sending: answer what is still running. A signal means leave now.
+  if (why === "end") await mcp.idle();
   await new Promise((resolve) => process.stdout.write("", resolve));
   await mcp.server.close();
+  if (ownSession) await endOwnSession(base, options.verbose);
   return EXIT.ok;
+}
+
+/**
+ * Nobody can name a generated session once its server is gone: its background processes
+ * are stopped (each announced on stderr) and its stamps and files removed, so that a
+ * closed client leaves no orphan behind.
+ */
+async function endOwnSession(ctx: { stateDir: string; session: string; warn(message: string): void }, verbose: boolean): Promise<void> {
+  const { endSession } = await import("../process/teardown.ts");
+  const ended = await endSession(ctx, (line) => log().warn(`kt mcp: ${line}`));
+  if (verbose) log().info(`kt mcp: ended session ${ctx.session} (${ended.stopped} processes stopped, ${ended.files} files removed)`);
 }
 
 /** Anything that would print to stdout through console goes to stderr: stdout is the protocol's. */

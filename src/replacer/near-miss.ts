@@ -52,10 +52,9 @@ export function describe(
       startLine,
       endLine: Math.max(startLine, endLine),
       line: f + 1,
-      column: commonPrefix(expected, actual) + 1,
+      ...difference(expected, actual),
       expected,
       actual,
-      whitespaceOnly: withoutWs(expected) === withoutWs(actual),
       source,
       score: Math.round(score * 100) / 100,
     };
@@ -68,13 +67,23 @@ export function focus(hay: Haystack, region: { startLine: number; endLine: numbe
   return {
     ...region,
     line,
-    column: commonPrefix(expected, actual) + 1,
+    ...difference(expected, actual),
     expected,
     actual,
-    whitespaceOnly: withoutWs(expected) === withoutWs(actual),
     source,
     score: Math.round(score * 100) / 100,
   };
+}
+
+/**
+ * Where two versions of a line first differ, as a 1-based column of the file's line. When they
+ * differ in more than whitespace, a difference in indentation alone is not the one to point at.
+ */
+export function difference(expected: string, actual: string): { column: number; whitespaceOnly: boolean } {
+  if (withoutWs(expected) === withoutWs(actual)) return { column: commonPrefix(expected, actual) + 1, whitespaceOnly: true };
+  const e = expected.trimStart();
+  const a = actual.trimStart();
+  return { column: actual.length - a.length + commonPrefix(e, a) + 1, whitespaceOnly: false };
 }
 
 /** Where old_string would start if its lines that occur (up to spacing) in the file are right. */

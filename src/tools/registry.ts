@@ -4,6 +4,7 @@ import type { Tool } from "./tool.ts";
 const loaders: Record<string, () => Promise<{ default: Tool }>> = {
   read: () => import("./read.ts"),
   write: () => import("./write.ts"),
+  edit: () => import("./edit.ts"),
   bash: () => import("./bash.ts"),
   ps: () => import("./ps.ts"),
 };

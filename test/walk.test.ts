@@ -1,0 +1,229 @@
+// The shared walk (src/search/walk.ts): ripgrep's default filters, checked against fixed
+// expectations and, where rg knows the rule, against `rg --files` itself.
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tempDir } from "./_helpers.ts";
+import { RG, RG_NOISE, rgFiles, walked, writeTree } from "./_search.ts";
+import { compileIgnore, Match } from "../src/search/ignore.ts";
+import { walk } from "../src/search/walk.ts";
+
+/** Asserts the walk yields `expected`, and that rg agrees when the rule is one rg knows. */
+function expectFiles(root: string, expected: string[], opts: { rg?: boolean } = {}): void {
+  expect(walked(root)).toEqual([...expected].sort());
+  if (RG && opts.rg !== false) expect(rgFiles(root, RG_NOISE)).toEqual([...expected].sort());
+}
+
+describe("ignore rules", () => {
+  test("one line at a time: anchoring, directories only, ** and classes", () => {
+    const rules = compileIgnore(["*.log", "/top.txt", "build/", "a/**/z", "docs/**", "[abc]?.md", "!keep.log", "\\#hash", "trail\\ "].join("\n"))!;
+    const m = (rel: string, isDir = false) => rules.match(rel, rel.slice(rel.lastIndexOf("/") + 1), isDir);
+    expect(m("x/y.log")).toBe(Match.Ignore);
+    expect(m("x/keep.log")).toBe(Match.Whitelist);
+    expect(m("top.txt")).toBe(Match.Ignore);
+    expect(m("sub/top.txt")).toBe(Match.None);
+    expect(m("x/build", true)).toBe(Match.Ignore);
+    expect(m("x/build")).toBe(Match.None);
+    expect(m("a/z")).toBe(Match.Ignore);
+    expect(m("a/b/c/z")).toBe(Match.Ignore);
+    expect(m("docs", true)).toBe(Match.None);
+    expect(m("docs/x/y")).toBe(Match.Ignore);
+    expect(m("b1.md")).toBe(Match.Ignore);
+    expect(m("d1.md")).toBe(Match.None);
+    expect(m("#hash")).toBe(Match.Ignore);
+    expect(m("trail ")).toBe(Match.Ignore);
+    // A rule names the path itself, never its parents (the walk prunes those).
+    expect(m("build/inner.txt")).toBe(Match.None);
+  });
+
+  test("comments, blank lines, a BOM and CRLF compile to nothing", () => {
+    expect(compileIgnore("\uFEFF# comment\r\n\r\n   \n")).toBeNull();
+    expect(compileIgnore("\uFEFFa.txt\r\n")!.match("a.txt", "a.txt", false)).toBe(Match.Ignore);
+  });
+});
+
+describe("walk", () => {
+  test(".gitignore applies only inside a git repository; .ignore everywhere", () => {
+    using tmp = tempDir();
+    writeTree(tmp.path, { ".gitignore": "*.log\n", ".ignore": "*.tmp\n", "a.log": "x", "b.tmp": "x", "c.txt": "x" });
+    expectFiles(tmp.path, ["a.log", "c.txt"]);
+    mkdirSync(join(tmp.path, ".git"));
+    expectFiles(tmp.path, ["c.txt"]);
+  });
+
+  test("nested .gitignore files are relative to their own directory, with negation", () => {
+    using tmp = tempDir();
+    writeTree(tmp.path, {
+      ".git/": "",
+      ".gitignore": "*.gen\n/root-only.txt\nout/\n",
+      "root-only.txt": "x",
+      "src/root-only.txt": "x",
+      "src/a.gen": "x",
+      "src/.gitignore": "!keep.gen\n/local.txt\n",
+      "src/keep.gen": "x",
+      "src/local.txt": "x",
+      "src/deep/local.txt": "x",
+      "src/deep/out/x.txt": "x",
+      "out/y.txt": "x",
+      "main.ts": "x",
+    });
+    expectFiles(tmp.path, ["main.ts", "src/deep/local.txt", "src/keep.gen", "src/root-only.txt"]);
+  });
+
+  test("parent .gitignore files apply up to the repository root, and .git/info/exclude too", () => {
+    using tmp = tempDir();
+    writeTree(tmp.path, {
+      ".gitignore": "*.md\n", // above the repository: never applies
+      "repo/.git/info/exclude": "*.bak\n",
+      "repo/.gitignore": "*.log\n",
+      "repo/sub/a.log": "x",
+      "repo/sub/b.bak": "x",
+      "repo/sub/c.md": "x",
+      "repo/sub/d.ts": "x",
+    });
+    expectFiles(join(tmp.path, "repo", "sub"), ["c.md", "d.ts"]);
+    expectFiles(join(tmp.path, "repo"), ["sub/c.md", "sub/d.ts"]);
+  });
+
+  test("a nested repository does not inherit its parent's .gitignore", () => {
+    using tmp = tempDir();
+    writeTree(tmp.path, {
+      ".git/": "",
+      ".gitignore": "*.log\n",
+      "a.log": "x",
+      "inner/.git/": "",
+      "inner/b.log": "x",
+      "inner/.gitignore": "*.tmp\n",
+      "inner/c.tmp": "x",
+    });
+    expectFiles(tmp.path, ["inner/b.log"]);
+  });
+
+  test("a .git file (worktree) marks a repository and points at its exclude file", () => {
+    using tmp = tempDir();
+    writeTree(tmp.path, {
+      "gitdir/info/exclude": "*.bak\n",
+      "wt/.git": `gitdir: ${join(tmp.path, "gitdir")}\n`,
+      "wt/.gitignore": "*.log\n",
+      "wt/a.log": "x",
+      "wt/b.bak": "x",
+      "wt/c.ts": "x",
+    });
+    expect(walked(join(tmp.path, "wt"))).toEqual(["c.ts"]);
+  });
+
+  test(".ignore and .rgignore outrank .gitignore, and can whitelist what it ignores", () => {
+    using tmp = tempDir();
+    writeTree(tmp.path, {
+      ".git/": "",
+      ".gitignore": "build/\n*.log\n",
+      ".ignore": "!build/\n*.txt\n",
+      ".rgignore": "!keep.txt\n",
+      "build/out.js": "x",
+      "a.log": "x",
+      "b.txt": "x",
+      "keep.txt": "x",
+    });
+    expectFiles(tmp.path, ["build/out.js", "keep.txt"]);
+  });
+
+  test("hidden entries are skipped unless an ignore file whitelists them", () => {
+    using tmp = tempDir();
+    writeTree(tmp.path, {
+      ".git/": "",
+      ".env": "x",
+      ".hidden/a.ts": "x",
+      ".github/workflows/ci.yml": "x",
+      ".gitignore": "!.github/\n",
+      "visible.ts": "x",
+    });
+    expectFiles(tmp.path, [".github/workflows/ci.yml", "visible.ts"]);
+    expect(walked(tmp.path, { hidden: false })).toEqual([".env", ".github/workflows/ci.yml", ".gitignore", ".hidden/a.ts", "visible.ts"]);
+  });
+
+  test("noise directories are skipped unless exempted, wherever they are", () => {
+    using tmp = tempDir();
+    writeTree(tmp.path, { "node_modules/a/index.js": "x", "pkg/dist/b.js": "x", "pkg/src/c.ts": "x" });
+    expectFiles(tmp.path, ["pkg/src/c.ts"]);
+    expect(walked(tmp.path, { noise: ["dist"] })).toEqual(["node_modules/a/index.js", "pkg/src/c.ts"]);
+  });
+
+  test("the root is walked even when an ancestor's rules ignore it", () => {
+    using tmp = tempDir();
+    writeTree(tmp.path, { ".git/": "", ".gitignore": "vendor/\n*.log\n", "vendor/lib/a.ts": "x", "vendor/lib/b.log": "x" });
+    expectFiles(join(tmp.path, "vendor"), ["lib/a.ts"]);
+  });
+
+  test(".ktignore excludes everywhere; its ! lines only cancel its own lines", () => {
+    using tmp = tempDir();
+    writeTree(tmp.path, {
+      ".git/": "",
+      ".gitignore": "*.log\n",
+      ".ktignore": "generated/\n*.snap\n!keep.snap\n!a.log\n",
+      "generated/x.ts": "x",
+      "a.snap": "x",
+      "keep.snap": "x",
+      "a.log": "x",
+      "sub/.ktignore": "*.ts\n",
+      "sub/b.ts": "x",
+      "sub/c.js": "x",
+      "d.ts": "x",
+    });
+    expect(walked(tmp.path)).toEqual(["d.ts", "keep.snap", "sub/c.js"]);
+  });
+
+  test("an ancestor's .ktignore and .ignore apply to a walk below it", () => {
+    using tmp = tempDir();
+    writeTree(tmp.path, { ".ktignore": "*.gen\n", ".ignore": "*.tmp\n", "a/b/x.gen": "x", "a/b/y.tmp": "x", "a/b/z.ts": "x" });
+    expect(walked(join(tmp.path, "a"))).toEqual(["b/z.ts"]);
+  });
+
+  test("symlinks are not followed, so a loop ends; unicode names are kept", () => {
+    using tmp = tempDir();
+    writeTree(tmp.path, { "a/file.ts": "x", "ünïcödé/日本.ts": "x", "emoji 🎉.md": "x" });
+    symlinkSync("..", join(tmp.path, "a", "loop"));
+    symlinkSync("file.ts", join(tmp.path, "a", "link.ts"));
+    symlinkSync("missing", join(tmp.path, "dangling"));
+    expectFiles(tmp.path, ["a/file.ts", "emoji 🎉.md", "ünïcödé/日本.ts"]);
+  });
+
+  test("a visitor returning false stops the walk; the deadline stops it too", () => {
+    using tmp = tempDir();
+    for (let i = 0; i < 20; i++) writeTree(tmp.path, { [`d${i}/f.txt`]: "x" });
+    let seen = 0;
+    const stopped = walk({ root: tmp.path, hidden: true, noise: new Set() }, () => ++seen < 3);
+    expect(stopped).toEqual({ timedOut: false, stopped: true });
+    expect(seen).toBe(3);
+    const late = walk({ root: tmp.path, hidden: true, noise: new Set(), deadline: performance.now() - 1 }, () => {});
+    expect(late.timedOut).toBe(true);
+  });
+});
+
+describe.skipIf(!RG)("walk agrees with rg --files on real trees", () => {
+  for (const dir of [join(import.meta.dir, ".."), join(import.meta.dir, "..", "node_modules"), "/usr/share/doc"]) {
+    test(dir, () => {
+      const files = walked(dir);
+      expect(files.length).toBeGreaterThan(10);
+      expect(files).toEqual(rgFiles(dir, RG_NOISE));
+    });
+  }
+
+  test("a generated tree with ignore files at many levels", () => {
+    using tmp = tempDir();
+    writeTree(tmp.path, { ".git/": "", ".gitignore": "*.o\n!special.o\ntmp*/\n/root.txt\n" });
+    for (let i = 0; i < 6; i++) {
+      const d = `l${i}/m${i % 3}`;
+      writeTree(tmp.path, {
+        [`${d}/a.o`]: "x",
+        [`${d}/special.o`]: "x",
+        [`${d}/tmp${i}/x.c`]: "x",
+        [`${d}/root.txt`]: "x",
+        [`${d}/keep.c`]: "x",
+        [`${d}/.gitignore`]: i % 2 ? "keep.c\n" : "!tmp*/\n",
+        [`${d}/.ignore`]: i === 4 ? "!a.o\n" : "",
+      });
+    }
+    writeFileSync(join(tmp.path, "root.txt"), "x");
+    expect(walked(tmp.path)).toEqual(rgFiles(tmp.path, RG_NOISE));
+  });
+});

@@ -238,6 +238,26 @@ describe("limits and guards", () => {
     expect(row(stateDir, "p1")!.status).toBe("lost");
   });
 
+  test("a process whose supervisor was killed and which then died reads as lost", async () => {
+    const { stateDir, text } = setup();
+    await text("ps", "start", "echo up; exec sleep 60");
+    const r = rows(stateDir)[0]! as ReturnType<typeof rows>[number] & { supervisor_pid: number };
+    process.kill(r.supervisor_pid, "SIGKILL");
+    await until("the supervisor to die", () => groupAlive(r.supervisor_pid).length === 0);
+    expect(await text("ps", "list")).toMatch(/^PROCESSES\np1 {2}echo up; exec sleep 60 {2}running {2}<clock> {2}pid <pid>\n$/);
+    process.kill(-r.pid!, "SIGKILL");
+    await until("the command to die", () => groupAlive(r.pid!).length === 0);
+    expect(await text("ps", "list")).toBe("PROCESSES\np1  echo up; exec sleep 60  lost  pid <pid> gone, exit not recorded\n");
+  });
+
+  test("a process bash moved to the background takes no input (golden)", async () => {
+    const { run } = setup();
+    await run("bash", "--timeout", "100", "sleep 0.3; sleep 60");
+    const w = await run("ps", "write", "p1", "x\\n");
+    expect(w.exitCode).toBe(1);
+    expect(w.stdout).toBe(`p1 takes no input: it was moved to the background by bash, which runs commands with stdin closed. To talk to a program, start it with {"action":"start","command":"..."} and write to that process.\n`);
+  });
+
   test("ps start is the way to run what bash refuses; an empty command is invalid", async () => {
     const { run } = setup();
     const r = await run("ps", "start");

@@ -6,6 +6,7 @@ import * as z from "zod/mini";
 import { closeSync, constants, existsSync, openSync, writeSync } from "node:fs";
 import description from "./ps.txt" with { type: "text" };
 import { defineTool, invalidArgs, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
+import { withWriteLock } from "../core/state.ts";
 import type { Limits } from "../core/truncate.ts";
 import { clock, exitPhrase, shortCommand } from "../process/format.ts";
 import { isSameProcess } from "../process/identity.ts";
@@ -212,12 +213,16 @@ interface NewOutput {
 /** Output since the session's cursor, advancing the cursor past it. */
 function takeNew(ctx: ToolContext, row: ProcessRow): NewOutput | undefined {
   const db = index(ctx);
-  const size = logSize(row.log_path);
-  const from = Math.min(row.cursor_byte, size);
-  if (from >= size) return undefined;
-  const shown = view(row.log_path, from, size, READ_LIMITS, () => row.log_path);
-  setCursor(db, row.key, size, row.cursor_line + shown.newlines);
-  return { text: shown.text, first: row.cursor_line + 1, last: row.cursor_line + shown.lines, ...(shown.truncation ? { truncation: shown.truncation } : {}) };
+  // Under the write lock, so two concurrent reads never both show the same output.
+  return withWriteLock(db, () => {
+    const cursor = byKey(db, row.key) ?? row;
+    const size = logSize(row.log_path);
+    const from = Math.min(cursor.cursor_byte, size);
+    if (from >= size) return undefined;
+    const shown = view(row.log_path, from, size, READ_LIMITS, () => row.log_path);
+    setCursor(db, row.key, size, cursor.cursor_line + shown.newlines);
+    return { text: shown.text, first: cursor.cursor_line + 1, last: cursor.cursor_line + shown.lines, ...(shown.truncation ? { truncation: shown.truncation } : {}) };
+  });
 }
 
 function totalLines(row: ProcessRow): number {

@@ -125,8 +125,7 @@ function normalize(s: string): string {
 /**
  * The file's text with CRLF read as LF, and the way back: offsets into the LF text map onto
  * the original, so that only the edited spans change and every other line keeps its own
- * ending — in a file with mixed endings too. Text written into a span takes the file's
- * dominant ending.
+ * ending — in a file with mixed endings too.
  */
 class Lf {
   private constructor(
@@ -162,13 +161,17 @@ class Lf {
     return offset + lo;
   }
 
-  apply(edits: readonly Edit[], eol: "\r\n" | "\n"): string {
+  /** Each edit's text takes the line ending its span had (the file's dominant one when the span had none). */
+  apply(edits: readonly Edit[], fileEol: "\r\n" | "\n"): string {
     let out = "";
     let at = 0;
     for (const e of edits) {
       const start = this.toOriginal(e.start);
+      const end = this.toOriginal(e.end);
+      const span = this.original.slice(start, end);
+      const eol = span.includes("\n") ? dominantEol(span) : fileEol;
       out += this.original.slice(at, start) + (eol === "\n" ? e.text : e.text.replace(/\n/g, eol));
-      at = this.toOriginal(e.end);
+      at = end;
     }
     return out + this.original.slice(at);
   }

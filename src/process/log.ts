@@ -233,3 +233,32 @@ function assemble(
   };
 }
 
+
+/** Lines in the whole log, counting on from a known (byte, newlines-before-it) point when it still holds. */
+export function totalLines(path: string, known: { byte: number; line: number }): number {
+  const size = logSize(path);
+  const memo = known.byte <= size ? known : { byte: 0, line: 0 };
+  const newlines = memo.line + countNewlines(path, memo.byte, size);
+  const last = size > 0 ? readBytes(path, size - 1, size)[0] : 10;
+  return newlines + (last === 10 ? 0 : 1);
+}
+
+/**
+ * A forward page from byte `from` (a line start): whole lines up to `limits.maxLines` and
+ * `limits.maxBytes`; a single line longer than the page is cut and marked.
+ */
+export function pageFrom(path: string, from: number, size: number, limits: Pick<Limits, "maxLines" | "maxBytes">): { text: string; count: number } {
+  const raw = readBytes(path, from, Math.min(size, from + limits.maxBytes + 1));
+  let end = raw.length;
+  if (from + raw.length < size || raw.length > limits.maxBytes) {
+    const nl = raw.lastIndexOf(10, limits.maxBytes - 1);
+    end = nl >= 0 ? nl + 1 : Math.min(raw.length, limits.maxBytes);
+  }
+  let text = clean(new TextDecoder().decode(raw.subarray(0, end), { stream: end < raw.length }));
+  const cutLine = end < raw.length && raw[end - 1] !== 10;
+  if (text.endsWith("\n")) text = text.slice(0, -1);
+  let lines = text.split("\n");
+  if (lines.length > limits.maxLines) lines = lines.slice(0, limits.maxLines);
+  else if (cutLine) lines[lines.length - 1] += "… [line truncated]";
+  return { text: lines.join("\n"), count: text === "" && end === 0 ? 0 : lines.length };
+}

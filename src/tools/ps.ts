@@ -3,7 +3,7 @@
 // (src/process/supervisor.ts); these actions only read and update its row and its log,
 // write to its stdin FIFO, and signal its process group.
 import * as z from "zod/mini";
-import { closeSync, constants, existsSync, openSync, writeSync } from "node:fs";
+import { existsSync } from "node:fs";
 import description from "./ps.txt" with { type: "text" };
 import { defineTool, invalidArgs, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
 import { withWriteLock } from "../core/state.ts";
@@ -11,7 +11,8 @@ import type { Limits } from "../core/truncate.ts";
 import { clock, exitPhrase, shortCommand } from "../process/format.ts";
 import { isSameProcess } from "../process/identity.ts";
 import { stopRow } from "../process/stop.ts";
-import { countNewlines, lineStart, logSize, readBytes, view, clean } from "../process/log.ts";
+import { lineStart, logSize, pageFrom, readBytes, totalLines, view } from "../process/log.ts";
+import { sendToFifo } from "../process/stdin.ts";
 import { byId, byKey, index, isFinal, markNotified, reconcile, running, setCursor, visible, type ProcessRow } from "../process/registry.ts";
 import { launch } from "../process/spawn.ts";
 import { waitForEnd, waitForOutput } from "../process/wait.ts";
@@ -225,14 +226,6 @@ function takeNew(ctx: ToolContext, row: ProcessRow): NewOutput | undefined {
   });
 }
 
-function totalLines(row: ProcessRow): number {
-  const size = logSize(row.log_path);
-  const memo = row.cursor_byte <= size ? { byte: row.cursor_byte, line: row.cursor_line } : { byte: 0, line: 0 };
-  const newlines = memo.line + countNewlines(row.log_path, memo.byte, size);
-  const last = size > 0 ? readBytes(row.log_path, size - 1, size)[0] : 10;
-  return newlines + (last === 10 ? 0 : 1);
-}
-
 function readNew(ctx: ToolContext, row: ProcessRow): ToolOutput {
   const db = index(ctx);
   const out = takeNew(ctx, row);
@@ -240,7 +233,7 @@ function readNew(ctx: ToolContext, row: ProcessRow): ToolOutput {
   if (final) markNotified(db, row.key);
   const id = row.id!;
   if (!out) {
-    const total = totalLines(row);
+    const total = totalLines(row.log_path, { byte: row.cursor_byte, line: row.cursor_line });
     const content = final
       ? `No new output from ${id} since last read. ${statusSentence(row)} (${total} lines in all.) Use offset to re-read earlier output.`
       : `No new output from ${id} since last read (still running, ${total} lines total). Use offset to re-read earlier output.`;
@@ -262,13 +255,13 @@ function readFrom(ctx: ToolContext, row: ProcessRow, offset: number): ToolOutput
   const db = index(ctx);
   const id = row.id!;
   const size = logSize(row.log_path);
-  const total = totalLines(row);
+  const total = totalLines(row.log_path, { byte: row.cursor_byte, line: row.cursor_line });
   if (offset > Math.max(total, 1)) {
     throw new KtError("OFFSET_BEYOND_EOF", `Offset ${offset} is beyond the end of ${id}'s output (${total} lines). Use offset ≤ ${Math.max(total, 1)}, or omit offset for the output since your last read.`, { processId: id });
   }
   const lineBoundary = row.cursor_byte === 0 || (row.cursor_byte <= size && readBytes(row.log_path, row.cursor_byte - 1, row.cursor_byte)[0] === 10);
   const from = lineStart(row.log_path, offset, size, lineBoundary ? { byte: row.cursor_byte, line: row.cursor_line } : { byte: 0, line: 0 }) ?? size;
-  const page = pageFrom(row.log_path, from, size);
+  const page = pageFrom(row.log_path, from, size, READ_LIMITS);
   const last = offset + page.count - 1;
   const final = isFinal(row.status);
   if (final) markNotified(db, row.key);
@@ -282,23 +275,6 @@ function readFrom(ctx: ToolContext, row: ProcessRow, offset: number): ToolOutput
     exitCode: row.exit_code,
     extra: { status: row.status, offset, lines: page.count, totalLines: total },
   };
-}
-
-/** Up to 300 lines / 20 KB from byte `from`, whole lines only (one over-long line is cut). */
-function pageFrom(path: string, from: number, size: number): { text: string; count: number } {
-  const raw = readBytes(path, from, Math.min(size, from + READ_LIMITS.maxBytes + 1));
-  let end = raw.length;
-  if (from + raw.length < size || raw.length > READ_LIMITS.maxBytes) {
-    const nl = raw.lastIndexOf(10, READ_LIMITS.maxBytes - 1);
-    end = nl >= 0 ? nl + 1 : Math.min(raw.length, READ_LIMITS.maxBytes);
-  }
-  let text = clean(new TextDecoder().decode(raw.subarray(0, end), { stream: end < raw.length }));
-  const cutLine = end < raw.length && raw[end - 1] !== 10;
-  if (text.endsWith("\n")) text = text.slice(0, -1);
-  let lines = text.split("\n");
-  if (lines.length > READ_LIMITS.maxLines) lines = lines.slice(0, READ_LIMITS.maxLines);
-  else if (cutLine) lines[lines.length - 1] += "… [line truncated]";
-  return { text: lines.join("\n"), count: text === "" && end === 0 ? 0 : lines.length };
 }
 
 // ---- write -------------------------------------------------------------------------
@@ -350,33 +326,6 @@ async function write(input: Input, ctx: ToolContext): Promise<ToolOutput> {
     ...(out?.truncation ? { truncation: out.truncation } : {}),
     extra: { status: now.status, bytes: sent },
   };
-}
-
-/** Writes to the stdin FIFO without ever blocking on it; undefined when nobody holds it open. */
-async function sendToFifo(path: string, bytes: Buffer): Promise<number | undefined> {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
-  } catch {
-    return undefined;
-  }
-  let sent = 0;
-  const deadline = performance.now() + 2000;
-  try {
-    while (sent < bytes.length) {
-      try {
-        sent += writeSync(fd, bytes, sent, bytes.length - sent);
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code === "EPIPE") return sent === 0 ? undefined : sent;
-        if (code !== "EAGAIN" || performance.now() > deadline) break;
-        await Bun.sleep(10);
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return sent;
 }
 
 // ---- stop --------------------------------------------------------------------------

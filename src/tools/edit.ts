@@ -73,6 +73,15 @@ export default defineTool({
     const traced = ctx.flags.trace ? { trace: result.trace } : {};
     if (result.kind !== "ok") throw failure(abs, result, oldString.length, traced);
 
+    if (result.newContent === file.lf) {
+      // A quote that differs from the file only where the file keeps its own text (spacing,
+      // typography) makes no change: say so rather than report an edit.
+      throw new KtError(
+        "IDENTICAL_STRINGS",
+        `${NOT_PERFORMED} old_string was found in ${abs} (${how(result)}), but new_string differs from it only where the file keeps its own text, so ${abs} would stay exactly as it is. Change what you mean to change in new_string.`,
+        { extra: { path: abs, strategy: result.strategy, startLine: result.matched.startLine, endLine: result.matched.endLine, ...traced } },
+      );
+    }
     const after = file.apply(result.edits, dominantEol(text));
     const diff = unifiedDiff(abs, text, after);
     if (!ctx.flags.dryRun) {

@@ -10,7 +10,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { inputSchema } from "../src/tools/_jsonschema.ts";
 import { loadAllTools, schemaName, TOOL_NAMES } from "../src/tools/registry.ts";
 import { EXPECTED_ANNOTATIONS } from "./_annotations.ts";
-import { callTool, KT, tempDir } from "./_helpers.ts";
+import { callTool, KT, kt, tempDir } from "./_helpers.ts";
 
 const open: Client[] = [];
 afterEach(async () => {
@@ -259,5 +259,16 @@ describe("kt mcp with the official SDK client", () => {
     const result = (await client.callTool({ name: "read", arguments: { file_path: "a.txt" } })) as CallToolResult;
     expect(result.isError).toBe(false);
     expect(stderr()).toContain(`root ${work}`);
+  });
+
+  test("usage errors exit 2 before serving anything", () => {
+    using tmp = tempDir();
+    const { work, state } = workspace(tmp);
+    const bogus = kt(["mcp", "--bogus"], { cwd: work, stateDir: state, stdin: "" });
+    expect(bogus).toEqual({ stdout: "", stderr: 'kt mcp: unknown option --bogus\nRun "kt mcp --help" for usage.\n', exitCode: 2 });
+    const missing = kt(["mcp", "--root", join(tmp.path, "missing")], { cwd: work, stateDir: state, stdin: "" });
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stdout).toBe("");
+    expect(missing.stderr).toStartWith(`kt mcp: The root directory ${join(tmp.path, "missing")} (from --root) does not exist.`);
   });
 });

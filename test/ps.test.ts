@@ -3,7 +3,7 @@
 // end, then SIGKILL to anything still recorded as alive).
 import { afterEach, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir, type TempDir } from "./_helpers.ts";
 import { groupAlive, ktAsync, norm, reap, row, rows, until } from "./_process.ts";
@@ -139,6 +139,16 @@ describe("the index keeps the facts", () => {
     expect(ended.exit_code).toBe(7);
     expect(ended.ended_at).toBeGreaterThan(0);
     expect(ended.notified).toBe(0);
+  });
+
+  test("reading a finished process: its end stated once more, and a removed log named (golden)", async () => {
+    const { stateDir, text } = setup();
+    await text("ps", "start", "echo one; sleep 0.3; echo two; exit 5");
+    await until("the exit", () => row(stateDir, "p1")?.status === "exited");
+    expect(await text("ps", "read", "p1")).toBe(`Output of p1 since last read (lines 2–2 of 2):\ntwo\np1 exited with code 5 after <clock>. Full log: ${LOG("p1")}\n`);
+    expect(await text("ps", "read", "p1")).toBe(`No new output from p1 since last read (2 lines in all; use offset to re-read them).\np1 exited with code 5 after <clock>. Full log: ${LOG("p1")}\n`);
+    rmSync(join(stateDir, "sessions/default/proc/p1.log"));
+    expect(await text("ps", "read", "p1")).toBe(`The log of p1 was removed (to keep the state directory under its size cap), so its output is gone. p1 exited with code 5 after <clock>.\n`);
   });
 
   test("an immediate exit is reported inline (golden)", async () => {

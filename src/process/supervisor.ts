@@ -10,7 +10,11 @@ import { processStart } from "./identity.ts";
 import type { SupervisorSpec } from "./spawn.ts";
 
 export async function supervise(argv: string[]): Promise<number> {
-  const spec = JSON.parse(argv[0] ?? "{}") as SupervisorSpec;
+  const spec = parseSpec(argv[0]);
+  if (!spec) {
+    process.stderr.write("kt: __supervise is kt's own background-process supervisor, not a command to run by hand.\n");
+    return 2;
+  }
   const logFd = openSync(spec.log, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, 0o600);
   // Open read-write, the FIFO always has a writer: the command never sees end-of-file
   // between two kt writes, and a kt write never blocks for want of a reader.
@@ -99,4 +103,13 @@ function record(spec: SupervisorSpec, write: (db: Database) => void): Database |
     }
   }
   return undefined;
+}
+
+function parseSpec(arg: string | undefined): SupervisorSpec | undefined {
+  try {
+    const spec = JSON.parse(arg ?? "") as SupervisorSpec;
+    return typeof spec.stateDir === "string" && typeof spec.log === "string" && typeof spec.command === "string" && Number.isInteger(spec.key) ? spec : undefined;
+  } catch {
+    return undefined;
+  }
 }

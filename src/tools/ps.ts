@@ -196,7 +196,7 @@ function read(input: Input, ctx: ToolContext): ToolOutput {
   if (!existsSync(row.log_path)) {
     if (isFinal(row.status)) markNotified(db, row.key);
     return {
-      content: `The log of ${row.id} was removed (to keep the state directory under its size cap), so its output is gone. ${statusSentence(row)}`,
+      content: `The log of ${row.id} was removed (to keep the state directory under its size cap), so its output is gone. ${isFinal(row.status) ? statusSentence(row, false) : "It is still running; new output goes to a log that no longer exists."}`,
       title: `Process read ${row.id} · log removed`,
       processId: row.id!,
     };
@@ -235,8 +235,8 @@ function readNew(ctx: ToolContext, row: ProcessRow): ToolOutput {
   if (!out) {
     const total = totalLines(row.log_path, { byte: row.cursor_byte, line: row.cursor_line });
     const content = final
-      ? `No new output from ${id} since last read. ${statusSentence(row)} (${total} lines in all.) Use offset to re-read earlier output.`
-      : `No new output from ${id} since last read (still running, ${total} lines total). Use offset to re-read earlier output.`;
+      ? `No new output from ${id} since last read (${total} ${total === 1 ? "line" : "lines"} in all; use offset to re-read them).\n${statusSentence(row)}`
+      : `No new output from ${id} since last read (still running, ${total} ${total === 1 ? "line" : "lines"} total). Use offset to re-read earlier output.`;
     return { content, title: `Process read ${id} · no new output`, processId: id, exitCode: row.exit_code, extra: { status: row.status, newLines: 0 } };
   }
   const lines = [`Output of ${id} since last read (lines ${out.first}–${out.last} of ${out.last}):`, out.text];

@@ -5,6 +5,8 @@ const loaders: Record<string, () => Promise<{ default: Tool }>> = {
   read: () => import("./read.ts"),
   write: () => import("./write.ts"),
   edit: () => import("./edit.ts"),
+  grep: () => import("./grep.ts"),
+  glob: () => import("./glob.ts"),
   bash: () => import("./bash.ts"),
   ps: () => import("./ps.ts"),
 };

@@ -1,0 +1,178 @@
+// The built-in grep engine: the shared walk, then each file read in chunks of whole
+// lines and searched as one string. A file with a NUL byte anywhere is binary and
+// skipped (rg stops at the first NUL and reports it; the rg engine drops such files
+// too). A UTF-8 BOM is dropped and UTF-16 with a BOM is decoded, as rg does.
+import { closeSync, openSync, readSync } from "node:fs";
+import { relative } from "node:path";
+import type { Compiled } from "./regex.ts";
+import { Collector, displayLine, MAX_KEPT, type Hit } from "./collect.ts";
+import { walk } from "./walk.ts";
+import type { SearchOutcome, SearchPlan } from "./plan.ts";
+
+const CHUNK = 256 * 1024;
+let shared = Buffer.allocUnsafe(CHUNK);
+
+export function searchBuiltin(plan: SearchPlan, compiled: Compiled, collector: Collector): SearchOutcome {
+  const unreadable: string[] = [];
+  const searchOne = (abs: string, rel: string): boolean => {
+    const result = searchFile(abs, compiled);
+    if (result === "unreadable") unreadable.push(rel);
+    else if (result && result.count > 0) collector.add(rel, abs, result.hits, result.count, result.cut);
+    return performance.now() <= plan.deadline;
+  };
+  if (plan.file) {
+    searchOne(plan.real, "");
+    return { timedOut: false, unreadable };
+  }
+  let timedOut = false;
+  const result = walk(
+    { root: plan.walkRoot, hidden: plan.hidden, noise: plan.noise, deadline: plan.deadline, onUnreadable: (abs) => unreadable.push(relative(plan.real, abs)) },
+    (abs, rel) => {
+      const full = plan.walkRel ? `${plan.walkRel}/${rel}` : rel;
+      if (plan.match && !plan.match(full)) return true;
+      if (searchOne(abs, full)) return true;
+      timedOut = true;
+      return false;
+    },
+  );
+  return { timedOut: timedOut || result.timedOut, unreadable };
+}
+
+interface FileResult {
+  hits: Hit[];
+  count: number;
+  cut: boolean;
+}
+
+/** The matching lines of one file; null when binary; "unreadable" when it cannot be opened. */
+/** What searching needs of a compiled pattern. */
+export type Matcher = Pick<Compiled, "js" | "prefilter">;
+
+export function searchFile(abs: string, re: Matcher): FileResult | null | "unreadable" {
+  let fd: number;
+  try {
+    fd = openSync(abs, "r");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === "EACCES" || code === "EPERM" ? "unreadable" : null;
+  }
+  try {
+    return scan(fd, re);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === "EACCES" || code === "EPERM" ? "unreadable" : null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function scan(fd: number, re: Matcher): FileResult | null {
+  const out: FileResult = { hits: [], count: 0, cut: false };
+  let buf = shared;
+  let filled = 0;
+  let line = 1;
+  let first = true;
+  let skip = 0;
+  for (;;) {
+    const n = readSync(fd, buf, filled, buf.length - filled, null);
+    const eof = n === 0;
+    const start = filled;
+    filled += n;
+    if (first) {
+      first = false;
+      if (filled >= 2 && ((buf[0] === 0xff && buf[1] === 0xfe) || (buf[0] === 0xfe && buf[1] === 0xff))) {
+        return utf16(fd, buf.subarray(0, filled), re);
+      }
+      if (filled >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) skip = 3;
+    }
+    if (n > 0 && buf.subarray(start, filled).indexOf(0) !== -1) return null;
+    if (filled === 0) return out;
+    let end: number;
+    if (eof) end = filled;
+    else {
+      const nl = buf.lastIndexOf(10, filled - 1);
+      if (nl < skip) {
+        // One line longer than the buffer: grow it and read on.
+        if (filled === buf.length) {
+          const bigger = Buffer.allocUnsafe(buf.length * 2);
+          buf.copy(bigger, 0, 0, filled);
+          buf = bigger;
+          if (bigger.length <= 16 * CHUNK) shared = bigger;
+        }
+        continue;
+      }
+      end = nl + 1;
+    }
+    if (end > skip) line = searchText(buf.toString("utf8", skip, end), re.js, line, out, re.prefilter);
+    if (eof) return out;
+    buf.copy(buf, 0, end, filled);
+    filled -= end;
+    skip = 0;
+  }
+}
+
+/**
+ * Finds the matching lines of `text` (whole lines; the last may lack its "\n"), numbered
+ * from `line`; returns the number of the line after the text. With a prefilter (a global
+ * regex every matching line matches), candidates are found with it and each candidate
+ * line is then checked with `re` alone.
+ */
+export function searchText(text: string, re: RegExp, line: number, out: FileResult, prefilter: RegExp | null = null): number {
+  const finder = prefilter ?? re;
+  let counted = 0;
+  finder.lastIndex = 0;
+  for (;;) {
+    const m = finder.exec(text);
+    if (!m) break;
+    const at = m.index;
+    if (at >= text.length && (text.length === 0 || text.charCodeAt(text.length - 1) === 10)) break;
+    for (let nl = text.indexOf("\n", counted); nl !== -1 && nl < at; nl = text.indexOf("\n", counted)) {
+      line++;
+      counted = nl + 1;
+    }
+    const lineStart = counted;
+    let lineEnd = text.indexOf("\n", at);
+    if (lineEnd === -1) lineEnd = text.length;
+    const lineText = text.slice(lineStart, lineEnd);
+    let hit = prefilter === null;
+    if (!hit) {
+      re.lastIndex = 0;
+      hit = re.test(lineText);
+    }
+    if (hit) {
+      out.count++;
+      if (out.hits.length < MAX_KEPT) out.hits.push({ line, text: displayLine(lineText, re) });
+      else out.cut = true;
+    }
+    // The last line, without a "\n": nothing follows it.
+    if (lineEnd >= text.length) return done(finder, re, line);
+    line++;
+    counted = lineEnd + 1;
+    finder.lastIndex = counted;
+  }
+  for (let nl = text.indexOf("\n", counted); nl !== -1; nl = text.indexOf("\n", nl + 1)) line++;
+  return done(finder, re, line);
+}
+
+function done(finder: RegExp, re: RegExp, line: number): number {
+  finder.lastIndex = 0;
+  re.lastIndex = 0;
+  return line;
+}
+
+/** UTF-16 with a BOM: decoded whole, as rg transcodes it. */
+function utf16(fd: number, head: Buffer, re: Matcher): FileResult | null {
+  const parts: Buffer[] = [Buffer.from(head)];
+  const chunk = Buffer.allocUnsafe(CHUNK);
+  for (;;) {
+    const n = readSync(fd, chunk, 0, chunk.length, null);
+    if (n === 0) break;
+    parts.push(Buffer.from(chunk.subarray(0, n)));
+  }
+  const bytes = Buffer.concat(parts);
+  const text = new TextDecoder(bytes[0] === 0xff ? "utf-16le" : "utf-16be").decode(bytes);
+  if (text.includes("\0")) return null;
+  const out: FileResult = { hits: [], count: 0, cut: false };
+  searchText(text, re.js, 1, out, re.prefilter);
+  return out;
+}

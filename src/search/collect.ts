@@ -1,0 +1,101 @@
+// The matches of one grep, whichever engine found them: lines grouped by file, files
+// ordered newest first (ties by path), every line's text already cut for display. Memory
+// is bounded: past MAX_KEPT lines the oldest files keep only their counts, so the kept
+// lines are always a prefix of the full result in display order.
+import { statSync } from "node:fs";
+
+export const MAX_LINE_CHARS = 250;
+/** Matching lines kept for the spill file; counting goes on past it. */
+export const MAX_KEPT = 20_000;
+
+export interface Hit {
+  line: number;
+  text: string;
+}
+
+export interface FileHits {
+  /** Relative to the search root, "/" separators. */
+  rel: string;
+  mtimeMs: number;
+  count: number;
+  /** A prefix of the file's matching lines; all of them unless `cut`. */
+  hits: Hit[];
+  cut: boolean;
+}
+
+export class Collector {
+  readonly files: FileHits[] = [];
+  lines = 0;
+  private kept = 0;
+
+  /** Adds one file's matches; `abs` is stat'ed for its mtime. */
+  add(rel: string, abs: string, hits: Hit[], count: number, cut: boolean): void {
+    let mtimeMs = 0;
+    try {
+      mtimeMs = statSync(abs).mtimeMs;
+    } catch {
+      // Vanished since it was read: it still had these matches.
+    }
+    this.files.push({ rel, mtimeMs, count, hits, cut });
+    this.lines += count;
+    this.kept += hits.length;
+    if (this.kept > MAX_KEPT) this.evict();
+  }
+
+  /** Files in display order. */
+  sorted(): FileHits[] {
+    return this.files.sort(byRecency);
+  }
+
+  private evict(): void {
+    this.files.sort(byRecency);
+    let kept = 0;
+    for (const file of this.files) {
+      if (kept >= MAX_KEPT / 2) {
+        if (file.hits.length > 0) {
+          file.hits = [];
+          file.cut = true;
+        }
+        continue;
+      }
+      if (kept + file.hits.length > MAX_KEPT / 2) {
+        file.hits = file.hits.slice(0, MAX_KEPT / 2 - kept);
+        file.cut = true;
+      }
+      kept += file.hits.length;
+    }
+    this.kept = kept;
+  }
+}
+
+export function byRecency(a: FileHits, b: FileHits): number {
+  return b.mtimeMs - a.mtimeMs || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0);
+}
+
+/**
+ * A matched line as shown: without its "\r", at most MAX_LINE_CHARS characters with "…"
+ * where it was cut; a long line whose first match lies past the cut is shown around it.
+ */
+export function displayLine(raw: string, re: RegExp): string {
+  const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+  if (line.length <= MAX_LINE_CHARS) return line;
+  re.lastIndex = 0;
+  const m = re.exec(line);
+  re.lastIndex = 0;
+  const end = m ? m.index + m[0].length : 0;
+  if (end <= MAX_LINE_CHARS) return `${cut(line, 0, MAX_LINE_CHARS)}…`;
+  const start = Math.max(0, Math.min(m!.index - 40, line.length - MAX_LINE_CHARS));
+  const body = cut(line, start, start + MAX_LINE_CHARS);
+  return `…${body}${start + MAX_LINE_CHARS < line.length ? "…" : ""}`;
+}
+
+/** line.slice(from, to) without splitting a surrogate pair at either end. */
+function cut(line: string, from: number, to: number): string {
+  const isLow = (i: number) => {
+    const c = line.charCodeAt(i);
+    return c >= 0xdc00 && c <= 0xdfff;
+  };
+  if (from > 0 && isLow(from)) from++;
+  if (to < line.length && isLow(to)) to--;
+  return line.slice(from, to);
+}

@@ -1,0 +1,158 @@
+// What a grep or glob call searches: the resolved path, the directory actually walked,
+// the filters, and how a found file is shown. Explicit naming widens the walk: the
+// literal leading directories of a pattern or include become the walk root (entered even
+// when ignored, hidden or noise), a noise name written in the path or the pattern is not
+// skipped, and a segment written with a leading "." lets the walk see hidden entries.
+import { accessSync, constants, statSync } from "node:fs";
+import { isAbsolute, join, relative } from "node:path";
+import picomatch from "picomatch";
+import { KtError, type ToolContext } from "../tools/tool.ts";
+import { absolutePath, displayPath, fsError, realPath } from "../core/paths.ts";
+import { notFound } from "../tools/_suggest.ts";
+import { NOISE } from "./walk.ts";
+
+export interface SearchPlan {
+  /** The search path, absolute, as given (not symlink-resolved): the base of displayed paths. */
+  abs: string;
+  /** Its real path. */
+  real: string;
+  /** The path is a single file. */
+  file: boolean;
+  /** The directory walked: `real` plus the pattern's literal leading directories. */
+  walkRoot: string;
+  /** walkRoot relative to real ("" when the same). */
+  walkRel: string;
+  /** The literal leading directories of the pattern do not exist (nothing to find). */
+  missing: boolean;
+  hidden: boolean;
+  noise: ReadonlySet<string>;
+  /** The pattern or include filter, on a path relative to `real`. */
+  match: ((rel: string) => boolean) | null;
+  /** The pattern or include as given, after normalization. */
+  glob: string | null;
+  deadline: number;
+}
+
+export interface SearchOutcome {
+  timedOut: boolean;
+  /** Paths relative to `real` that could not be read. */
+  unreadable: string[];
+}
+
+const TIME_LIMIT_MS = 10_000;
+
+/** The time limit; KT_GREP_TIMEOUT_MS exists for tests and benchmarks only. */
+export function timeLimitMs(): number {
+  const raw = Number(process.env.KT_GREP_TIMEOUT_MS);
+  return Number.isFinite(raw) && raw >= 0 ? raw : TIME_LIMIT_MS;
+}
+
+export interface PlanInput {
+  tool: "grep" | "glob";
+  path: string | undefined;
+  /** glob's pattern or grep's include. */
+  glob: string | undefined;
+  /** A slash-less glob matches base names at any depth (grep's include, like rg -g). */
+  basename: boolean;
+}
+
+export function makePlan(ctx: ToolContext, input: PlanInput, started = performance.now()): SearchPlan {
+  const abs = absolutePath(ctx, input.path ?? ".");
+  const real = realPath(ctx, abs);
+  let st;
+  try {
+    st = statSync(real);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw notFound(ctx, abs);
+    throw fsError(error, abs);
+  }
+  const file = st.isFile();
+  if (!file && !st.isDirectory()) {
+    throw new KtError("INVALID_ARGS", `${abs} is not a regular file or directory (it is a device, socket or pipe); ${input.tool} cannot search it. Give a directory or a file.`);
+  }
+  if (file && input.tool === "glob") {
+    throw new KtError("NOT_A_DIRECTORY", `${abs} is a file, not a directory; glob lists files below a directory. Give the directory as path (e.g. ${displayPath(ctx, join(abs, ".."))}) and the file name as pattern, or use read on the file.`);
+  }
+  try {
+    accessSync(real, file ? constants.R_OK : constants.R_OK | constants.X_OK);
+  } catch (error) {
+    throw fsError(error, abs);
+  }
+  const named = new Set<string>();
+  for (const part of (input.path ?? "").split(/[\\/]/)) named.add(part);
+  let glob: string | null = null;
+  let prefix = "";
+  let hidden = true;
+  if (input.glob !== undefined && !file) {
+    glob = normalizeGlob(input.glob, abs, real, input.tool);
+    const segments = glob.split("/");
+    for (const s of segments) {
+      named.add(s);
+      if (s.startsWith(".") && s !== "." && s !== "..") hidden = false;
+    }
+    prefix = literalPrefix(segments);
+  }
+  const noise = new Set<string>(NOISE.filter((n) => !named.has(n)));
+  const walkRoot = prefix ? join(real, prefix) : real;
+  let missing = false;
+  if (prefix) {
+    try {
+      missing = !statSync(walkRoot).isDirectory();
+    } catch {
+      missing = true;
+    }
+  }
+  let match: SearchPlan["match"] = null;
+  if (glob !== null) {
+    // picomatch's basename option must only be set for a slash-less glob: with it, a glob
+    // with slashes is tested against the base name too, and never matches.
+    const matcher = picomatch(glob, { dot: true, basename: input.basename && !glob.includes("/") });
+    match = (rel) => matcher(rel);
+  }
+  return { abs, real, file, walkRoot, walkRel: prefix, missing, hidden, noise, match, glob, deadline: started + timeLimitMs() };
+}
+
+/** A found path (relative to plan.real) as the model sees it: relative to the working
+ * directory when below it, else absolute. A single-file search shows that file. */
+export function shownPath(ctx: Pick<ToolContext, "cwd">, plan: SearchPlan, rel: string): string {
+  return displayPath(ctx, rel === "" ? plan.abs : join(plan.abs, rel));
+}
+
+/** The leading directory segments without glob syntax (never the last segment). */
+export function literalPrefix(segments: readonly string[]): string {
+  const out: string[] = [];
+  for (const s of segments.slice(0, -1)) {
+    if (s === "" || s === "." || /[*?[\]{}()!+@\\]/.test(s)) break;
+    out.push(s);
+  }
+  return out.join("/");
+}
+
+function invalidGlob(tool: string, glob: string, problem: string, fix: string): KtError {
+  const field = tool === "grep" ? "include" : "pattern";
+  return new KtError("INVALID_GLOB", `Invalid glob ${field} "${glob}": ${problem}. ${fix}`);
+}
+
+/** Checks a glob and makes it relative to the search directory. */
+export function normalizeGlob(raw: string, abs: string, real: string, tool: string): string {
+  let glob = raw;
+  if (isAbsolute(glob)) {
+    const base = [abs, real].find((dir) => glob === dir || glob.startsWith(`${dir}/`));
+    if (!base) {
+      throw invalidGlob(tool, raw, `it is an absolute path outside the search directory ${abs}`, `Give the directory to search as path and a pattern relative to it (path: "/some/dir", ${tool === "grep" ? "include" : "pattern"}: "**/*.ts").`);
+    }
+    glob = relative(base, glob) || "**";
+  }
+  while (glob.startsWith("./")) glob = glob.slice(2);
+  if (glob === "" || glob === ".") throw invalidGlob(tool, raw, "it names no files", `Use "**/*" for every file, or a pattern such as "**/*.ts".`);
+  if (glob.split("/").includes("..")) {
+    throw invalidGlob(tool, raw, `it climbs out of the search directory with ".."`, "Set path to the directory you mean and make the pattern relative to it.");
+  }
+  try {
+    picomatch.makeRe(glob, { strictBrackets: true, dot: true });
+  } catch (error) {
+    const why = (error as Error).message.replace(/ - use .*$/, "").replace(/^Missing closing: /, "missing closing ");
+    throw invalidGlob(tool, raw, why, `Close it, or escape the literal character with a backslash (e.g. \\[).`);
+  }
+  return glob;
+}

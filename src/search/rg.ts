@@ -1,0 +1,129 @@
+// The ripgrep engine: rg walks and searches (in parallel, with its own ignore handling,
+// which the built-in walk mirrors), kt reads `rg --json` and applies what rg cannot
+// express: .ktignore, the include glob's exact picomatch meaning, and dropping files in
+// which rg met a NUL byte. Ordering, caps and counting are the collector's, as for the
+// built-in engine, so both print the same bytes.
+import type { Compiled } from "./regex.ts";
+import { Collector, displayLine, MAX_KEPT, type Hit } from "./collect.ts";
+import { PathChecker } from "./walk.ts";
+import type { SearchOutcome, SearchPlan } from "./plan.ts";
+import { statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+
+export interface RgOutcome extends SearchOutcome {
+  /** rg did not run a search (e.g. it rejected the pattern): use the built-in engine. */
+  failed?: string;
+}
+
+export function rgArgs(plan: SearchPlan, compiled: Compiled): { args: string[]; cwd: string; typed: boolean } {
+  const args = ["--json", "--no-config", "--no-ignore-global", "--no-mmap", "--crlf", compiled.caseInsensitive ? "-i" : "-s"];
+  if (plan.file) return { args: [...args, "-e", compiled.rust, "--", basename(plan.real)], cwd: dirname(plan.real), typed: false };
+  if (!plan.hidden) args.push("--hidden");
+  for (const name of plan.noise) args.push("-g", `!${name}/`);
+  const typeGlob = plan.glob === null ? null : prefilterGlob(plan.glob);
+  if (typeGlob) args.push("--type-add", `ktinclude:${typeGlob}`, "-t", "ktinclude");
+  args.push("-e", compiled.rust, "--", plan.walkRel || ".");
+  return { args, cwd: plan.real, typed: typeGlob !== null };
+}
+
+/**
+ * A file-name glob that every file the include matches also matches (rg's --type-add),
+ * so that rg skips most other files; null when the include's last segment cannot be
+ * said in rg's glob syntax with the same or a wider meaning.
+ */
+function prefilterGlob(glob: string): string | null {
+  const last = glob.slice(glob.lastIndexOf("/") + 1);
+  if (last === "" || last.includes("**") || !/^[\w.*?{},[\]\- ]+$/.test(last)) return null;
+  if (/[[{]/.test(last) && /[!^]/.test(last)) return null;
+  return last;
+}
+
+export async function searchRg(rg: string, plan: SearchPlan, compiled: Compiled, collector: Collector): Promise<RgOutcome> {
+  const { args, cwd, typed } = rgArgs(plan, compiled);
+  const checker = plan.file ? null : new PathChecker(plan.real);
+  const keeps = (rel: string): boolean => {
+    if (plan.file) return true;
+    if (plan.match && !plan.match(rel)) return false;
+    return checker!.keeps(rel, plan.hidden && typed);
+  };
+  let proc;
+  try {
+    proc = Bun.spawn([rg, ...args], { cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  } catch (error) {
+    return { timedOut: false, unreadable: [], failed: (error as Error).message };
+  }
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    proc.kill("SIGKILL");
+  }, Math.max(0, plan.deadline - performance.now()));
+  const stderr = new Response(proc.stderr).text();
+
+  let summary = false;
+  let current: { rel: string; hits: Hit[]; count: number; cut: boolean } | null = null;
+  const onLine = (line: string): void => {
+    if (line.startsWith('{"type":"match"')) {
+      const data = JSON.parse(line).data;
+      const rel = relOf(textOf(data.path), plan);
+      if (current === null || current.rel !== rel) current = { rel, hits: [], count: 0, cut: false };
+      current.count++;
+      if (current.hits.length < MAX_KEPT) {
+        let text = textOf(data.lines);
+        if (text.endsWith("\n")) text = text.slice(0, -1);
+        current.hits.push({ line: data.line_number, text: displayLine(text, compiled.js) });
+      } else current.cut = true;
+    } else if (line.startsWith('{"type":"end"')) {
+      const data = JSON.parse(line).data;
+      const rel = relOf(textOf(data.path), plan);
+      if (current !== null && current.rel === rel) {
+        if (data.binary_offset === null && keeps(rel)) {
+          collector.add(rel, plan.file ? plan.real : join(plan.real, rel), current.hits, current.count, current.cut);
+        }
+      }
+      current = null;
+    } else if (line.endsWith('"type":"summary"}')) summary = true;
+  };
+
+  const decoder = new TextDecoder();
+  let carry = "";
+  for await (const chunk of proc.stdout) {
+    const text = carry + decoder.decode(chunk, { stream: true });
+    let start = 0;
+    for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", start)) {
+      onLine(text.slice(start, nl));
+      start = nl + 1;
+    }
+    carry = text.slice(start);
+  }
+  if (carry) onLine(carry);
+  await proc.exited;
+  clearTimeout(timer);
+  const errors = await stderr;
+  if (!summary && !timedOut) return { timedOut, unreadable: [], failed: errors.trim() || `rg exited with code ${proc.exitCode}` };
+  const unreadable: string[] = [];
+  for (const line of errors.split("\n")) {
+    const m = /^(?:rg: )?(.+): Permission denied \(os error 13\)$/.exec(line);
+    if (!m) continue;
+    const rel = relOf(m[1]!, plan);
+    if (plan.file || (isFileRel(plan, rel) ? keeps(rel) : checker!.keepsDir(rel))) unreadable.push(rel);
+  }
+  return { timedOut, unreadable };
+}
+
+function isFileRel(plan: SearchPlan, rel: string): boolean {
+  try {
+    return statSync(join(plan.real, rel)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function textOf(field: { text?: string; bytes?: string }): string {
+  return field.text ?? Buffer.from(field.bytes ?? "", "base64").toString("utf8");
+}
+
+/** rg's path (relative to its working directory) → relative to plan.real. */
+function relOf(path: string, plan: SearchPlan): string {
+  if (plan.file) return "";
+  return path.startsWith("./") ? path.slice(2) : path;
+}

@@ -1,0 +1,180 @@
+// glob (SPEC §4.5): files below a directory whose path (relative to it) matches a
+// picomatch pattern, newest first. Same walk and ignore rules as grep.
+import * as z from "zod/mini";
+import { statSync } from "node:fs";
+import { extname, join } from "node:path";
+import picomatch from "picomatch";
+import { distance } from "fastest-levenshtein";
+import description from "./glob.txt" with { type: "text" };
+import { defineTool, type ToolContext, type ToolOutput } from "./tool.ts";
+import { spillFile } from "../core/truncate.ts";
+import { makePlan, shownPath, timeLimitMs, type SearchPlan } from "../search/plan.ts";
+import { walk } from "../search/walk.ts";
+import { suggestions } from "./_suggest.ts";
+
+/** Paths shown; the rest go to the spill file. */
+export const MAX_SHOWN = 100;
+
+export const Parameters = z.strictObject({
+  pattern: z.string().check(z.minLength(1), z.describe('Glob pattern to match file paths against, relative to path (e.g. "**/*.ts").')),
+  path: z.optional(z.string().check(z.describe("Directory to search in. Defaults to the working directory."))),
+});
+
+interface Found {
+  rel: string;
+  mtimeMs: number;
+}
+
+/** What the walk learns for the zero-match hint. */
+interface Seen {
+  /** Files a slash-less pattern matches by base name at any depth. */
+  deeper: number;
+  /** Extensions of files matching the pattern with its extension wildcarded. */
+  near: Map<string, number>;
+  /** Extensions of every file walked. */
+  all: Map<string, number>;
+}
+
+export default defineTool({
+  name: "glob",
+  description: description.trim(),
+  parameters: Parameters,
+  primary: "pattern",
+  positionals: ["pattern", "path"],
+  annotations: { readOnlyHint: true, destructiveHint: false },
+  async execute(input, ctx) {
+    const plan = makePlan(ctx, { tool: "glob", path: input.path, glob: input.pattern, basename: false });
+    const glob = plan.glob!;
+    const found: Found[] = [];
+    const unreadable: string[] = [];
+    const seen: Seen = { deeper: 0, near: new Map(), all: new Map() };
+    const deeper = glob.includes("/") || glob.startsWith("**") ? null : picomatch(glob, { dot: true, basename: true });
+    const relaxed = relaxedMatcher(glob);
+    let timedOut = false;
+    if (!plan.missing) {
+      const result = walk(
+        { root: plan.walkRoot, hidden: plan.hidden, noise: plan.noise, deadline: plan.deadline, onUnreadable: (abs) => unreadable.push(abs.slice(plan.real.length + 1)) },
+        (abs, rel) => {
+          const full = plan.walkRel ? `${plan.walkRel}/${rel}` : rel;
+          if (plan.match!(full)) {
+            let mtimeMs = 0;
+            try {
+              mtimeMs = statSync(abs).mtimeMs;
+            } catch {
+              // Vanished during the walk: still listed, oldest.
+            }
+            found.push({ rel: full, mtimeMs });
+          } else if (found.length === 0) {
+            if (deeper?.(full)) seen.deeper++;
+            const ext = extname(full);
+            if (ext) {
+              if (relaxed?.(full)) seen.near.set(ext, (seen.near.get(ext) ?? 0) + 1);
+              seen.all.set(ext, (seen.all.get(ext) ?? 0) + 1);
+            }
+          }
+        },
+      );
+      timedOut = result.timedOut;
+    }
+    if (found.length === 0) return noFiles(ctx, plan, input.pattern, seen, unreadable, timedOut);
+    found.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+    return render(ctx, plan, input.pattern, found, unreadable, timedOut);
+  },
+});
+
+function count(n: number, one: string, many: string): string {
+  return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
+}
+
+function notes(ctx: ToolContext, plan: SearchPlan, unreadable: string[], timedOut: boolean): string[] {
+  const out: string[] = [];
+  if (unreadable.length > 0) {
+    const paths = unreadable.map((rel) => shownPath(ctx, plan, rel)).sort();
+    const listed = paths.slice(0, 5).join(", ") + (paths.length > 5 ? ` and ${paths.length - 5} more` : "");
+    out.push(`[${count(paths.length, "directory", "directories")} could not be read (permission denied) and ${paths.length === 1 ? "was" : "were"} not searched: ${listed}.]`);
+  }
+  if (timedOut) {
+    out.push(`[The walk stopped at the ${Math.round(timeLimitMs() / 100) / 10} s time limit, so this list is partial. Narrow the pattern or path to search fewer directories.]`);
+  }
+  return out;
+}
+
+function render(ctx: ToolContext, plan: SearchPlan, pattern: string, found: Found[], unreadable: string[], timedOut: boolean): ToolOutput {
+  const n = found.length;
+  const partial = timedOut ? " (partial)" : "";
+  const header = n === 1 ? `1 file matches "${pattern}"${partial}:` : `${count(n, "file", "files")} match "${pattern}" (newest first)${partial}:`;
+  const paths = found.map((f) => shownPath(ctx, plan, f.rel));
+  const after = notes(ctx, plan, unreadable, timedOut);
+  const title = `Glob ${pattern} · ${count(n, "file", "files")}`;
+  if (n <= MAX_SHOWN) return { content: [header, ...paths, ...after].join("\n"), title, files: n, extra: { partial: timedOut } };
+  const full = [header, ...paths].join("\n");
+  const spillPath = spillFile(ctx, "glob", `${full}\n`);
+  const tail = spillPath
+    ? `[Showing ${MAX_SHOWN} of ${n.toLocaleString("en-US")}. Full list: ${spillPath} — or narrow the pattern.]`
+    : `[Showing ${MAX_SHOWN} of ${n.toLocaleString("en-US")} (the full list could not be saved). Narrow the pattern.]`;
+  return {
+    content: [header, ...paths.slice(0, MAX_SHOWN), ...after, tail].join("\n"),
+    title: `${title} (showing ${MAX_SHOWN})`,
+    files: n,
+    truncation: {
+      originalBytes: Buffer.byteLength(full),
+      originalLines: n + 1,
+      shownHeadLines: MAX_SHOWN + 1,
+      shownTailLines: 0,
+      omittedLines: n - MAX_SHOWN,
+      ...(spillPath ? { spillPath } : {}),
+    },
+    extra: { partial: timedOut },
+  };
+}
+
+/** The pattern with its extension made a wildcard (…/*.tsx → …/*.*), for the extension hint. */
+function relaxedMatcher(glob: string): ((rel: string) => boolean) | null {
+  const m = /^(.*?)(\.[A-Za-z0-9_-]+|\.\{[^/{}]*\})$/.exec(glob);
+  if (!m || m[1]!.endsWith("/") || m[1] === "") return null;
+  return picomatch(`${m[1]}.*`, { dot: true });
+}
+
+function wantedExtension(glob: string): string | null {
+  const m = /\.([A-Za-z0-9_-]+)$/.exec(glob);
+  return m ? `.${m[1]}` : null;
+}
+
+function noFiles(ctx: ToolContext, plan: SearchPlan, pattern: string, seen: Seen, unreadable: string[], timedOut: boolean): ToolOutput {
+  const head = `No files match "${pattern}" under ${plan.abs}`;
+  let text: string;
+  if (plan.missing) {
+    const near = suggestions(ctx, join(plan.abs, plan.walkRel));
+    text = `${head}: ${plan.walkRel} is not a directory there.${near.length ? ` Did you mean one of these? ${near.join(", ")}` : " Check the pattern's directories, or glob a wider pattern first."}`;
+  } else if (timedOut) {
+    text = `${head} before the ${Math.round(timeLimitMs() / 100) / 10} s time limit, so the search is partial. Narrow the pattern or path to search fewer directories.`;
+  } else if (seen.deeper > 0) {
+    text = `${head} at the top level ("*" does not cross directories). "**/${plan.glob}" matches ${count(seen.deeper, "file", "files")} at any depth.`;
+  } else {
+    text = `${head}.${extensionHint(plan.glob!, seen)}`;
+  }
+  return {
+    content: [text, ...notes(ctx, plan, unreadable, false)].join("\n"),
+    title: `Glob ${pattern} · no files`,
+    files: 0,
+    extra: { partial: timedOut },
+  };
+}
+
+function extensionHint(glob: string, seen: Seen): string {
+  const wanted = wantedExtension(glob);
+  const pool = seen.near.size > 0 ? seen.near : seen.all;
+  if (!wanted || pool.size === 0) return " Check the pattern, or search a wider path.";
+  const byCount = [...pool.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  let best: [string, number, number] | null = null;
+  for (const [ext, n] of byCount) {
+    const d = distance(ext.toLowerCase(), wanted.toLowerCase());
+    if (!best || d < best[2]) best = [ext, n, d];
+  }
+  // Near means a typo or a sibling (.tsx/.ts, .yml/.yaml), not any two-letter extension.
+  if (best && (best[2] <= 1 || (best[2] <= 2 && best[0][1] === wanted[1]))) {
+    return ` Nearest existing extension: ${best[0]} (${count(best[1], "file", "files")}).`;
+  }
+  const common = byCount.slice(0, 3).map(([ext, n]) => `${ext} (${count(n, "file", "files")})`).join(", ");
+  return ` No file here has the extension ${wanted}; the most common are ${common}.`;
+}

@@ -213,6 +213,18 @@ describe("the timeout hand-over", () => {
   });
 });
 
+describe("regressions", () => {
+  test("a relative KT_STATE_DIR: the supervisor (which runs from /) still records into the same index", async () => {
+    const { tmp } = setup();
+    const env = { cwd: tmp, stateDir: "state" };
+    const r = await ktAsync(["bash", "--timeout", "200", "sleep 0.4; echo late"], env);
+    expect(r.stdout).toStartWith("Command still running after 0.2s — moved to background as process p1.");
+    await until("p1 to end", () => row(join(tmp, "state"), "p1")?.status === "exited");
+    expect((await ktAsync(["ps", "read", "p1"], env)).stdout).toStartWith("Output of p1 since last read (lines 1–1 of 1):\nlate\np1 exited with code 0");
+    expect(row(join(tmp, "state"), "p1")!.log_path).toStartWith(`${tmp}/state/`);
+  });
+});
+
 describe("cancellation", () => {
   test("an aborted call stops the command's whole process group", async () => {
     const { opts } = setup();

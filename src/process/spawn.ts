@@ -3,7 +3,7 @@
 // the command from then on. The kt call that starts it may exit at any time afterwards.
 import type { Subprocess } from "bun";
 import { closeSync, openSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { sessionDir, withWriteLock } from "../core/state.ts";
 import { KtError, type ToolContext } from "../tools/tool.ts";
@@ -52,7 +52,9 @@ export interface LaunchOptions {
 
 export function launch(ctx: ToolContext, opts: LaunchOptions): Launched {
   const db = index(ctx);
-  const dir = sessionDir(ctx.stateDir, ctx.session, "proc");
+  // Absolute: the supervisor runs from "/", and later kt calls may run from anywhere.
+  const stateDir = resolve(ctx.stateDir);
+  const dir = sessionDir(stateDir, ctx.session, "proc");
   const key = withWriteLock(db, () => {
     let id: string | null = null;
     let seq: number | null = null;
@@ -79,7 +81,7 @@ export function launch(ctx: ToolContext, opts: LaunchOptions): Launched {
   try {
     closeSync(openSync(row.log_path, "a", 0o600));
     if (row.stdin_path) makeFifo(row.stdin_path);
-    const spec: SupervisorSpec = { stateDir: ctx.stateDir, key, command: opts.command, cwd: opts.cwd, log: row.log_path, ...(row.stdin_path ? { stdin: row.stdin_path } : {}) };
+    const spec: SupervisorSpec = { stateDir, key, command: opts.command, cwd: opts.cwd, log: row.log_path, ...(row.stdin_path ? { stdin: row.stdin_path } : {}) };
     const supervisor = Bun.spawn([...selfCommand(), SUPERVISE, JSON.stringify(spec)], {
       cwd: "/",
       env: commandEnv(),

@@ -70,8 +70,10 @@ export function walk(opts: WalkOptions, visit: Visit): WalkResult {
   const stack: Frame[] = [{ abs: opts.root, rel: "", chains: ancestorChains(opts.root) }];
   const { hidden, noise, deadline } = opts;
   while (stack.length > 0) {
-    if (deadline !== undefined && performance.now() > deadline) return { timedOut: true, stopped: false };
     const frame = stack.pop()!;
+    // Checked between directories, never before the first, so a search past its
+    // deadline still covers the root's own files (the visitor can stop sooner).
+    if (deadline !== undefined && frame.abs !== opts.root && performance.now() > deadline) return { timedOut: true, stopped: false };
     let entries: Dirent[];
     try {
       entries = readdirSync(frame.abs, { withFileTypes: true });

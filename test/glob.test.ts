@@ -1,0 +1,109 @@
+// glob cases that need trees built at test time, compared whole in-process and through
+// dist/kt.
+import { describe, expect, test } from "bun:test";
+import { chmodSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { callTool, KT, kt, tempDir } from "./_helpers.ts";
+import { ageInOrder, writeTree } from "./_search.ts";
+
+async function glob(root: string, input: Record<string, unknown>, env: Record<string, string> = {}) {
+  const stateDir = join(root, "..", "state");
+  mkdirSync(stateDir, { recursive: true });
+  const saved = { ...process.env };
+  Object.assign(process.env, env);
+  let r;
+  try {
+    r = await callTool("glob", input, { cwd: root, stateDir, callId: "g1" });
+  } finally {
+    for (const key of Object.keys(env)) {
+      if (saved[key] === undefined) delete process.env[key];
+      else process.env[key] = saved[key];
+    }
+  }
+  const cli = kt(["glob", "--call-id", "g1"], { cwd: root, stateDir, stdin: JSON.stringify(input), env });
+  expect(cli.stdout).toBe(`${r.content}\n`);
+  expect(cli.exitCode).toBe(r.isError ? 1 : 0);
+  return r;
+}
+
+describe("glob", () => {
+  test("over 100 files: the newest 100, the full list in a spill file", async () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    const names = Array.from({ length: 312 }, (_, i) => `d${i % 7}/f${String(i).padStart(3, "0")}.ts`);
+    writeTree(root, Object.fromEntries(names.map((n) => [n, ""])));
+    ageInOrder(root, names);
+    const r = await glob(root, { pattern: "**/*.ts" });
+    const spill = r.metadata.truncation!.spillPath!;
+    const newest = [...names].reverse();
+    expect(r.content).toBe(['312 files match "**/*.ts" (newest first):', ...newest.slice(0, 100), `[Showing 100 of 312. Full list: ${spill} — or narrow the pattern.]`].join("\n"));
+    expect(readFileSync(spill, "utf8")).toBe(['312 files match "**/*.ts" (newest first):', ...newest].join("\n") + "\n");
+    expect(r.metadata).toMatchObject({
+      title: "Glob **/*.ts · 312 files (showing 100)",
+      files: 312,
+      truncation: { originalLines: 313, shownHeadLines: 101, shownTailLines: 0, omittedLines: 212, spillPath: spill },
+    });
+  });
+
+  test("symlinks are not followed, so a loop is harmless", async () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    writeTree(root, { "a/x.ts": "" });
+    symlinkSync("..", join(root, "a", "loop"));
+    symlinkSync("x.ts", join(root, "a", "y.ts"));
+    const r = await glob(root, { pattern: "**/*.ts" });
+    expect(r.content).toBe('1 file matches "**/*.ts":\na/x.ts');
+  });
+
+  test("the time limit marks a partial list", async () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    writeTree(root, { "a.ts": "", "sub/b.ts": "" });
+    const r = await glob(root, { pattern: "**/*.ts" }, { KT_GREP_TIMEOUT_MS: "0" });
+    expect(r.content).toBe(
+      '1 file matches "**/*.ts" (partial):\na.ts\n[The walk stopped at the 0 s time limit, so this list is partial. Narrow the pattern or path to search fewer directories.]',
+    );
+    expect(r.metadata.extra).toEqual({ partial: true });
+    const none = await glob(root, { pattern: "**/*.md" }, { KT_GREP_TIMEOUT_MS: "0" });
+    expect(none.content).toBe(`No files match "**/*.md" under ${root} before the 0 s time limit, so the search is partial. Narrow the pattern or path to search fewer directories.`);
+  });
+
+  test("a missing path is FILE_NOT_FOUND with suggestions", async () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    writeTree(root, { "src/a.ts": "" });
+    const r = await glob(root, { pattern: "*.ts", path: "scr" });
+    expect(r.content).toBe(`File not found: ${root}/scr. Did you mean one of these? src`);
+    expect(r.error?.code).toBe("FILE_NOT_FOUND");
+  });
+
+  test("pattern and path are positional on the command line", () => {
+    using tmp = tempDir();
+    writeTree(tmp.path, { "src/a.ts": "", "src/b.js": "" });
+    const r = kt(["glob", "*.ts", "src"], { cwd: tmp.path, stateDir: join(tmp.path, ".state") });
+    expect(r.stdout).toBe('1 file matches "*.ts":\nsrc/a.ts\n');
+  });
+
+  const root0 = process.getuid?.() === 0;
+  const SETPRIV = Bun.which("setpriv");
+  test.skipIf(root0 && !SETPRIV)("an unreadable directory is listed; an ignored one is pruned before it is read (run as nobody)", () => {
+    using tmp = tempDir();
+    chmodSync(tmp.path, 0o755);
+    const root = join(tmp.path, "tree");
+    writeTree(root, { "a.ts": "", "locked/b.ts": "", "ignored/c.ts": "", ".ignore": "ignored/\n" });
+    chmodSync(join(root, "locked"), 0o000);
+    chmodSync(join(root, "ignored"), 0o000);
+    const stateDir = join(tmp.path, "state");
+    mkdirSync(stateDir);
+    chmodSync(stateDir, 0o777);
+    const prefix = root0 ? [SETPRIV!, "--reuid=65534", "--regid=65534", "--clear-groups"] : [];
+    const proc = Bun.spawnSync([...prefix, KT, "glob", "**/*.ts"], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? "", HOME: "/tmp", NO_COLOR: "1", KT_STATE_DIR: stateDir },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(proc.stderr.toString()).toBe("");
+    expect(proc.stdout.toString()).toBe('1 file matches "**/*.ts":\na.ts\n[1 directory could not be read (permission denied) and was not searched: locked.]\n');
+  });
+});

@@ -1,0 +1,261 @@
+// grep cases that need trees built at test time (sizes, permissions, symlinks, encodings,
+// line endings) and the command line around it. Every model-facing string is compared
+// whole, in-process and through dist/kt, and for both engines when rg is installed.
+import { describe, expect, test } from "bun:test";
+import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { callTool, KT, kt, tempDir } from "./_helpers.ts";
+import { ageInOrder, RG, writeTree } from "./_search.ts";
+
+const ENGINES = RG ? ["builtin", "rg"] : ["builtin"];
+
+interface Ran {
+  content: string;
+  isError: boolean;
+  metadata: Record<string, unknown> & { truncation?: { spillPath?: string } };
+  code?: string;
+}
+
+/** grep in-process and through dist/kt with each engine; all must print the same bytes. */
+async function grep(root: string, input: Record<string, unknown>, opts: { env?: Record<string, string>; engines?: string[] } = {}): Promise<Ran> {
+  const stateDir = join(root, "..", "state");
+  mkdirSync(stateDir, { recursive: true });
+  let first: Ran | undefined;
+  for (const engine of opts.engines ?? ENGINES) {
+    const env = { KT_GREP_ENGINE: engine, ...opts.env };
+    const saved = { ...process.env };
+    Object.assign(process.env, env);
+    let r;
+    try {
+      r = await callTool("grep", input, { cwd: root, stateDir, callId: "g1" });
+    } finally {
+      for (const key of Object.keys(env)) {
+        if (saved[key] === undefined) delete process.env[key];
+        else process.env[key] = saved[key];
+      }
+    }
+    expect(r.warnings).toEqual([]);
+    const ran: Ran = { content: r.content, isError: r.isError, metadata: r.metadata as Ran["metadata"], code: r.error?.code };
+    if (!r.isError) expect(r.metadata.extra?.engine).toBe(engine);
+    const cli = kt(["grep", "--call-id", "g1"], { cwd: root, stateDir, stdin: JSON.stringify(input), env });
+    expect(cli.stdout).toBe(`${r.content}\n`);
+    expect(cli.exitCode).toBe(r.isError ? 1 : 0);
+    if (first) expect({ engine, content: ran.content }).toEqual({ engine, content: first.content });
+    first ??= ran;
+  }
+  return first!;
+}
+
+describe("truncation and spill", () => {
+  test("over 100 matching lines: the first 100, newest files first, the rest in a spill file", async () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    const files: Record<string, string> = {};
+    for (let f = 0; f < 12; f++) files[`f${String(f).padStart(2, "0")}.txt`] = Array.from({ length: 40 }, (_, i) => (i % 2 ? `hit ${f}.${i}` : "miss")).join("\n");
+    writeTree(root, files);
+    ageInOrder(root, Object.keys(files));
+    const r = await grep(root, { pattern: "hit" });
+    const spill = r.metadata.truncation!.spillPath!;
+    expect(spill).toBe(join(tmp.path, "state", "sessions", "default", "spill", "grep-g1.txt"));
+    const group = (f: number, from = 1, to = 39) =>
+      [`f${String(f).padStart(2, "0")}.txt`, ...Array.from({ length: 20 }, (_, k) => 2 * k + 1).filter((i) => i >= from && i <= to).map((i) => `  ${i + 1}: hit ${f}.${i}`)];
+    expect(r.content).toBe(
+      [
+        'Showing first 100 of 240 matching lines (12 files) for "hit":',
+        "",
+        ...group(11), ...group(10), ...group(9), ...group(8), ...group(7, 1, 39),
+        `[Results truncated. Full results: ${spill} — or use a more specific pattern, path, or include filter.]`,
+      ].join("\n"),
+    );
+    const full = readFileSync(spill, "utf8");
+    expect(full).toBe([
+      '240 matches in 12 files for "hit":', "",
+      ...[11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0].flatMap((f) => group(f)),
+    ].join("\n") + "\n");
+    expect(r.metadata).toMatchObject({
+      title: 'Search "hit" · 240 matches in 12 files (showing 100)',
+      matches: 240,
+      files: 12,
+      truncation: { originalLines: 254, shownHeadLines: 107, shownTailLines: 0, omittedLines: 147, spillPath: spill },
+    });
+  });
+
+  test("past 20,000 lines the spill keeps the newest files' lines and says what it left out", async () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    writeTree(root, { "a.txt": "x\n".repeat(15_000), "b.txt": "x\n".repeat(15_000) });
+    ageInOrder(root, ["a.txt", "b.txt"]);
+    const r = await grep(root, { pattern: "x" });
+    expect(r.metadata.matches).toBe(30_000);
+    const full = readFileSync(r.metadata.truncation!.spillPath!, "utf8").split("\n");
+    expect(full[0]).toBe('30,000 matches in 2 files for "x":');
+    expect(full[2]).toBe("b.txt");
+    expect(full.at(-2)).toBe("[… 20,000 more matching lines not saved: too many results. Narrow the pattern, path or include to see them.]");
+    expect(full.filter((l) => l.startsWith("  ")).length).toBe(10_000);
+  });
+});
+
+describe("files and lines", () => {
+  test("CRLF: $ matches before \\r\\n and no \\r reaches the output", async () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    writeTree(root, { "win.txt": "first\r\nneedle here\r\nlast needle\r\n" });
+    const r = await grep(root, { pattern: "here$" });
+    expect(r.content).toBe('1 match in 1 file for "here$":\n\nwin.txt\n  2: needle here');
+    const all = await grep(root, { pattern: "needle" });
+    expect(all.content).not.toContain("\r");
+    expect(all.content).toBe('2 matches in 1 file for "needle":\n\nwin.txt\n  2: needle here\n  3: last needle');
+  });
+
+  test("binary: a NUL anywhere skips the file, even after the first chunk", async () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    writeTree(root, { "late.bin": `${"needle\n".repeat(60_000)}\0tail\n`, "early.bin": "\0needle\n", "ok.txt": "needle\n" });
+    const r = await grep(root, { pattern: "needle" });
+    expect(r.content).toBe('1 match in 1 file for "needle":\n\nok.txt\n  1: needle');
+  });
+
+  test("encodings: a UTF-8 BOM is not part of line 1, UTF-16 with a BOM is searched, invalid UTF-8 is shown as U+FFFD", async () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("wide needle\nother\n", "utf16le")]);
+    writeTree(root, { "bom.txt": "\uFEFFneedle first\n", "u16.txt": utf16, "latin1.txt": Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x20, 0x6e, 0x65, 0x65, 0x64, 0x6c, 0x65, 0x0a]) });
+    ageInOrder(root, ["bom.txt", "u16.txt", "latin1.txt"]);
+    const r = await grep(root, { pattern: "needle" });
+    expect(r.content).toBe('3 matches in 3 files for "needle":\n\nlatin1.txt\n  1: caf\uFFFD needle\nu16.txt\n  1: wide needle\nbom.txt\n  1: needle first');
+    const anchored = await grep(root, { pattern: "^needle" });
+    expect(anchored.content).toBe('1 match in 1 file for "^needle":\n\nbom.txt\n  1: needle first');
+  });
+
+  test("line numbers stay right across chunk boundaries and in lines longer than a chunk", async () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    const lines = Array.from({ length: 60_000 }, (_, i) => (i % 9973 === 0 ? `needle ${i + 1}` : `line ${i + 1} ${"pad".repeat(3)}`));
+    lines[30_000] = `${"z".repeat(400_000)} needle long`;
+    writeTree(root, { "big.txt": lines.join("\n") });
+    const r = await grep(root, { pattern: "needle" });
+    const expected = [1, 9974, 19947, 29920, 30001, 39893, 49866, 59839];
+    expect(r.content.split("\n").slice(3).map((l) => Number(l.trim().split(":")[0]))).toEqual(expected);
+    // The window keeps 250 characters: it ends with the line, so it starts before the match.
+    expect(r.content).toContain(`\n  30001: …${"z".repeat(238)} needle long\n`);
+  });
+
+  test("symlinks are not followed, so a loop is harmless", async () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    writeTree(root, { "a/needle.txt": "needle\n" });
+    symlinkSync("..", join(root, "a", "loop"));
+    symlinkSync("needle.txt", join(root, "a", "link.txt"));
+    const r = await grep(root, { pattern: "needle" });
+    expect(r.content).toBe('1 match in 1 file for "needle":\n\na/needle.txt\n  1: needle');
+  });
+
+  test("an include whose segment starts with a dot sees hidden files", async () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    writeTree(root, { ".env.local": "KEY=needle\n", ".env": "KEY=needle\n", "env.txt": "needle\n", ".git/config": "needle\n" });
+    ageInOrder(root, [".env", ".env.local"]);
+    const r = await grep(root, { pattern: "needle", include: ".env*" });
+    expect(r.content).toBe('2 matches in 2 files for "needle":\n\n.env.local\n  1: KEY=needle\n.env\n  1: KEY=needle');
+  });
+});
+
+describe("limits and permissions", () => {
+  test("the time limit marks partial results (KT_GREP_TIMEOUT_MS, for tests)", async () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    writeTree(root, { "a.txt": "needle\n", "sub/b.txt": "needle\n", "sub/c.txt": "needle\n" });
+    const r = await grep(root, { pattern: "needle" }, { env: { KT_GREP_TIMEOUT_MS: "0" }, engines: ["builtin"] });
+    expect(r.content).toBe(
+      [
+        '1 match in 1 file for "needle" (partial: stopped at the 0 s limit):',
+        "",
+        "a.txt",
+        "  1: needle",
+        "[The search stopped at the 0 s time limit, so these results are partial. Narrow path or include to search fewer files.]",
+      ].join("\n"),
+    );
+    expect(r.metadata.extra).toEqual({ engine: "builtin", partial: true, unreadable: 0 });
+    writeFileSync(join(root, "a.txt"), "nothing\n");
+    const none = await grep(root, { pattern: "needle" }, { env: { KT_GREP_TIMEOUT_MS: "0" }, engines: ["builtin"] });
+    expect(none.content).toBe(`No matches for "needle" in ${root} before the 0 s time limit, so the search is partial. Narrow path or include to search fewer files.`);
+  });
+
+  const root0 = process.getuid?.() === 0;
+  const SETPRIV = Bun.which("setpriv");
+  test.skipIf(root0 && !SETPRIV)("unreadable files and directories are listed, not fatal (run as nobody: root reads everything)", () => {
+    using tmp = tempDir();
+    chmodSync(tmp.path, 0o755);
+    const root = join(tmp.path, "tree");
+    writeTree(root, { "a.txt": "needle\n", "secret.txt": "needle\n", "locked/b.txt": "needle\n", "ignored/c.txt": "needle\n", ".ignore": "ignored/\n" });
+    chmodSync(join(root, "secret.txt"), 0o000);
+    chmodSync(join(root, "locked"), 0o000);
+    chmodSync(join(root, "ignored"), 0o000);
+    const stateDir = join(tmp.path, "state");
+    mkdirSync(stateDir, { mode: 0o777 });
+    chmodSync(stateDir, 0o777);
+    const prefix = root0 ? [SETPRIV!, "--reuid=65534", "--regid=65534", "--clear-groups"] : [];
+    const outputs = ENGINES.map((engine) => {
+      const proc = Bun.spawnSync([...prefix, KT, "grep", "needle"], {
+        cwd: root,
+        env: { PATH: process.env.PATH ?? "", HOME: "/tmp", NO_COLOR: "1", KT_STATE_DIR: stateDir, KT_GREP_ENGINE: engine },
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      expect(proc.stderr.toString()).toBe("");
+      expect(proc.exitCode).toBe(0);
+      return proc.stdout.toString();
+    });
+    // The ignored directory is pruned before it is read: it is not reported.
+    for (const out of outputs) {
+      expect(out).toBe('1 match in 1 file for "needle":\n\na.txt\n  1: needle\n[2 paths could not be read (permission denied) and were not searched: locked, secret.txt.]\n');
+    }
+  });
+});
+
+describe("command line and engines", () => {
+  test("pattern and path are positional; include is a flag", () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    writeTree(root, { "src/a.ts": "TODO one\n", "src/b.js": "TODO two\n", "c.ts": "TODO three\n" });
+    const r = kt(["grep", "TODO", "src", "--include", "*.ts"], { cwd: root, stateDir: join(tmp.path, "state") });
+    expect(r.stdout).toBe('1 match in 1 file for "TODO":\n\nsrc/a.ts\n  1: TODO one\n');
+    expect(r.exitCode).toBe(0);
+    const json = JSON.parse(kt(["grep", "TODO", "src", "--json"], { cwd: root, stateDir: join(tmp.path, "state") }).stdout);
+    expect(json.metadata).toMatchObject({ title: 'Search "TODO" · 2 matches in 2 files', matches: 2, files: 2 });
+  });
+
+  test("KT_GREP_ENGINE=rg without rg on PATH warns and uses the built-in engine; a bad value warns", () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    writeTree(root, { "a.txt": "needle\n" });
+    const noRg = kt(["grep", "needle", "--json"], { cwd: root, stateDir: join(tmp.path, "state"), env: { KT_GREP_ENGINE: "rg", PATH: "/nonexistent" } });
+    expect(JSON.parse(noRg.stdout).metadata.extra.engine).toBe("builtin");
+    expect(noRg.stderr).toContain("KT_GREP_ENGINE=rg but rg is not on PATH; using the built-in engine");
+    const bad = kt(["grep", "needle"], { cwd: root, stateDir: join(tmp.path, "state"), env: { KT_GREP_ENGINE: "fast" } });
+    expect(bad.stderr).toContain("KT_GREP_ENGINE=fast is not auto, builtin or rg; using auto");
+    expect(bad.stdout).toBe('1 match in 1 file for "needle":\n\na.txt\n  1: needle\n');
+  });
+
+  test.skipIf(!RG)("auto picks rg when it is on PATH", () => {
+    using tmp = tempDir();
+    writeTree(tmp.path, { "a.txt": "needle\n" });
+    const r = kt(["grep", "needle", "--json"], { cwd: tmp.path, stateDir: join(tmp.path, ".s"), env: { KT_GREP_ENGINE: "auto" } });
+    expect(JSON.parse(r.stdout).metadata.extra.engine).toBe("rg");
+  });
+
+  test("confinement: a path outside --root is refused", () => {
+    using tmp = tempDir();
+    mkdirSync(join(tmp.path, "in"));
+    const r = kt(["grep", "x", "/etc", "--root", join(tmp.path, "in")], { cwd: join(tmp.path, "in"), stateDir: join(tmp.path, "state") });
+    expect(r.stdout).toBe(`Refusing to access /etc: it is outside the root directory ${join(tmp.path, "in")}, and kt is confined to that directory. Use a path inside ${join(tmp.path, "in")}.\n`);
+    expect(r.exitCode).toBe(1);
+  });
+
+  test("an empty pattern is invalid input", async () => {
+    using tmp = tempDir();
+    const r = await callTool("grep", { pattern: "" }, { cwd: tmp.path, stateDir: join(tmp.path, "s") });
+    expect(r.content).toBe('Invalid input for tool "grep": parameter "pattern" must be at least 1 characters long, got "" (a string). Please rewrite the input so it satisfies the expected schema.');
+    expect(r.error?.code).toBe("INVALID_ARGS");
+  });
+});

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { join } from "node:path";
 import { tempDir, type TempDir } from "./_helpers.ts";
 import { groupAlive, ktAsync, norm, reap, row, rows, until } from "./_process.ts";
+import { shortCommand } from "../src/process/format.ts";
 
 const open: { tmp: TempDir; stateDir: string }[] = [];
 
@@ -31,19 +32,24 @@ afterEach(async () => {
 });
 
 const LOG = (id: string) => `<tmp>/state/sessions/default/proc/${id}.log`;
+/** Shell that waits until the test creates `name` in the working directory: output timed by the test, not by sleeps. */
+const gate = (name: string) => `until [ -e ${name} ]; do sleep 0.02; done`;
+const esc = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 describe("a server-like process across kt calls", () => {
   test("start, list, read only new output twice, page with offset, stop (golden)", async () => {
     const { stateDir, cwd, run, text } = setup();
-    writeFileSync(join(cwd, "server.sh"), 'echo "listening on :8080"\nread -r _ < <(sleep 0.4; echo)\nfor i in 1 2 3; do echo "request $i"; done\nread -r _ < <(sleep 0.4; echo)\nfor i in 4 5; do echo "request $i"; done\nexec sleep 60\n');
+    writeFileSync(join(cwd, "server.sh"), `echo "listening on :8080"\n${gate("go1")}\nfor i in 1 2 3; do echo "request $i"; done\n${gate("go2")}\nfor i in 4 5; do echo "request $i"; done\nexec sleep 60\n`);
     expect(await text("ps", "start", "bash server.sh")).toBe(
       `Started p1 (pid <pid>): bash server.sh\ncwd <tmp>/work · log ${LOG("p1")}\nFirst output (waited up to 2s):\n  listening on :8080\nUse process {"action":"read","id":"p1"} for new output.\n`,
     );
     expect(await text("ps", "list")).toMatch(/^PROCESSES\np1 {2}bash server\.sh {2}running {2}<clock> {2}pid <pid>\n$/);
 
+    writeFileSync(join(cwd, "go1"), "");
     await until("requests 1–3", () => readFileSync(join(stateDir, "sessions/default/proc/p1.log"), "utf8").includes("request 3"));
     expect(await text("ps", "read", "p1")).toBe("Output of p1 since last read (lines 2–4 of 4):\nrequest 1\nrequest 2\nrequest 3\n");
     expect(await text("ps", "read", "p1")).toBe(`No new output from p1 since last read (still running, 4 lines total). Use offset to re-read earlier output.\n`);
+    writeFileSync(join(cwd, "go2"), "");
     await until("requests 4–5", () => readFileSync(join(stateDir, "sessions/default/proc/p1.log"), "utf8").includes("request 5"));
     expect(await text("ps", "read", "p1")).toBe("Output of p1 since last read (lines 5–6 of 6):\nrequest 4\nrequest 5\n");
 
@@ -61,8 +67,9 @@ describe("a server-like process across kt calls", () => {
   });
 
   test("reading in pages: new output middle-out with the log named; offset pages of 300 lines with the way on", async () => {
-    const { stateDir, text } = setup();
-    expect(await text("ps", "start", "echo ready; sleep 0.4; seq 1 1000; exec sleep 60")).toContain("First output (waited up to 2s):\n  ready\n");
+    const { stateDir, cwd, text } = setup();
+    expect(await text("ps", "start", `echo ready; ${gate("go")}; seq 1 1000; exec sleep 60`)).toContain("First output (waited up to 2s):\n  ready\n");
+    writeFileSync(join(cwd, "go"), "");
     await until("all 1000 lines", () => readFileSync(join(stateDir, "sessions/default/proc/p1.log"), "utf8").endsWith("1000\n"));
     const fresh = (await text("ps", "read", "p1")).split("\n");
     expect(fresh[0]).toBe("Output of p1 since last read (lines 2–1001 of 1001):");
@@ -130,8 +137,9 @@ describe("stop", () => {
 
 describe("the index keeps the facts", () => {
   test("the exit is recorded with nobody reading", async () => {
-    const { stateDir, run } = setup();
-    await run("ps", "start", "echo working; sleep 0.3; exit 7");
+    const { stateDir, cwd, run } = setup();
+    await run("ps", "start", `echo working; ${gate("go")}; exit 7`);
+    writeFileSync(join(cwd, "go"), "");
     const ended = await until("the exit to be recorded", () => {
       const r = row(stateDir, "p1");
       return r && r.status === "exited" ? r : undefined;
@@ -142,8 +150,9 @@ describe("the index keeps the facts", () => {
   });
 
   test("reading a finished process: its end stated once more, and a removed log named (golden)", async () => {
-    const { stateDir, text } = setup();
-    await text("ps", "start", "echo one; sleep 0.3; echo two; exit 5");
+    const { stateDir, cwd, text } = setup();
+    await text("ps", "start", `echo one; ${gate("go")}; echo two; exit 5`);
+    writeFileSync(join(cwd, "go"), "");
     await until("the exit", () => row(stateDir, "p1")?.status === "exited");
     expect(await text("ps", "read", "p1")).toBe(`Output of p1 since last read (lines 2–2 of 2):\ntwo\np1 exited with code 5 after <clock>. Full log: ${LOG("p1")}\n`);
     expect(await text("ps", "read", "p1")).toBe(`No new output from p1 since last read (2 lines in all; use offset to re-read them).\np1 exited with code 5 after <clock>. Full log: ${LOG("p1")}\n`);
@@ -172,10 +181,12 @@ describe("completion notices", () => {
     const { stateDir, cwd, env, run } = setup();
     writeFileSync(join(cwd, "f.txt"), "x\n");
     for (let round = 1; round <= 4; round++) {
-      await run("ps", "start", `echo hi; sleep 0.2; exit ${round}`);
+      const command = `echo hi; ${gate(`go${round}`)}; exit ${round}`;
+      await run("ps", "start", command);
+      writeFileSync(join(cwd, `go${round}`), "");
       await until("the exit", () => row(stateDir, `p${round}`)?.status === "exited");
       const [a, b] = await Promise.all([ktAsync(["read", "f.txt"], env), ktAsync(["read", "f.txt"], env)]);
-      const line = new RegExp(`^\\[Process p${round} \\(echo hi; sleep 0\\.2; exit ${round}\\) exited with code ${round} after 00:00\\. Use ps read p${round} for its output\\.\\]$`, "m");
+      const line = new RegExp(`^${esc(`[Process p${round} (${command}) exited with code ${round} after `)}\\d\\d:\\d\\d${esc(`. Use ps read p${round} for its output.]`)}$`, "m");
       expect([a, b].filter((r) => line.test(r.stdout)).length).toBe(1);
       const third = await ktAsync(["read", "f.txt"], env);
       expect(third.stdout).toBe(`${cwd}/f.txt\n     1→x\n`);
@@ -184,26 +195,29 @@ describe("completion notices", () => {
 
   test("a notice ends any result, even an error; a list that showed the exit counts as delivered", async () => {
     const { stateDir, cwd, run } = setup();
-    await run("ps", "start", "echo a; sleep 0.2; exit 2");
+    await run("ps", "start", `echo a; ${gate("go")}; exit 2`);
+    writeFileSync(join(cwd, "go"), "");
     await until("the exit", () => row(stateDir, "p1")?.status === "exited");
     const err = await run("read", "missing.txt");
     expect(err.exitCode).toBe(1);
-    expect(err.stdout).toEndWith(`\n\n[Process p1 (echo a; sleep 0.2; exit 2) exited with code 2 after 00:00. Use ps read p1 for its output.]\n`);
-    await run("ps", "start", "echo b; sleep 0.2; exit 3");
+    expect(norm(err.stdout, cwd)).toEndWith(`\n\n[Process p1 (echo a; ${gate("go")}; exit 2) exited with code 2 after <clock>. Use ps read p1 for its output.]\n`);
+    await run("ps", "start", `echo b; ${gate("go2")}; exit 3`);
+    writeFileSync(join(cwd, "go2"), "");
     await until("the exit", () => row(stateDir, "p2")?.status === "exited");
+    expect(row(stateDir, "p2")!.notified).toBe(0);
     const list = await run("ps", "list");
     expect(list.stdout).not.toContain("[Process");
     expect((await run("bash", "true")).stdout).not.toContain("[Process");
-    void cwd;
   });
 
   test("sessions are separate", async () => {
     const a = setup("alpha");
-    await a.run("ps", "start", "echo a; sleep 0.2; exit 1");
+    await a.run("ps", "start", `echo a; ${gate("go")}; exit 1`);
+    writeFileSync(join(a.cwd, "go"), "");
     await until("the exit", () => row(a.stateDir, "p1")?.status === "exited");
     const other = await ktAsync(["ps", "list"], { ...a.env, session: "beta" });
     expect(other.stdout).toBe(`No background processes in this session. Start one with {"action":"start","command":"..."}.\n`);
-    expect((await a.run("ps", "list")).stdout).toContain("p1  echo a; sleep 0.2; exit 1  exited  code 1");
+    expect((await a.run("ps", "list")).stdout).toContain(`p1  ${shortCommand(`echo a; ${gate("go")}; exit 1`, 40)}  exited  code 1`);
   });
 });
 

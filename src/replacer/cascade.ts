@@ -197,10 +197,19 @@ function ok(req: ReplaceRequest, strategy: Strategy, first: Candidate, edits: Ed
  * new_string occurring exactly once where old_string occurs nowhere suggests the edit was made
  * already. Not when new_string is blank or part of old_string: its presence would prove nothing.
  */
+// A short new_string ("x", "foo") occurs by chance: only a substantial one, found whole
+// (not inside a longer identifier), is evidence that the edit already happened.
+const MIN_APPLIED_CHARS = 12;
+
 function alreadyApplied(hay: Haystack, req: ReplaceRequest): { line: number } | undefined {
-  if (req.newString.trim() === "" || req.oldString.includes(req.newString)) return undefined;
+  if (req.newString.replace(/\s/g, "").length < MIN_APPLIED_CHARS || req.oldString.includes(req.newString)) return undefined;
   const { offsets, total } = occurrences(hay.content, req.newString, 1);
-  return total === 1 ? { line: hay.lineOf(offsets[0]!) } : undefined;
+  if (total !== 1) return undefined;
+  const at = offsets[0]!;
+  const word = /[\p{L}\p{N}_$]/u;
+  const glued = (inside: string | undefined, outside: string | undefined) => inside !== undefined && outside !== undefined && word.test(inside) && word.test(outside);
+  if (glued(req.newString[0], hay.content[at - 1]) || glued(req.newString.at(-1), hay.content[at + req.newString.length])) return undefined;
+  return { line: hay.lineOf(at) };
 }
 
 function doubtReason(doubt: string, candidates: readonly LineRange[], line?: number): string {

@@ -61,8 +61,14 @@ describe("replace_all", () => {
 
 describe("already applied", () => {
   test("old_string nowhere and new_string exactly once", () => {
-    const r = expectNotApplied("a\nb2();\nc\n", "b1();", "b2();");
+    const r = expectNotApplied("a\nconst limit = 2;\nc\n", "const limit = 1;", "const limit = 2;");
     expect(r).toMatchObject({ kind: "not-found", alreadyApplied: { line: 2 } });
+  });
+  test("not when new_string is too short to be evidence, or occurs inside a longer identifier", () => {
+    // Regression: new_string "x" occurs once by chance (in "export") — that is no sign of an applied edit.
+    expect(run("export const a = 1;\n", 'return { kind: "nothing" };', "x")).not.toHaveProperty("alreadyApplied");
+    expect(run("a\nb2();\nc\n", "b1();", "b2();")).not.toHaveProperty("alreadyApplied");
+    expect(run("myconst limit = 2;\n", "const limit = 1;", "const limit = 2;")).not.toHaveProperty("alreadyApplied");
   });
   test("not when new_string occurs twice, is blank, or is part of old_string", () => {
     expect(run("b2\nb2\n", "b1", "b2")).not.toHaveProperty("alreadyApplied");

@@ -14,7 +14,7 @@ import { RG } from "./_search.ts";
 function builtinLines(pattern: string, text: string): number[] {
   const c = compilePattern(pattern);
   const out = { hits: [] as { line: number; text: string }[], count: 0, cut: false };
-  searchText(text, c.js, 1, out, c.prefilter);
+  searchText(text, c.jsValid, 1, out, c.prefilter);
   return out.hits.map((h) => h.line);
 }
 

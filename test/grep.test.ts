@@ -6,13 +6,14 @@ import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "
 import { join } from "node:path";
 import { callTool, KT, kt, tempDir } from "./_helpers.ts";
 import { ageInOrder, RG, writeTree } from "./_search.ts";
+import type { ToolMetadata } from "../src/tools/tool.ts";
 
 const ENGINES = RG ? ["builtin", "rg"] : ["builtin"];
 
 interface Ran {
   content: string;
   isError: boolean;
-  metadata: Record<string, unknown> & { truncation?: { spillPath?: string } };
+  metadata: ToolMetadata;
   code?: string;
 }
 
@@ -35,7 +36,7 @@ async function grep(root: string, input: Record<string, unknown>, opts: { env?: 
       }
     }
     expect(r.warnings).toEqual([]);
-    const ran: Ran = { content: r.content, isError: r.isError, metadata: r.metadata as Ran["metadata"], code: r.error?.code };
+    const ran: Ran = { content: r.content, isError: r.isError, metadata: r.metadata, code: r.error?.code };
     if (!r.isError) expect(r.metadata.extra?.engine).toBe(engine);
     const cli = kt(["grep", "--call-id", "g1"], { cwd: root, stateDir, stdin: JSON.stringify(input), env });
     expect(cli.stdout).toBe(`${r.content}\n`);

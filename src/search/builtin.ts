@@ -1,9 +1,11 @@
 // The built-in grep engine: the shared walk, then each file read in chunks of whole
 // lines and searched as one string. A file with a NUL byte anywhere is binary and
 // skipped (rg stops at the first NUL and reports it; the rg engine drops such files
-// too). A UTF-8 BOM is dropped and UTF-16 with a BOM is decoded, as rg does.
+// too). A UTF-8 BOM is dropped and UTF-16 with a BOM is decoded, as rg does. A chunk
+// that is not valid UTF-8 is searched with the regex whose classes skip U+FFFD.
 import { closeSync, openSync, readSync } from "node:fs";
 import { relative } from "node:path";
+import { isUtf8 } from "node:buffer";
 import type { Compiled } from "./regex.ts";
 import { Collector, displayLine, MAX_KEPT, type Hit } from "./collect.ts";
 import { walk } from "./walk.ts";
@@ -46,7 +48,7 @@ interface FileResult {
 
 /** The matching lines of one file; null when binary; "unreadable" when it cannot be opened. */
 /** What searching needs of a compiled pattern. */
-export type Matcher = Pick<Compiled, "js" | "prefilter">;
+export type Matcher = Pick<Compiled, "js" | "jsValid" | "prefilter">;
 
 export function searchFile(abs: string, re: Matcher): FileResult | null | "unreadable" {
   let fd: number;
@@ -103,7 +105,10 @@ function scan(fd: number, re: Matcher): FileResult | null {
       }
       end = nl + 1;
     }
-    if (end > skip) line = searchText(buf.toString("utf8", skip, end), re.js, line, out, re.prefilter);
+    if (end > skip) {
+      const bytes = buf.subarray(skip, end);
+      line = searchText(bytes.toString("utf8"), isUtf8(bytes) ? re.jsValid : re.js, line, out, re.prefilter);
+    }
     if (eof) return out;
     buf.copy(buf, 0, end, filled);
     filled -= end;
@@ -173,6 +178,6 @@ function utf16(fd: number, head: Buffer, re: Matcher): FileResult | null {
   const text = new TextDecoder(bytes[0] === 0xff ? "utf-16le" : "utf-16be").decode(bytes);
   if (text.includes("\0")) return null;
   const out: FileResult = { hits: [], count: 0, cut: false };
-  searchText(text, re.js, 1, out, re.prefilter);
+  searchText(text, re.jsValid, 1, out, re.prefilter);
   return out;
 }

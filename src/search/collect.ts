@@ -27,6 +27,7 @@ export class Collector {
   readonly files: FileHits[] = [];
   lines = 0;
   private kept = 0;
+  private evicted = false;
 
   /** Adds one file's matches; `abs` is stat'ed for its mtime. */
   add(rel: string, abs: string, hits: Hit[], count: number, cut: boolean): void {
@@ -42,13 +43,25 @@ export class Collector {
     if (this.kept > MAX_KEPT) this.evict();
   }
 
-  /** Files in display order. */
+  /**
+   * Files in display order. After an eviction, what was kept depends on the order files
+   * arrived in (rg's is not the walk's), so the kept lines are cut back to what any order
+   * keeps: the first MAX_KEPT / 2 lines in display order, which no eviction can have
+   * touched (each one kept at least that prefix of the files then present).
+   */
   sorted(): FileHits[] {
-    return this.files.sort(byRecency);
+    this.files.sort(byRecency);
+    if (this.evicted) this.trim();
+    return this.files;
   }
 
   private evict(): void {
+    this.evicted = true;
     this.files.sort(byRecency);
+    this.trim();
+  }
+
+  private trim(): void {
     let kept = 0;
     for (const file of this.files) {
       if (kept >= MAX_KEPT / 2) {

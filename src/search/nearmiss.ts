@@ -44,7 +44,8 @@ export function nearest(compiled: Compiled, probe: Compiled, found: Collector): 
       re.lastIndex = 0;
       for (let m = re.exec(hit.text); m; m = re.exec(hit.text)) {
         if (m[0] !== "") counts.set(m[0], (counts.get(m[0]) ?? 0) + 1);
-        re.lastIndex = m.index + 1;
+        // One whole code point on: inside a surrogate pair the engine would back up.
+        re.lastIndex = m.index + ((hit.text.codePointAt(m.index) ?? 0) > 0xffff ? 2 : 1);
       }
     }
   }

@@ -14,8 +14,10 @@ import { KtError } from "../tools/tool.ts";
 export interface Compiled {
   /** The pattern as the model gave it. */
   pattern: string;
-  /** Searches a whole buffer of complete lines ("gu" or "giu"). */
+  /** Searches a whole buffer of complete lines ("gu" or "giu") that is not valid UTF-8. */
   js: RegExp;
+  /** The same for valid UTF-8, where U+FFFD is an ordinary character. */
+  jsValid: RegExp;
   /** The same pattern for rg (pass with -i or -s, --crlf). */
   rust: string;
   caseInsensitive: boolean;
@@ -27,27 +29,32 @@ export interface Compiled {
 }
 
 const MAX_REPEAT = 1000;
-/** What "." and negated classes never match: line endings, and U+FFFD, which is how
- * undecodable bytes reach JavaScript (rg's classes never match invalid UTF-8). */
-const JS_NEVER = "\\n\\r\\uFFFD";
+/** What "." and negated classes never match: line endings; and, in text that is not
+ * valid UTF-8, U+FFFD, which is how undecodable bytes reach JavaScript (rg's classes
+ * never match invalid UTF-8, but do match a real U+FFFD). */
+const NEVER_INVALID = "\\n\\r\\uFFFD";
+const NEVER_VALID = "\\n\\r";
 const JS_SYNTAX = new Set("^$\\.*+?()[]{}|/");
 const RS_META = new Set("\\.+*?()|[]{}^$#&-~");
 const JS_CLASS_ESCAPE = new Set("\\]^-[");
 const RS_CLASS_ESCAPE = new Set("\\]^-[&~");
 
 export function compilePattern(pattern: string, forceInsensitive = false): Compiled {
-  const parser = new Parser(pattern);
+  const parser = new Parser(pattern, NEVER_INVALID);
   const { js, rs, required } = parser.parse();
   const caseInsensitive = forceInsensitive || parser.inlineI || !parser.upper;
+  const flags = caseInsensitive ? "giu" : "gu";
   let re: RegExp;
+  let reValid: RegExp;
   try {
-    re = new RegExp(js, caseInsensitive ? "giu" : "gu");
+    re = new RegExp(js, flags);
+    reValid = new RegExp(new Parser(pattern, NEVER_VALID).parse().js, flags);
   } catch (error) {
     throw invalid(pattern, `${(error as Error).message.replace(/^Invalid regular expression: /, "")}`, "Check the syntax.");
   }
   const literal = parser.literal ? parser.text : null;
   const prefilter = literal === null && required.length >= 3 ? new RegExp([...required].map(jsLiteral).join(""), caseInsensitive ? "giu" : "gu") : null;
-  return { pattern, js: re, rust: rs, caseInsensitive, literal, prefilter };
+  return { pattern, js: re, jsValid: reValid, rust: rs, caseInsensitive, literal, prefilter };
 }
 
 /** A pattern and a fast necessary condition for it (see Compiled.prefilter). */
@@ -104,7 +111,10 @@ class Parser {
   /** The literal text, meaningful while `literal` holds. */
   text = "";
 
-  constructor(private readonly src: string) {}
+  constructor(
+    private readonly src: string,
+    private readonly never: string,
+  ) {}
 
   parse(): Seq {
     if (this.src.startsWith("(?i)")) {
@@ -223,7 +233,7 @@ class Parser {
       case ".":
         this.pos++;
         this.literal = false;
-        return { js: `[^${JS_NEVER}]`, rs: ".", atom: true };
+        return { js: `[^${this.never}]`, rs: ".", atom: true };
       case "^":
         this.pos++;
         this.literal = false;
@@ -317,7 +327,7 @@ class Parser {
     if (set) {
       this.literal = false;
       return set.negated
-        ? { js: `[^${set.members}${JS_NEVER}]`, rs: `[^${set.members}]`, atom: true }
+        ? { js: `[^${set.members}${this.never}]`, rs: `[^${set.members}]`, atom: true }
         : { js: `[${set.members}]`, rs: `[${set.members}]`, atom: true };
     }
     switch (c) {
@@ -384,8 +394,8 @@ class Parser {
     const name = this.propertyName(start);
     this.literal = false;
     return negated
-      ? { js: `[^\\p{${name}}${JS_NEVER}]`, rs: `\\P{${name}}`, atom: true }
-      : { js: `(?:(?![${JS_NEVER}])\\p{${name}})`, rs: `\\p{${name}}`, atom: true };
+      ? { js: `[^\\p{${name}}${this.never}]`, rs: `\\P{${name}}`, atom: true }
+      : { js: `(?:(?![${this.never}])\\p{${name}})`, rs: `\\p{${name}}`, atom: true };
   }
 
   private propertyName(start: number): string {
@@ -444,7 +454,7 @@ class Parser {
           js += set.members;
           rs += set.members;
         } else {
-          jsExtra.push(`[^${set.members}${JS_NEVER}]`);
+          jsExtra.push(`[^${set.members}${this.never}]`);
           rs += `[:^${item.name === "D" ? "digit" : item.name === "W" ? "word" : "space"}:]`;
         }
         continue;
@@ -476,14 +486,14 @@ class Parser {
     // [\s\S], [\w\W], [\d\D]: any character on the line.
     for (const [a, b] of [["s", "S"], ["w", "W"], ["d", "D"]] as const) {
       if (shorthands.has(a) && shorthands.has(b)) {
-        return negated ? this.fail("the class matches nothing", "Remove the ^, or use . for any character.", start) : { js: `[^${JS_NEVER}]`, rs: ".", atom: true };
+        return negated ? this.fail("the class matches nothing", "Remove the ^, or use . for any character.", start) : { js: `[^${this.never}]`, rs: ".", atom: true };
       }
     }
     if (negated) {
       if (jsExtra.length > 0) this.refuse("a negated shorthand (\\D, \\W, \\S) inside [^…]", "Write the class out, e.g. [^a-zA-Z0-9_,] or use the positive shorthand.");
-      return { js: `[^${js}${JS_NEVER}]`, rs: `[^${rs}]`, atom: true };
+      return { js: `[^${js}${this.never}]`, rs: `[^${rs}]`, atom: true };
     }
-    const base = js === "" ? [] : [guard ? `(?:(?![${JS_NEVER}])[${js}])` : `[${js}]`];
+    const base = js === "" ? [] : [guard ? `(?:(?![${this.never}])[${js}])` : `[${js}]`];
     const alternatives = [...base, ...jsExtra];
     const jsOut = alternatives.length === 1 ? alternatives[0]! : `(?:${alternatives.join("|")})`;
     return { js: jsOut, rs: `[${rs}]`, atom: true };

@@ -22,8 +22,10 @@ export function rgArgs(plan: SearchPlan, compiled: Compiled): { args: string[]; 
   for (const name of plan.noise) args.push("-g", `!${name}/`);
   const typeGlob = plan.glob === null ? null : prefilterGlob(plan.glob);
   if (typeGlob) args.push("--type-add", `ktinclude:${typeGlob}`, "-t", "ktinclude");
-  args.push("-e", compiled.rust, "--", plan.walkRel || ".");
-  return { args, cwd: plan.real, typed: typeGlob !== null };
+  // rg runs in the directory it walks: given a relative subdirectory instead, rg 13
+  // misapplies the working directory's own anchored ignore rules (e.g. "build/skip/").
+  args.push("-e", compiled.rust, "--", ".");
+  return { args, cwd: plan.walkRoot, typed: typeGlob !== null };
 }
 
 /**
@@ -70,7 +72,8 @@ export async function searchRg(rg: string, plan: SearchPlan, compiled: Compiled,
       if (current.hits.length < MAX_KEPT) {
         let text = textOf(data.lines);
         if (text.endsWith("\n")) text = text.slice(0, -1);
-        current.hits.push({ line: data.line_number, text: displayLine(text, compiled.js) });
+        // rg sends a line that is not valid UTF-8 as bytes.
+        current.hits.push({ line: data.line_number, text: displayLine(text, data.lines.bytes === undefined ? compiled.jsValid : compiled.js) });
       } else current.cut = true;
     } else if (line.startsWith('{"type":"end"')) {
       const data = JSON.parse(line).data;
@@ -122,8 +125,9 @@ function textOf(field: { text?: string; bytes?: string }): string {
   return field.text ?? Buffer.from(field.bytes ?? "", "base64").toString("utf8");
 }
 
-/** rg's path (relative to its working directory) → relative to plan.real. */
+/** rg's path (relative to its working directory, plan.walkRoot) → relative to plan.real. */
 function relOf(path: string, plan: SearchPlan): string {
   if (plan.file) return "";
-  return path.startsWith("./") ? path.slice(2) : path;
+  const rel = path.startsWith("./") ? path.slice(2) : path;
+  return plan.walkRel ? `${plan.walkRel}/${rel}` : rel;
 }

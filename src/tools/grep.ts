@@ -161,7 +161,7 @@ async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled,
   let text: string;
   if (plan.missing) {
     text = `No matches for "${pattern}" in ${plan.abs}: the include "${include}" starts with ${plan.walkRel}, which is not a directory there. Check the include or the path.`;
-  } else if (plan.file && searchFile(plan.real, { js: /(?!)/gu, prefilter: null }) === null) {
+  } else if (plan.file && searchFile(plan.real, { js: /(?!)/gu, jsValid: /(?!)/gu, prefilter: null }) === null) {
     text = `No matches for "${pattern}" in ${plan.abs}: it is a binary file, and grep skips binary files. Use bash with a suitable tool (e.g. strings FILE | grep) to search it.`;
   } else if (run.outcome.timedOut) {
     text = `No matches for "${pattern}" in ${scope} before the ${seconds(timeLimitMs())} time limit, so the search is partial. Narrow path or include to search fewer files.`;

@@ -1,0 +1,182 @@
+// The two grep engines print the same bytes (SPEC §4.4): for many patterns over a
+// generated tree that exercises every filter and encoding, and over a real tree
+// (node_modules), KT_GREP_ENGINE=builtin and =rg give identical content and identical
+// spill files; and glob's file set equals `rg --files`. Skipped without rg.
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, readFileSync, symlinkSync, utimesSync } from "node:fs";
+import { join } from "node:path";
+import { callTool, tempDir } from "./_helpers.ts";
+import { RG, RG_NOISE, rgFiles, writeTree } from "./_search.ts";
+
+async function both(cwd: string, stateDir: string, input: Record<string, unknown>) {
+  const out: { content: string; spill: string | null; matches: unknown }[] = [];
+  for (const engine of ["builtin", "rg"]) {
+    const saved = process.env.KT_GREP_ENGINE;
+    process.env.KT_GREP_ENGINE = engine;
+    try {
+      const r = await callTool("grep", input, { cwd, stateDir, callId: `agree-${engine}` });
+      expect(r.warnings).toEqual([]);
+      if (!r.isError) expect(r.metadata.extra?.engine).toBe(engine);
+      const spillPath = r.metadata.truncation?.spillPath;
+      out.push({
+        content: r.content.replace(`grep-agree-${engine}.txt`, "grep-agree-ENGINE.txt"),
+        spill: spillPath ? readFileSync(spillPath, "utf8") : null,
+        matches: r.metadata.matches,
+      });
+    } finally {
+      if (saved === undefined) delete process.env.KT_GREP_ENGINE;
+      else process.env.KT_GREP_ENGINE = saved;
+    }
+  }
+  expect(out[1]).toEqual(out[0]!);
+  return out[0]!;
+}
+
+/** Every file glob lists (from the spill file when the list was cut), sorted. */
+async function globbed(cwd: string, stateDir: string, pattern: string): Promise<string[]> {
+  const r = await callTool("glob", { pattern }, { cwd, stateDir, callId: "all" });
+  const spill = r.metadata.truncation?.spillPath;
+  const text = spill ? readFileSync(spill, "utf8").trimEnd() : r.content;
+  return text.split("\n").slice(1).sort();
+}
+
+/** A small deterministic generator (mulberry32). */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const WORDS = ["alpha", "Beta", "gamma", "TODO", "fixme", "const", "return", "ContextEngine", "café", "naïve", "日本", "Ωmega", "x_1", "foo.bar", "a(b)", "$price", "  ", "\t", "🎉"];
+
+function generatedTree(root: string): void {
+  const rnd = random(42);
+  const pick = () => WORDS[Math.floor(rnd() * WORDS.length)]!;
+  const line = () => Array.from({ length: 1 + Math.floor(rnd() * 12) }, pick).join(rnd() < 0.2 ? "" : " ");
+  const dirs = ["", "src", "src/core", "src/core/deep", "lib", "docs", "build", "gen", ".hidden", "node_modules/pkg", "pkg/dist", "vendor/inner", "sub/.github"];
+  const files: Record<string, string | Uint8Array> = {
+    ".git/HEAD": "ref: refs/heads/main\n",
+    ".git/info/exclude": "*.excluded\n",
+    ".gitignore": "build/\n*.log\n!keep.log\n/gen/\n",
+    "src/.gitignore": "*.tmp\n!core/*.tmp\n",
+    ".ignore": "!build/\nbuild/skip/\n",
+    ".ktignore": "*.secret\n",
+    "docs/.ktignore": "private/\n",
+    "vendor/inner/.git/HEAD": "x\n",
+    "vendor/inner/.gitignore": "*.md\n",
+    "sub/.gitignore": "!.github/\n",
+  };
+  let n = 0;
+  for (const dir of dirs) {
+    for (const ext of ["ts", "md", "log", "tmp", "secret", "excluded", "txt"]) {
+      const lines = Array.from({ length: 5 + Math.floor(rnd() * 40) }, line);
+      if (rnd() < 0.2) lines.push("y".repeat(300) + " ContextEngine " + "z".repeat(50));
+      const eol = rnd() < 0.25 ? "\r\n" : "\n";
+      files[join(dir, `f${n++}.${ext}`)] = lines.join(eol) + (rnd() < 0.8 ? eol : "");
+    }
+  }
+  files["keep.log"] = "TODO keep\n";
+  files["docs/private/p.ts"] = "TODO private\n";
+  files["build/skip/s.ts"] = "TODO skip\n";
+  files["bin/data.bin"] = Buffer.concat([Buffer.from("TODO binary\n"), Buffer.from([0, 1, 2]), Buffer.from("\nTODO after\n")]);
+  files["bin/late.bin"] = `${"TODO early\n".repeat(10_000)}\0\n`;
+  files["enc/bom.ts"] = "\uFEFFTODO bom\n";
+  files["enc/u16.txt"] = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("TODO wide\r\nalpha\r\n", "utf16le")]);
+  files["enc/latin1.txt"] = Buffer.from([0x54, 0x4f, 0x44, 0x4f, 0x20, 0xe9, 0x0a]);
+  writeTree(root, files);
+  mkdirSync(join(root, "links"));
+  symlinkSync("..", join(root, "links", "loop"));
+  symlinkSync("../keep.log", join(root, "links", "keep.log"));
+  // Distinct mtimes so that ordering is decided by time, as it usually is.
+  const all = rgFiles(root, ["-uu"]);
+  all.forEach((rel, i) => utimesSync(join(root, rel), 1_650_000_000 + i * 7, 1_650_000_000 + i * 7));
+}
+
+const PATTERNS: Record<string, unknown>[] = [
+  { pattern: "TODO" },
+  { pattern: "todo" },
+  { pattern: "contextengine" },
+  { pattern: "ContextEngine" },
+  { pattern: "^alpha" },
+  { pattern: "alpha$" },
+  { pattern: "^$" },
+  { pattern: "\\bx_1\\b" },
+  { pattern: "foo\\.bar" },
+  { pattern: "a\\(b\\)" },
+  { pattern: "\\$price" },
+  { pattern: "caf." },
+  { pattern: "[^\\x00-\\x7f]" },
+  { pattern: "\\p{Greek}" },
+  { pattern: "日本" },
+  { pattern: "🎉" },
+  { pattern: "\\s{2,}" },
+  { pattern: "\\t" },
+  { pattern: "(gamma|fixme)\\s+return" },
+  { pattern: "[A-Z]{4}" },
+  { pattern: "z{10,}$" },
+  { pattern: "e" },
+  { pattern: "x*" },
+  { pattern: "TODO", include: "*.ts" },
+  { pattern: "TODO", include: "src/**" },
+  { pattern: "TODO", include: "*.{md,txt}" },
+  { pattern: "TODO", include: "**/deep/*.ts" },
+  { pattern: "TODO", include: ".github/**" },
+  { pattern: "TODO", path: "node_modules" },
+  { pattern: "TODO", include: "build/**" },
+  { pattern: "TODO", path: "enc/u16.txt" },
+  { pattern: "TODO", path: "bin/data.bin" },
+  { pattern: "ContextEngien" },
+  { pattern: "contextEngine" },
+  { pattern: "Zzqx" },
+];
+
+describe.skipIf(!RG)("builtin and rg print the same bytes", () => {
+  describe("over a generated tree", () => {
+    const tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    generatedTree(root);
+    for (const input of PATTERNS) {
+      test(JSON.stringify(input), async () => {
+        await both(root, join(tmp.path, "state"), input);
+      });
+    }
+    test("glob's file set is rg --files, less what .ktignore excludes", async () => {
+      const ktignored = (rel: string) => rel.endsWith(".secret") || rel.startsWith("docs/private/");
+      const expected = rgFiles(root, RG_NOISE).filter((rel) => !ktignored(rel));
+      expect(expected.length).toBeGreaterThan(30);
+      expect(await globbed(root, join(tmp.path, "state"), "**/*")).toEqual(expected);
+    });
+    test("cleanup", () => tmp[Symbol.dispose]());
+  });
+
+  describe("over a real tree (node_modules)", () => {
+    const root = join(import.meta.dir, "..", "node_modules");
+    const tmp = tempDir();
+    const real: Record<string, unknown>[] = [
+      { pattern: "function" },
+      { pattern: "TODO|FIXME" },
+      { pattern: "^import .* from" },
+      { pattern: "\\bexports\\.\\w+ =" },
+      { pattern: "license", include: "package.json" },
+      { pattern: "@param \\{\\w+\\}", include: "*.d.ts" },
+      { pattern: "[^\\x00-\\x7f]{3,}" },
+      { pattern: "readFileSync\\(" },
+      { pattern: "zod/mini", path: "zod" },
+      { pattern: "definitelyNotPresentAnywhere" },
+      { pattern: "picomatchh" },
+    ];
+    for (const input of real) {
+      test(JSON.stringify(input), async () => {
+        await both(root, join(tmp.path, "state"), input);
+      });
+    }
+    test("glob's file set is rg --files", async () => {
+      expect(await globbed(root, join(tmp.path, "state"), "**")).toEqual(rgFiles(root, RG_NOISE));
+    });
+    test("cleanup", () => tmp[Symbol.dispose]());
+  });
+});

@@ -14,12 +14,30 @@ import type { SearchOutcome, SearchPlan } from "./plan.ts";
 const CHUNK = 256 * 1024;
 let shared = Buffer.allocUnsafe(CHUNK);
 
-export function searchBuiltin(plan: SearchPlan, compiled: Compiled, collector: Collector): SearchOutcome {
+/** A second pattern searched in the same pass while the first has found nothing. */
+export interface Probe {
+  compiled: Compiled;
+  collector: Collector;
+}
+
+/**
+ * Searches the plan's files. With a probe, each file's text is also searched for the
+ * probe's pattern, in the same read, until the main pattern first matches: when the
+ * main search finds nothing, the probe has covered every file without a second pass.
+ */
+export function searchBuiltin(plan: SearchPlan, compiled: Compiled, collector: Collector, probe?: Probe): SearchOutcome {
   const unreadable: string[] = [];
+  let probing = probe !== undefined;
   const searchOne = (abs: string, rel: string): boolean => {
-    const result = searchFile(abs, compiled);
-    if (result === "unreadable") unreadable.push(rel);
-    else if (result && result.count > 0) collector.add(rel, abs, result.hits, result.count, result.cut);
+    const results = searchFile(abs, probing ? [compiled, probe!.compiled] : [compiled]);
+    if (results === "unreadable") unreadable.push(rel);
+    else if (results) {
+      const [main, extra] = results;
+      if (main!.count > 0) {
+        collector.add(rel, abs, main!.hits, main!.count, main!.cut);
+        probing = false;
+      } else if (probing && extra && extra.count > 0) probe!.collector.add(rel, abs, extra.hits, extra.count, extra.cut);
+    }
     return performance.now() <= plan.deadline;
   };
   if (plan.file) {
@@ -46,11 +64,14 @@ interface FileResult {
   cut: boolean;
 }
 
-/** The matching lines of one file; null when binary; "unreadable" when it cannot be opened. */
 /** What searching needs of a compiled pattern. */
 export type Matcher = Pick<Compiled, "js" | "jsValid" | "prefilter">;
 
-export function searchFile(abs: string, re: Matcher): FileResult | null | "unreadable" {
+/**
+ * The matching lines of one file for each matcher, from one read; null when the file is
+ * binary; "unreadable" when it cannot be opened.
+ */
+export function searchFile(abs: string, matchers: readonly Matcher[]): FileResult[] | null | "unreadable" {
   let fd: number;
   try {
     fd = openSync(abs, "r");
@@ -59,7 +80,7 @@ export function searchFile(abs: string, re: Matcher): FileResult | null | "unrea
     return code === "EACCES" || code === "EPERM" ? "unreadable" : null;
   }
   try {
-    return scan(fd, re);
+    return scan(fd, matchers);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     return code === "EACCES" || code === "EPERM" ? "unreadable" : null;
@@ -68,11 +89,21 @@ export function searchFile(abs: string, re: Matcher): FileResult | null | "unrea
   }
 }
 
-function scan(fd: number, re: Matcher): FileResult | null {
-  const out: FileResult = { hits: [], count: 0, cut: false };
+interface Job {
+  matcher: Matcher;
+  out: FileResult;
+  line: number;
+}
+
+function searchAll(jobs: Job[], text: string, valid: boolean): void {
+  for (const job of jobs) job.line = searchText(text, valid ? job.matcher.jsValid : job.matcher.js, job.line, job.out, job.matcher.prefilter);
+}
+
+function scan(fd: number, matchers: readonly Matcher[]): FileResult[] | null {
+  const jobs: Job[] = matchers.map((matcher) => ({ matcher, out: { hits: [], count: 0, cut: false }, line: 1 }));
+  const results = jobs.map((job) => job.out);
   let buf = shared;
   let filled = 0;
-  let line = 1;
   let first = true;
   let skip = 0;
   for (;;) {
@@ -83,12 +114,12 @@ function scan(fd: number, re: Matcher): FileResult | null {
     if (first) {
       first = false;
       if (filled >= 2 && ((buf[0] === 0xff && buf[1] === 0xfe) || (buf[0] === 0xfe && buf[1] === 0xff))) {
-        return utf16(fd, buf.subarray(0, filled), re);
+        return utf16(fd, buf.subarray(0, filled), jobs) ? results : null;
       }
       if (filled >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) skip = 3;
     }
     if (n > 0 && buf.subarray(start, filled).indexOf(0) !== -1) return null;
-    if (filled === 0) return out;
+    if (filled === 0) return results;
     let end: number;
     if (eof) end = filled;
     else {
@@ -107,9 +138,9 @@ function scan(fd: number, re: Matcher): FileResult | null {
     }
     if (end > skip) {
       const bytes = buf.subarray(skip, end);
-      line = searchText(bytes.toString("utf8"), isUtf8(bytes) ? re.jsValid : re.js, line, out, re.prefilter);
+      searchAll(jobs, bytes.toString("utf8"), isUtf8(bytes));
     }
-    if (eof) return out;
+    if (eof) return results;
     buf.copy(buf, 0, end, filled);
     filled -= end;
     skip = 0;
@@ -165,8 +196,8 @@ function done(finder: RegExp, re: RegExp, line: number): number {
   return line;
 }
 
-/** UTF-16 with a BOM: decoded whole, as rg transcodes it. */
-function utf16(fd: number, head: Buffer, re: Matcher): FileResult | null {
+/** UTF-16 with a BOM: decoded whole, as rg transcodes it; false when binary. */
+function utf16(fd: number, head: Buffer, jobs: Job[]): boolean {
   const parts: Buffer[] = [Buffer.from(head)];
   const chunk = Buffer.allocUnsafe(CHUNK);
   for (;;) {
@@ -176,8 +207,7 @@ function utf16(fd: number, head: Buffer, re: Matcher): FileResult | null {
   }
   const bytes = Buffer.concat(parts);
   const text = new TextDecoder(bytes[0] === 0xff ? "utf-16le" : "utf-16be").decode(bytes);
-  if (text.includes("\0")) return null;
-  const out: FileResult = { hits: [], count: 0, cut: false };
-  searchText(text, re.jsValid, 1, out, re.prefilter);
-  return out;
+  if (text.includes("\0")) return false;
+  searchAll(jobs, text, true);
+  return true;
 }

@@ -4,19 +4,26 @@
 // the found text closest to the pattern, chosen from the collected lines alone, so both
 // engines give the same hint.
 import { distance } from "fastest-levenshtein";
-import { compilePattern, escapeLiteral, withPrefilter, type Compiled } from "./regex.ts";
+import { compilePattern, escapeLiteral, type Compiled } from "./regex.ts";
 import type { Collector } from "./collect.ts";
 
 const MIN_FUZZY = 4;
 const MAX_FUZZY = 64;
 
-/** The probe pattern, or null when no variant is worth a second pass. */
+/**
+ * The probe pattern, or null when no variant is worth searching for. The edit-distance
+ * probe is written twice, for the same set of strings: a flat alternation of the variants
+ * for rg (its automata take it in linear time) and a trie of them for JavaScript (the
+ * flat form backtracks through every variant at every position, about 7× slower); the
+ * built-in engine finds candidate lines with three literal parts, one of which every
+ * variant keeps intact (an edit touches at most two of three consecutive parts).
+ */
 export function probeFor(compiled: Compiled): Compiled | null {
   const text = compiled.literal;
-  if (text !== null && [...text].length >= MIN_FUZZY && [...text].length <= MAX_FUZZY) {
-    const chars = [...text];
-    const variants = new Set<string>([escapeLiteral(text)]);
+  const chars = text === null ? [] : [...text];
+  if (chars.length >= MIN_FUZZY && chars.length <= MAX_FUZZY) {
     const lit = (cs: string[]) => escapeLiteral(cs.join(""));
+    const variants = new Set<string>([lit(chars)]);
     for (let i = 0; i < chars.length; i++) {
       variants.add(lit(chars.filter((_, j) => j !== i)));
       variants.add(`${lit(chars.slice(0, i))}.${lit(chars.slice(i + 1))}`);
@@ -24,14 +31,24 @@ export function probeFor(compiled: Compiled): Compiled | null {
       if (i + 1 < chars.length) variants.add(lit([...chars.slice(0, i), chars[i + 1]!, chars[i]!, ...chars.slice(i + 2)]));
     }
     variants.add(`${lit(chars)}.`);
-    // One edit touches at most two of three consecutive parts, so every variant
-    // contains one part intact: a cheap test before the slow alternation.
     const third = Math.ceil(chars.length / 3);
     const parts = [0, 1, 2].map((k) => lit(chars.slice(k * third, (k + 1) * third))).filter((p) => p !== "");
-    return withPrefilter(compilePattern([...variants].join("|"), true), compilePattern(parts.join("|"), true));
+    const flat = compilePattern([...variants].join("|"), true);
+    const trie = compilePattern(trieOf(chars, 0), true);
+    return { ...trie, rust: flat.rust, prefilter: compilePattern(parts.join("|"), true).js };
   }
   if (compiled.caseInsensitive) return null;
   return compilePattern(compiled.pattern, true);
+}
+
+/** The strings within one edit of chars[i..], given chars[..i] matched exactly. */
+function trieOf(chars: string[], i: number): string {
+  const lit = (cs: string[]) => escapeLiteral(cs.join(""));
+  if (i === chars.length) return ".??";
+  const rest = chars.slice(i + 1);
+  const alternatives = [`${lit([chars[i]!])}${trieOf(chars, i + 1)}`, lit(rest), `.${lit(rest)}`, `.${lit(chars.slice(i))}`];
+  if (i + 1 < chars.length) alternatives.push(lit([chars[i + 1]!, chars[i]!, ...chars.slice(i + 2)]));
+  return `(?:${alternatives.join("|")})`;
 }
 
 /** The matched text nearest the pattern, written as a pattern; null when nothing matched. */

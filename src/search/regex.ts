@@ -57,11 +57,6 @@ export function compilePattern(pattern: string, forceInsensitive = false): Compi
   return { pattern, js: re, jsValid: reValid, rust: rs, caseInsensitive, literal, prefilter };
 }
 
-/** A pattern and a fast necessary condition for it (see Compiled.prefilter). */
-export function withPrefilter(compiled: Compiled, prefilter: Compiled): Compiled {
-  return { ...compiled, prefilter: prefilter.js };
-}
-
 /** A pattern in this syntax that matches `text` literally. */
 export function escapeLiteral(text: string): string {
   return text.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&");

@@ -1,5 +1,6 @@
 // The ripgrep engine: rg walks and searches (in parallel, with its own ignore handling,
-// which the built-in walk mirrors), kt reads `rg --json` and applies what rg cannot
+// which the built-in walk mirrors), kt reads rg's "path\0line:text" output (leaner
+// than --json for rg and for kt) and applies what rg cannot
 // express: .ktignore, the include glob's exact picomatch meaning, and dropping files in
 // which rg met a NUL byte. Ordering, caps and counting are the collector's, as for the
 // built-in engine, so both print the same bytes.
@@ -8,6 +9,7 @@ import { Collector, displayLine, MAX_KEPT, type Hit } from "./collect.ts";
 import { PathChecker } from "./walk.ts";
 import type { SearchOutcome, SearchPlan } from "./plan.ts";
 import { statSync } from "node:fs";
+import { isUtf8 } from "node:buffer";
 import { basename, dirname, join } from "node:path";
 
 export interface RgOutcome extends SearchOutcome {
@@ -16,7 +18,7 @@ export interface RgOutcome extends SearchOutcome {
 }
 
 export function rgArgs(plan: SearchPlan, compiled: Compiled): { args: string[]; cwd: string; typed: boolean } {
-  const args = ["--json", "--no-config", "--no-ignore-global", "--no-mmap", "--crlf", compiled.caseInsensitive ? "-i" : "-s"];
+  const args = ["--no-heading", "-n", "-H", "--null", "--color=never", "--stats", "--no-config", "--no-ignore-global", "--no-mmap", "--crlf", compiled.caseInsensitive ? "-i" : "-s"];
   if (plan.file) return { args: [...args, "-e", compiled.rust, "--", basename(plan.real)], cwd: dirname(plan.real), typed: false };
   if (!plan.hidden) args.push("--hidden");
   for (const name of plan.noise) args.push("-g", `!${name}/`);
@@ -62,43 +64,50 @@ export async function searchRg(rg: string, plan: SearchPlan, compiled: Compiled,
   const stderr = new Response(proc.stderr).text();
 
   let summary = false;
-  let current: { rel: string; hits: Hit[]; count: number; cut: boolean } | null = null;
-  const onLine = (line: string): void => {
-    if (line.startsWith('{"type":"match"')) {
-      const data = JSON.parse(line).data;
-      const rel = relOf(textOf(data.path), plan);
-      if (current === null || current.rel !== rel) current = { rel, hits: [], count: 0, cut: false };
-      current.count++;
-      if (current.hits.length < MAX_KEPT) {
-        let text = textOf(data.lines);
-        if (text.endsWith("\n")) text = text.slice(0, -1);
-        // rg sends a line that is not valid UTF-8 as bytes.
-        current.hits.push({ line: data.line_number, text: displayLine(text, data.lines.bytes === undefined ? compiled.jsValid : compiled.js) });
-      } else current.cut = true;
-    } else if (line.startsWith('{"type":"end"')) {
-      const data = JSON.parse(line).data;
-      const rel = relOf(textOf(data.path), plan);
-      if (current !== null && current.rel === rel) {
-        if (data.binary_offset === null && keeps(rel)) {
-          collector.add(rel, plan.file ? plan.real : join(plan.real, rel), current.hits, current.count, current.cut);
-        }
-      }
-      current = null;
-    } else if (line.endsWith('"type":"summary"}')) summary = true;
+  let current: { raw: string; rel: string; hits: Hit[]; count: number; cut: boolean; binary: boolean } | null = null;
+  const flush = (): void => {
+    if (current !== null && !current.binary && keeps(current.rel)) {
+      collector.add(current.rel, plan.file ? plan.real : join(plan.real, current.rel), current.hits, current.count, current.cut);
+    }
+    current = null;
+  };
+  // "path\0line:text" per match, a file's lines together; any other line is one of rg's
+  // notes (a NUL met after a match: the file is binary and dropped) or the --stats block.
+  const onLine = (line: string, valid: boolean): void => {
+    const z = line.indexOf("\0");
+    if (z === -1) {
+      if (line.endsWith(" files searched")) summary = true;
+      const binary = /^(.*): (?:WARNING: stopped searching binary file|binary file matches)/.exec(line);
+      if (binary && current !== null && current.raw === binary[1]) current.binary = true;
+      return;
+    }
+    const raw = line.slice(0, z);
+    if (current === null || current.raw !== raw) {
+      flush();
+      current = { raw, rel: relOf(raw, plan), hits: [], count: 0, cut: false, binary: false };
+    }
+    current.count++;
+    if (current.hits.length >= MAX_KEPT) {
+      current.cut = true;
+      return;
+    }
+    const colon = line.indexOf(":", z + 1);
+    current.hits.push({ line: Number(line.slice(z + 1, colon)), text: displayLine(line.slice(colon + 1), valid ? compiled.jsValid : compiled.js) });
   };
 
-  const decoder = new TextDecoder();
-  let carry = "";
+  let pending: Buffer | null = null;
   for await (const chunk of proc.stdout) {
-    const text = carry + decoder.decode(chunk, { stream: true });
-    let start = 0;
-    for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", start)) {
-      onLine(text.slice(start, nl));
-      start = nl + 1;
+    const buf: Buffer = pending ? Buffer.concat([pending, chunk]) : Buffer.from(chunk);
+    const last = buf.lastIndexOf(10);
+    if (last === -1) {
+      pending = buf;
+      continue;
     }
-    carry = text.slice(start);
+    lines(buf.subarray(0, last), onLine);
+    pending = last + 1 < buf.length ? Buffer.from(buf.subarray(last + 1)) : null;
   }
-  if (carry) onLine(carry);
+  if (pending) lines(pending, onLine);
+  flush();
   await proc.exited;
   clearTimeout(timer);
   const errors = await stderr;
@@ -121,8 +130,26 @@ function isFileRel(plan: SearchPlan, rel: string): boolean {
   }
 }
 
-function textOf(field: { text?: string; bytes?: string }): string {
-  return field.text ?? Buffer.from(field.bytes ?? "", "base64").toString("utf8");
+/** Calls `onLine` for each line of `bytes`, saying whether it is valid UTF-8. */
+function lines(bytes: Buffer, onLine: (line: string, valid: boolean) => void): void {
+  if (isUtf8(bytes)) {
+    const text = bytes.toString("utf8");
+    let start = 0;
+    for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", start)) {
+      onLine(text.slice(start, nl), true);
+      start = nl + 1;
+    }
+    onLine(text.slice(start), true);
+    return;
+  }
+  let start = 0;
+  for (;;) {
+    const nl = bytes.indexOf(10, start);
+    const line = bytes.subarray(start, nl === -1 ? bytes.length : nl);
+    onLine(line.toString("utf8"), isUtf8(line));
+    if (nl === -1) return;
+    start = nl + 1;
+  }
 }
 
 /** rg's path (relative to its working directory, plan.walkRoot) → relative to plan.real. */

@@ -52,8 +52,9 @@ export default defineTool({
     const compiled = compilePattern(input.pattern);
     const plan = makePlan(ctx, { tool: "grep", path: input.path, glob: input.include, basename: true }, started);
     const engine = chooseEngine(ctx);
-    const run = await search(engine, plan, compiled, ctx);
-    if (run.collector.lines === 0) return await noMatches(ctx, plan, compiled, input.include, engine, run);
+    const probe = probeFor(compiled);
+    const run = await search(engine, plan, compiled, ctx, probe);
+    if (run.collector.lines === 0) return await noMatches(ctx, plan, compiled, input.include, engine, run, probe);
     return render(ctx, plan, input.pattern, run);
   },
 });
@@ -62,9 +63,11 @@ interface Run {
   collector: Collector;
   outcome: SearchOutcome;
   engine: Engine["name"];
+  /** The near-miss probe's matches, when the built-in engine searched for it in the same pass. */
+  probe?: Collector;
 }
 
-async function search(engine: Engine, plan: SearchPlan, compiled: Compiled, ctx: ToolContext): Promise<Run> {
+async function search(engine: Engine, plan: SearchPlan, compiled: Compiled, ctx: ToolContext, probe: Compiled | null = null): Promise<Run> {
   if (plan.missing) return { collector: new Collector(), outcome: { timedOut: false, unreadable: [] }, engine: engine.name };
   if (engine.name === "rg") {
     const collector = new Collector();
@@ -73,7 +76,9 @@ async function search(engine: Engine, plan: SearchPlan, compiled: Compiled, ctx:
     ctx.warn(`kt: rg could not run this search (${outcome.failed.split("\n")[0]}); using the built-in engine`);
   }
   const collector = new Collector();
-  return { collector, outcome: searchBuiltin(plan, compiled, collector), engine: "builtin" };
+  const probed = probe ? new Collector() : undefined;
+  const outcome = searchBuiltin(plan, compiled, collector, probe ? { compiled: probe, collector: probed! } : undefined);
+  return { collector, outcome, engine: "builtin", ...(probed ? { probe: probed } : {}) };
 }
 
 function count(n: number, one: string, many: string): string {
@@ -155,18 +160,18 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, run: Run): 
   };
 }
 
-async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, include: string | undefined, engine: Engine, run: Run): Promise<ToolOutput> {
+async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, include: string | undefined, engine: Engine, run: Run, probe: Compiled | null): Promise<ToolOutput> {
   const { pattern } = compiled;
   const scope = `${plan.abs}${include !== undefined && !plan.file ? ` (include "${include}")` : ""}`;
   let text: string;
   if (plan.missing) {
     text = `No matches for "${pattern}" in ${plan.abs}: the include "${include}" starts with ${plan.walkRel}, which is not a directory there. Check the include or the path.`;
-  } else if (plan.file && searchFile(plan.real, { js: /(?!)/gu, jsValid: /(?!)/gu, prefilter: null }) === null) {
+  } else if (plan.file && searchFile(plan.real, []) === null) {
     text = `No matches for "${pattern}" in ${plan.abs}: it is a binary file, and grep skips binary files. Use bash with a suitable tool (e.g. strings FILE | grep) to search it.`;
   } else if (run.outcome.timedOut) {
     text = `No matches for "${pattern}" in ${scope} before the ${seconds(timeLimitMs())} time limit, so the search is partial. Narrow path or include to search fewer files.`;
   } else {
-    const hint = await nearMiss(ctx, plan, compiled, engine);
+    const hint = probe ? await nearMiss(ctx, plan, compiled, probe, engine, run) : null;
     text = `No matches for "${pattern}" in ${scope}. Check the regex${hint === null ? "" : ` (did you mean "${hint}"?)`} or broaden the scope.`;
   }
   const after = notes(ctx, plan, { ...run.outcome, timedOut: false });
@@ -179,12 +184,15 @@ async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled,
   };
 }
 
-/** The cheap re-probe: same files, same engine, a wider pattern. */
-async function nearMiss(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, engine: Engine): Promise<string | null> {
-  const probe = probeFor(compiled);
-  if (!probe) return null;
-  const quiet = { ...ctx, warn: () => {} };
-  const run = await search(engine, plan, probe, quiet);
-  if (run.outcome.timedOut || run.collector.lines === 0) return null;
-  return nearest(compiled, probe, run.collector);
+/** The cheap re-probe: same files, a wider pattern — found in the main pass by the
+ * built-in engine, else by one more search with the same engine. */
+async function nearMiss(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, probe: Compiled, engine: Engine, main: Run): Promise<string | null> {
+  let found = main.probe;
+  if (!found) {
+    const quiet = { ...ctx, warn: () => {} };
+    const run = await search(engine, plan, probe, quiet);
+    if (run.outcome.timedOut) return null;
+    found = run.collector;
+  }
+  return found.lines === 0 ? null : nearest(compiled, probe, found);
 }

@@ -180,15 +180,17 @@ describe("the timeout hand-over", () => {
     const { tmp, cwd, stateDir } = setup();
     const env = { cwd, stateDir };
     const r = await ktAsync(["bash", "--timeout", "500", "echo start; sleep 2; echo done"], env);
-    expect(r.stdout).toBe(
-      `Command still running after 0.5s — moved to background as process p1.\nOutput so far:\nstart\nUse process {"action":"read","id":"p1"} to see new output, or {"action":"stop","id":"p1"} to stop it.\n`,
-    );
+    const handOver = (soFar: string) =>
+      `Command still running after 0.5s — moved to background as process p1.\nOutput so far:\n${soFar}\nUse process {"action":"read","id":"p1"} to see new output, or {"action":"stop","id":"p1"} to stop it.\n`;
+    // On a loaded machine "start" may not be out within 0.5 s; then the read must bring it.
+    const early = r.stdout === handOver("start");
+    if (!early) expect(r.stdout).toBe(handOver("(no output yet)"));
     const list = await ktAsync(["ps", "list"], env);
     expect(norm(list.stdout, cwd)).toMatch(/^PROCESSES\np1 {2}echo start; sleep 2; echo done {2}running {2}<clock> {2}pid <pid>\n$/);
     await until("p1 to end", () => row(stateDir, "p1")?.status === "exited");
     const read = await ktAsync(["ps", "read", "p1"], env);
     expect(norm(read.stdout, tmp)).toBe(
-      `Output of p1 since last read (lines 2–2 of 2):\ndone\np1 exited with code 0 after <clock>. Full log: <tmp>/state/sessions/default/proc/bash-<name>.log\n`,
+      `Output of p1 since last read (lines ${early ? "2–2" : "1–2"} of 2):\n${early ? "" : "start\n"}done\np1 exited with code 0 after <clock>. Full log: <tmp>/state/sessions/default/proc/bash-<name>.log\n`,
     );
     const log = row(stateDir, "p1")!.log_path;
     expect(readFileSync(log, "utf8")).toBe("start\ndone\n");

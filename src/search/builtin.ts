@@ -7,7 +7,7 @@ import { closeSync, openSync, readSync } from "node:fs";
 import { relative } from "node:path";
 import { isUtf8 } from "node:buffer";
 import type { Compiled } from "./regex.ts";
-import { Collector, displayLine, MAX_KEPT, type Hit } from "./collect.ts";
+import { Collector, displayLine, garbage, MAX_KEPT, type Hit } from "./collect.ts";
 import { walk } from "./walk.ts";
 import type { SearchOutcome, SearchPlan } from "./plan.ts";
 
@@ -65,7 +65,7 @@ interface FileResult {
 }
 
 /** What searching needs of a compiled pattern. */
-export type Matcher = Pick<Compiled, "js" | "jsValid" | "prefilter">;
+export type Matcher = Pick<Compiled, "js" | "jsValid" | "prefilter" | "bytes">;
 
 /**
  * The matching lines of one file for each matcher, from one read; null when the file is
@@ -138,7 +138,15 @@ function scan(fd: number, matchers: readonly Matcher[]): FileResult[] | null {
     }
     if (end > skip) {
       const bytes = buf.subarray(skip, end);
-      searchAll(jobs, bytes.toString("utf8"), isUtf8(bytes));
+      if (jobs.some((job) => job.matcher.bytes === null || bytes.indexOf(job.matcher.bytes) !== -1)) {
+        searchAll(jobs, bytes.toString("utf8"), isUtf8(bytes));
+        garbage(bytes.length);
+      } else if (!eof) {
+        // Skipped undecoded; later chunks still need its line count.
+        let lines = 0;
+        for (let nl = bytes.indexOf(10); nl !== -1; nl = bytes.indexOf(10, nl + 1)) lines++;
+        for (const job of jobs) job.line += lines;
+      }
     }
     if (eof) return results;
     buf.copy(buf, 0, end, filled);

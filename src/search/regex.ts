@@ -26,6 +26,9 @@ export interface Compiled {
   /** A fast test every buffer holding a match passes (a literal the pattern requires),
    * for patterns whose own regex is slow to run over text that cannot match. */
   prefilter: RegExp | null;
+  /** UTF-8 bytes every matching line contains, when case cannot change them: a chunk
+   * without them is not even decoded. */
+  bytes: Buffer | null;
 }
 
 const MAX_REPEAT = 1000;
@@ -54,7 +57,10 @@ export function compilePattern(pattern: string, forceInsensitive = false): Compi
   }
   const literal = parser.literal ? parser.text : null;
   const prefilter = literal === null && required.length >= 3 ? new RegExp([...required].map(jsLiteral).join(""), caseInsensitive ? "giu" : "gu") : null;
-  return { pattern, js: re, jsValid: reValid, rust: rs, caseInsensitive, literal, prefilter };
+  const must = literal ?? required;
+  const caseless = [...must].every((c) => c.toLowerCase() === c.toUpperCase());
+  const bytes = must.length >= 2 && (!caseInsensitive || caseless) ? Buffer.from(must, "utf8") : null;
+  return { pattern, js: re, jsValid: reValid, rust: rs, caseInsensitive, literal, prefilter, bytes };
 }
 
 /** A pattern in this syntax that matches `text` literally. */

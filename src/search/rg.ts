@@ -5,7 +5,7 @@
 // which rg met a NUL byte. Ordering, caps and counting are the collector's, as for the
 // built-in engine, so both print the same bytes.
 import type { Compiled } from "./regex.ts";
-import { Collector, displayLine, MAX_KEPT, type Hit } from "./collect.ts";
+import { Collector, displayLine, garbage, MAX_KEPT, own, type Hit } from "./collect.ts";
 import { PathChecker } from "./walk.ts";
 import type { SearchOutcome, SearchPlan } from "./plan.ts";
 import { statSync } from "node:fs";
@@ -84,7 +84,9 @@ export async function searchRg(rg: string, plan: SearchPlan, compiled: Compiled,
     const raw = line.slice(0, z);
     if (current === null || current.raw !== raw) {
       flush();
-      current = { raw, rel: relOf(raw, plan), hits: [], count: 0, cut: false, binary: false };
+      // An own copy: the checker's cache keys are cut from rel, and a slice of the
+      // decoded output would keep that whole output chunk alive.
+      current = { raw, rel: own(relOf(raw, plan)), hits: [], count: 0, cut: false, binary: false };
     }
     current.count++;
     if (current.hits.length >= MAX_KEPT) {
@@ -104,6 +106,7 @@ export async function searchRg(rg: string, plan: SearchPlan, compiled: Compiled,
       continue;
     }
     lines(buf.subarray(0, last), onLine);
+    garbage(last);
     pending = last + 1 < buf.length ? Buffer.from(buf.subarray(last + 1)) : null;
   }
   if (pending) lines(pending, onLine);

@@ -1,0 +1,71 @@
+// Shared by bench/grep.ts and bench/glob.ts: the trees searched and a hyperfine runner
+// that tolerates non-zero exits (rg exits 1 when nothing matches).
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { requireHyperfine, type Timing } from "./_hyperfine.ts";
+
+export const ROOT = join(import.meta.dir, "..");
+export const KT = join(ROOT, "dist", "kt");
+const BENCH_DIR = join(tmpdir(), "kt-bench-search");
+
+/**
+ * A large real tree: `copies` copies of this repository's node_modules (about 6,100 files
+ * and 180 MB each). Directories named node_modules or dist inside are renamed, so that
+ * kt's noise rule does not make it search less than plain rg and fd do.
+ */
+export function nodeModulesTree(copies: number): string {
+  const root = join(BENCH_DIR, `nm-x${copies}`);
+  if (existsSync(join(root, ".complete"))) return root;
+  rmSync(root, { recursive: true, force: true });
+  mkdirSync(root, { recursive: true });
+  for (let i = 0; i < copies; i++) {
+    const dest = join(root, `copy${i}`);
+    const cp = Bun.spawnSync(["cp", "-r", join(ROOT, "node_modules"), dest]);
+    if (cp.exitCode !== 0) throw new Error(`cp failed: ${cp.stderr.toString()}`);
+  }
+  const find = Bun.spawnSync(["find", root, "-depth", "-type", "d", "(", "-name", "node_modules", "-o", "-name", "dist", ")"], { stdout: "pipe" });
+  for (const dir of find.stdout.toString().split("\n").filter(Boolean)) renameSync(dir, `${dir}_`);
+  Bun.write(join(root, ".complete"), "");
+  return root;
+}
+
+export function fileCount(root: string): number {
+  const r = Bun.spawnSync(["rg", "--files", "--no-config", "--no-ignore-global"], { cwd: root, stdout: "pipe" });
+  return r.stdout.toString().split("\n").filter(Boolean).length;
+}
+
+/** Like _hyperfine.ts's, but a command's non-zero exit is not a failure. */
+export function timeAll(commands: { name: string; command: string }[], opts: { runs: number; warmup: number; cwd: string; env?: Record<string, string> }): Timing[] {
+  const bin = requireHyperfine();
+  const out = join(mkdtempSync(join(tmpdir(), "kt-bench-")), "result.json");
+  const args = [bin, "-N", "-i", "--style", "none", "--warmup", String(opts.warmup), "--runs", String(opts.runs), "--export-json", out];
+  for (const c of commands) args.push("-n", c.name, c.command);
+  const run = Bun.spawnSync(args, { env: { ...process.env, ...opts.env }, cwd: opts.cwd, stdout: "ignore", stderr: "pipe" });
+  if (run.exitCode !== 0) throw new Error(`hyperfine failed: ${run.stderr.toString()}`);
+  const data = JSON.parse(readFileSync(out, "utf8")) as { results: { median: number; mean: number; min: number; times: number[] }[] };
+  return data.results.map((r, i) => ({
+    name: commands[i]!.name,
+    command: commands[i]!.command,
+    medianMs: r.median * 1000,
+    meanMs: r.mean * 1000,
+    minMs: r.min * 1000,
+    runs: r.times.length,
+  }));
+}
+
+/** Peak resident memory (KB) of one run, from GNU time. */
+export function maxRssKb(argv: string[], cwd: string, env: Record<string, string> = {}): number {
+  const r = Bun.spawnSync(["/usr/bin/time", "-v", ...argv], { cwd, env: { ...process.env, ...env }, stdout: "ignore", stderr: "pipe" });
+  const m = /Maximum resident set size \(kbytes\): (\d+)/.exec(r.stderr.toString());
+  if (!m) throw new Error(`no RSS for ${argv.join(" ")}: ${r.stderr.toString().slice(-300)}`);
+  return Number(m[1]);
+}
+
+export function ms(t: number): string {
+  return t.toFixed(1);
+}
+
+export function ratio(a: number, b: number): string {
+  return `${(a / b).toFixed(2)}×`;
+}

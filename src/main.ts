@@ -5,7 +5,7 @@ import type { CommandDef } from "citty";
 import { version } from "../package.json" with { type: "json" };
 import { UsageError } from "./cmd/_args.ts";
 import { EXIT, writeAll } from "./cmd/_run.ts";
-import { TOOL_NAMES } from "./tools/registry.ts";
+import { loadTool, TOOL_NAMES } from "./tools/registry.ts";
 
 /** A non-tool subcommand: its help definition and its entry point. */
 export interface Subcommand {
@@ -21,9 +21,14 @@ const OTHER: Record<string, () => Promise<Subcommand>> = {
 };
 
 async function toolSubcommand(name: string): Promise<Subcommand> {
-  const [{ loadTool }, { toolCommand, runTool }] = await Promise.all([import("./tools/registry.ts"), import("./cmd/tool.ts")]);
-  const tool = (await loadTool(name))!;
-  return { command: toolCommand(tool), run: (argv) => runTool(tool, argv) };
+  const [{ toolCommand, runTool }, tool] = await Promise.all([import("./cmd/tool.ts"), loadTool(name)]);
+  return {
+    // Built only for --help: describing every field is work a tool call does not need.
+    get command() {
+      return toolCommand(tool!);
+    },
+    run: (argv) => runTool(tool!, argv),
+  };
 }
 
 function mainCommand(): CommandDef {

@@ -30,6 +30,7 @@ export function contextFrom(options: Options, env = process.env): ToolContext {
     ...(root ? { root } : {}),
     flags: { skipReadCheck: options.skipReadCheck, dryRun: options.dryRun, trace: options.trace, strict: options.strict },
     warn: (message) => log().warn(message),
+    info: (message) => log().log(message),
   };
 }
 

@@ -69,7 +69,7 @@ export default defineTool({
 
     const file = Lf.of(text);
     const result = replace({ content: file.lf, oldString, newString, replaceAll: input.replace_all ?? false, strict: ctx.flags.strict });
-    if (ctx.flags.trace) ctx.warn(renderTrace(abs, result.trace));
+    if (ctx.flags.trace) (ctx.info ?? ctx.warn)(renderTrace(abs, result.trace));
     const traced = ctx.flags.trace ? { trace: result.trace } : {};
     if (result.kind !== "ok") throw failure(abs, result, oldString.length, traced);
 

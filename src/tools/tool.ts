@@ -80,6 +80,8 @@ export interface ToolContext {
   signal?: AbortSignal;
   /** Human-facing diagnostics (stderr). Never model text. */
   warn(message: string): void;
+  /** Human-facing output a person asked for, such as --trace (stderr, unlabelled). Optional for embedders. */
+  info?(message: string): void;
 }
 
 export interface ToolAnnotations {

@@ -115,7 +115,17 @@ export function makePlan(ctx: ToolContext, input: PlanInput, started = performan
 /** A found path (relative to plan.real) as the model sees it: relative to the working
  * directory when below it, else absolute. A single-file search shows that file. */
 export function shownPath(ctx: Pick<ToolContext, "cwd">, plan: SearchPlan, rel: string): string {
-  return displayPath(ctx, rel === "" ? plan.abs : join(plan.abs, rel));
+  return pathShower(ctx, plan)(rel);
+}
+
+/** shownPath for many paths: the same as displayPath of each joined path, without a
+ * path.relative per path. */
+export function pathShower(ctx: Pick<ToolContext, "cwd">, plan: SearchPlan): (rel: string) => string {
+  const base = relative(ctx.cwd, plan.abs);
+  // A search root above the working directory can hold paths below it: those go one by one.
+  if (base.startsWith("..") || isAbsolute(base)) return (rel) => displayPath(ctx, rel === "" ? plan.abs : join(plan.abs, rel));
+  const prefix = base === "" ? "" : `${base}/`;
+  return (rel) => (rel === "" ? displayPath(ctx, plan.abs) : prefix + rel);
 }
 
 /** The leading directory segments without glob syntax (never the last segment). */

@@ -1,15 +1,15 @@
 // glob (SPEC §4.5): files below a directory whose path (relative to it) matches a
 // picomatch pattern, newest first. Same walk and ignore rules as grep.
 import * as z from "zod/mini";
-import { statSync } from "node:fs";
 import { extname, join } from "node:path";
 import picomatch from "picomatch";
 import { distance } from "fastest-levenshtein";
 import description from "./glob.txt" with { type: "text" };
 import { defineTool, type ToolContext, type ToolOutput } from "./tool.ts";
 import { spillFile } from "../core/truncate.ts";
-import { makePlan, shownPath, timeLimitMs, type SearchPlan } from "../search/plan.ts";
+import { makePlan, pathShower, shownPath, timeLimitMs, type SearchPlan } from "../search/plan.ts";
 import { walk } from "../search/walk.ts";
+import { Mtimes } from "../search/mtimes.ts";
 import { suggestions } from "./_suggest.ts";
 
 /** Paths shown; the rest go to the spill file. */
@@ -45,7 +45,8 @@ export default defineTool({
   async execute(input, ctx) {
     const plan = makePlan(ctx, { tool: "glob", path: input.path, glob: input.pattern, basename: false });
     const glob = plan.glob!;
-    const found: Found[] = [];
+    const rels: string[] = [];
+    const stats = new Mtimes();
     const unreadable: string[] = [];
     const seen: Seen = { deeper: 0, near: new Map(), all: new Map() };
     const deeper = glob.includes("/") || glob.startsWith("**") ? null : picomatch(glob, { dot: true, basename: true });
@@ -57,14 +58,9 @@ export default defineTool({
         (abs, rel) => {
           const full = plan.walkRel ? `${plan.walkRel}/${rel}` : rel;
           if (plan.match!(full)) {
-            let mtimeMs = 0;
-            try {
-              mtimeMs = statSync(abs).mtimeMs;
-            } catch {
-              // Vanished during the walk: still listed, oldest.
-            }
-            found.push({ rel: full, mtimeMs });
-          } else if (found.length === 0) {
+            rels.push(full);
+            stats.add(abs);
+          } else if (rels.length === 0) {
             if (deeper?.(full)) seen.deeper++;
             const ext = extname(full);
             if (ext) {
@@ -76,7 +72,9 @@ export default defineTool({
       );
       timedOut = result.timedOut;
     }
-    if (found.length === 0) return noFiles(ctx, plan, input.pattern, seen, unreadable, timedOut);
+    const mtimes = await stats.finish();
+    if (rels.length === 0) return noFiles(ctx, plan, input.pattern, seen, unreadable, timedOut);
+    const found: Found[] = rels.map((rel, i) => ({ rel, mtimeMs: mtimes[i]! }));
     found.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
     return render(ctx, plan, input.pattern, found, unreadable, timedOut);
   },
@@ -100,10 +98,11 @@ function notes(ctx: ToolContext, plan: SearchPlan, unreadable: string[], timedOu
 }
 
 function render(ctx: ToolContext, plan: SearchPlan, pattern: string, found: Found[], unreadable: string[], timedOut: boolean): ToolOutput {
+  const show = pathShower(ctx, plan);
   const n = found.length;
   const partial = timedOut ? " (partial)" : "";
   const header = n === 1 ? `1 file matches "${pattern}"${partial}:` : `${count(n, "file", "files")} match "${pattern}" (newest first)${partial}:`;
-  const paths = found.map((f) => shownPath(ctx, plan, f.rel));
+  const paths = found.map((f) => show(f.rel));
   const after = notes(ctx, plan, unreadable, timedOut);
   const title = `Glob ${pattern} · ${count(n, "file", "files")}`;
   if (n <= MAX_SHOWN) return { content: [header, ...paths, ...after].join("\n"), title, files: n, extra: { partial: timedOut } };

@@ -45,7 +45,7 @@ describe("view", () => {
     writeFileSync(log, `${lines.join("\n")}\n`);
     const v = view(log, 0, Buffer.byteLength(`${lines.join("\n")}\n`), LIMITS, () => "/spill/x.txt");
     expect(v.text).toBe(
-      [...lines.slice(0, 4), "[... 20 lines omitted (154 bytes). Full output: /spill/x.txt — read or grep that file for the rest.]", ...lines.slice(24)].join("\n"),
+      [...lines.slice(0, 4), "[... 20 lines omitted (156 bytes). Full output: /spill/x.txt — read or grep that file for the rest.]", ...lines.slice(24)].join("\n"),
     );
     expect(v.truncation).toEqual({ originalBytes: 230, originalLines: 30, shownHeadLines: 4, shownTailLines: 6, omittedLines: 20, spillPath: "/spill/x.txt" });
   });

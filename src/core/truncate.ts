@@ -28,46 +28,39 @@ export function middleOut(text: string, limits: Limits, spill: (full: string) =>
   const totalBytes = Buffer.byteLength(text);
   const lines = text.split("\n");
   if (lines.length <= limits.maxLines && totalBytes <= limits.maxBytes) return { text };
-
-  const headBudget = Math.floor((limits.maxBytes * limits.headLines) / (limits.headLines + limits.tailLines));
-  const tailBudget = limits.maxBytes - headBudget;
+  const { headBudget, tailBudget } = headTailBudgets(limits);
   const head = takeLines(lines, limits.headLines, headBudget, false);
   const tail = takeLines(lines.slice(head.count), limits.tailLines, tailBudget, true);
-  const omittedLines = lines.length - head.count - tail.count + (head.partial ? 1 : 0) + (tail.partial ? 1 : 0);
-  const shownBytes = Buffer.byteLength(head.text) + Buffer.byteLength(tail.text);
-  const spillPath = spill(text);
-  const marker = omissionMarker(omittedLines, totalBytes - shownBytes, spillPath);
-  const parts = [head.text, marker, tail.text].filter((p, i) => i === 1 || p.length > 0);
-  return {
-    text: parts.join("\n"),
-    truncation: {
-      originalBytes: totalBytes,
-      originalLines: lines.length,
-      shownHeadLines: head.count,
-      shownTailLines: tail.count,
-      omittedLines,
-      ...(spillPath ? { spillPath } : {}),
-    },
-  };
+  return joinCut(head, tail, { lines: lines.length, bytes: totalBytes }, spill(text));
 }
 
-interface Taken {
+/** The byte budgets of head and tail, in the proportion of their line counts. */
+export function headTailBudgets(limits: Limits): { headBudget: number; tailBudget: number } {
+  const headBudget = Math.floor((limits.maxBytes * limits.headLines) / (limits.headLines + limits.tailLines));
+  return { headBudget, tailBudget: limits.maxBytes - headBudget };
+}
+
+export interface Taken {
   text: string;
   count: number;
-  /** The last line taken was cut (a single line longer than the whole budget). */
+  bytes: number;
+  /** The one line shown was cut to fit (a single line longer than the whole budget). */
   partial: boolean;
 }
 
-function takeLines(lines: string[], maxCount: number, budget: number, fromEnd: boolean): Taken {
+/** Whole lines from the start (or the end) within a count and a byte budget; a first line too long for the budget is cut. */
+export function takeLines(lines: readonly string[], maxCount: number, budget: number, fromEnd: boolean, forcePartial = false): Taken {
   const picked: string[] = [];
   let bytes = 0;
   let partial = false;
   for (let i = 0; i < lines.length && picked.length < maxCount; i++) {
     const line = lines[fromEnd ? lines.length - 1 - i : i]!;
     const size = Buffer.byteLength(line) + 1;
-    if (bytes + size > budget) {
-      if (picked.length === 0 && budget > 64) {
-        picked.push(fromEnd ? `…${cutToBytes(line, budget - 4, true)}` : `${cutToBytes(line, budget - 4, false)}…`);
+    if (bytes + size > budget || forcePartial) {
+      if (picked.length === 0 && budget > 8) {
+        const cut = cutToBytes(line, budget - 4, fromEnd);
+        picked.push(fromEnd ? `…${cut}` : `${cut}…`);
+        bytes += Buffer.byteLength(cut) + 1;
         partial = true;
       }
       break;
@@ -76,7 +69,25 @@ function takeLines(lines: string[], maxCount: number, budget: number, fromEnd: b
     bytes += size;
   }
   if (fromEnd) picked.reverse();
-  return { text: picked.join("\n"), count: picked.length, partial };
+  return { text: picked.join("\n"), count: picked.length, bytes, partial };
+}
+
+/** Head, the omission marker and tail, with the truncation facts for metadata. */
+export function joinCut(head: Taken, tail: Taken, total: { lines: number; bytes: number }, spillPath: string | undefined): Required<Cut> {
+  const omittedLines = Math.max(0, total.lines - head.count - tail.count + (head.partial ? 1 : 0) + (tail.partial ? 1 : 0));
+  const omittedBytes = Math.max(0, total.bytes - Buffer.byteLength(head.text) - Buffer.byteLength(tail.text));
+  const marker = omissionMarker(omittedLines, omittedBytes, spillPath);
+  return {
+    text: [head.text, marker, tail.text].filter((p, i) => i === 1 || p.length > 0).join("\n"),
+    truncation: {
+      originalBytes: total.bytes,
+      originalLines: total.lines,
+      shownHeadLines: head.count,
+      shownTailLines: tail.count,
+      omittedLines,
+      ...(spillPath ? { spillPath } : {}),
+    },
+  };
 }
 
 /** The longest prefix (or suffix) of `text` within `maxBytes` UTF-8 bytes, never splitting a character. */

@@ -2,7 +2,7 @@
 // writes straight into it), and it can be huge, so every view reads a bounded head and
 // tail and counts the lines in between in fixed-size chunks: memory never follows the log.
 import { closeSync, openSync, readSync, statSync } from "node:fs";
-import { cutToBytes, omissionMarker, type Limits } from "../core/truncate.ts";
+import { cutToBytes, headTailBudgets, joinCut, takeLines, type Limits } from "../core/truncate.ts";
 import type { Truncation } from "../tools/tool.ts";
 
 /** Regions up to this size are read whole and cut by the line/byte limits exactly. */
@@ -142,14 +142,14 @@ function wholeView(raw: Buffer, limits: Limits, spill: (full: string | undefined
   const textLines = text.split("\n");
   const textBytes = Buffer.byteLength(text);
   if (textLines.length <= limits.maxLines && textBytes <= limits.maxBytes) return { text, lines, newlines };
-  const { headBudget, tailBudget } = budgets(limits);
-  const head = take(textLines, limits.headLines, headBudget, false);
-  const tail = take(textLines.slice(head.count), limits.tailLines, tailBudget, true);
-  return assemble(head, tail, { lines: textLines.length, bytes: textBytes }, () => spill(text), { lines, newlines });
+  const { headBudget, tailBudget } = headTailBudgets(limits);
+  const head = takeLines(textLines, limits.headLines, headBudget, false);
+  const tail = takeLines(textLines.slice(head.count), limits.tailLines, tailBudget, true);
+  return { ...joinCut(head, tail, { lines: textLines.length, bytes: textBytes }, spill(text)), lines, newlines };
 }
 
 function streamedView(path: string, from: number, to: number, limits: Limits, spill: (full: string | undefined) => string | undefined): View {
-  const { headBudget, tailBudget } = budgets(limits);
+  const { headBudget, tailBudget } = headTailBudgets(limits);
   const headRaw = readBytes(path, from, from + headBudget + 4096);
   const tailRaw = readBytes(path, to - tailBudget - 4096, to);
   const newlines = countNewlines(path, from, to);
@@ -164,75 +164,12 @@ function streamedView(path: string, from: number, to: number, limits: Limits, sp
   if (tailText.endsWith("\n")) tailText = tailText.slice(0, -1);
   const tailLines = tailText.split("\n");
   const tailCut = tailLines.shift() ?? "";
-  let head = take(headLines, limits.headLines, headBudget, false);
-  if (head.count === 0 && headLines.length === 0) head = take([headCut], 1, headBudget, false, true);
-  let tail = take(tailLines, limits.tailLines, tailBudget, true);
-  if (tail.count === 0 && tailLines.length === 0) tail = take([tailCut], 1, tailBudget, true, true);
-  return assemble(head, tail, { lines, bytes: to - from }, () => spill(undefined), { lines, newlines });
+  let head = takeLines(headLines, limits.headLines, headBudget, false);
+  if (head.count === 0 && headLines.length === 0) head = takeLines([headCut], 1, headBudget, false, true);
+  let tail = takeLines(tailLines, limits.tailLines, tailBudget, true);
+  if (tail.count === 0 && tailLines.length === 0) tail = takeLines([tailCut], 1, tailBudget, true, true);
+  return { ...joinCut(head, tail, { lines, bytes: to - from }, spill(undefined)), lines, newlines };
 }
-
-interface Taken {
-  text: string;
-  count: number;
-  bytes: number;
-  /** The one line shown was cut to fit. */
-  partial: boolean;
-}
-
-function budgets(limits: Limits): { headBudget: number; tailBudget: number } {
-  const headBudget = Math.floor((limits.maxBytes * limits.headLines) / (limits.headLines + limits.tailLines));
-  return { headBudget, tailBudget: limits.maxBytes - headBudget };
-}
-
-function take(lines: string[], maxCount: number, budget: number, fromEnd: boolean, forcePartial = false): Taken {
-  const picked: string[] = [];
-  let bytes = 0;
-  let partial = false;
-  for (let i = 0; i < lines.length && picked.length < maxCount; i++) {
-    const line = lines[fromEnd ? lines.length - 1 - i : i]!;
-    const size = Buffer.byteLength(line) + 1;
-    if (bytes + size > budget || forcePartial) {
-      if (picked.length === 0) {
-        const cut = cutToBytes(line, budget - 4, fromEnd);
-        picked.push(fromEnd ? `…${cut}` : `${cut}…`);
-        bytes += Buffer.byteLength(cut) + 1;
-        partial = true;
-      }
-      break;
-    }
-    picked.push(line);
-    bytes += size;
-  }
-  if (fromEnd) picked.reverse();
-  return { text: picked.join("\n"), count: picked.length, bytes, partial };
-}
-
-function assemble(
-  head: Taken,
-  tail: Taken,
-  total: { lines: number; bytes: number },
-  spill: () => string | undefined,
-  counts: { lines: number; newlines: number },
-): View {
-  const omittedLines = Math.max(0, total.lines - head.count - tail.count + (head.partial ? 1 : 0) + (tail.partial ? 1 : 0));
-  const omittedBytes = Math.max(0, total.bytes - head.bytes - tail.bytes);
-  const spillPath = spill();
-  const marker = omissionMarker(omittedLines, omittedBytes, spillPath);
-  const text = [head.text, marker, tail.text].filter((p, i) => i === 1 || p.length > 0).join("\n");
-  return {
-    text,
-    ...counts,
-    truncation: {
-      originalBytes: total.bytes,
-      originalLines: total.lines,
-      shownHeadLines: head.count,
-      shownTailLines: tail.count,
-      omittedLines,
-      ...(spillPath ? { spillPath } : {}),
-    },
-  };
-}
-
 
 /** Lines in the whole log, counting on from a known (byte, newlines-before-it) point when it still holds. */
 export function totalLines(path: string, known: { byte: number; line: number }): number {

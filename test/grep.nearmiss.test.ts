@@ -62,17 +62,25 @@ describe("near-miss probe", () => {
     expect(builtinLines(probe, sample.join("\n"))).toEqual(expected);
   });
 
-  test.skipIf(!RG)("rg's flat alternation selects the same lines as the trie", () => {
+  test.skipIf(!RG)("rg's literals find every line the trie accepts (the rg engine then checks them)", () => {
     using tmp = tempDir();
     const sample = lines(11, 600);
     const file = join(tmp.path, "s.txt");
     writeFileSync(file, sample.join("\n"));
-    for (const word of [WORD, "ContextEnginee", "contxtEngine"]) {
+    for (const word of [WORD, "ContextEnginee", "contxtEngine", "abcd", "abcde"]) {
       const probe = probeFor(compilePattern(word))!;
+      expect(probe.verify).toBe(true);
       const proc = Bun.spawnSync([RG!, "-n", "--no-config", "--crlf", "-i", "-e", probe.rust, "--", file], { stdout: "pipe", stderr: "pipe" });
       expect(proc.stderr.toString()).toBe("");
-      const rgLines = proc.stdout.toString().split("\n").filter(Boolean).map((l) => Number(l.split(":")[0]));
-      expect({ word, lines: builtinLines(probe, sample.join("\n")) }).toEqual({ word, lines: rgLines });
+      const candidates = proc.stdout.toString().split("\n").filter(Boolean);
+      const checked = candidates.filter((l) => probe.jsValid.test(l.slice(l.indexOf(":") + 1)) && ((probe.jsValid.lastIndex = 0), true)).map((l) => Number(l.split(":")[0]));
+      const all = sample.map((_, i) => i + 1).filter((n) => {
+        probe.jsValid.lastIndex = 0;
+        return probe.jsValid.test(sample[n - 1]!);
+      });
+      probe.jsValid.lastIndex = 0;
+      expect({ word, lines: checked }).toEqual({ word, lines: all });
+      expect({ word, lines: builtinLines(probe, sample.join("\n")) }).toEqual({ word, lines: all });
     }
   });
 

@@ -141,6 +141,16 @@ describe("files and lines", () => {
     expect(r.content).toContain(`\n  30001: …${"z".repeat(238)} needle long\n`);
   });
 
+  test("chunks skipped undecoded (case-sensitive literal absent) still count their lines", async () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    const lines = Array.from({ length: 90_000 }, (_, i) => `line ${i + 1} needle but lowercase`);
+    for (const at of [70_000, 85_000]) lines[at - 1] = `Needle at ${at}`;
+    writeTree(root, { "big.txt": `\uFEFF${lines.join("\n")}` });
+    const r = await grep(root, { pattern: "Needle" });
+    expect(r.content).toBe('2 matches in 1 file for "Needle":\n\nbig.txt\n  70000: Needle at 70000\n  85000: Needle at 85000');
+  });
+
   test("symlinks are not followed, so a loop is harmless", async () => {
     using tmp = tempDir();
     const root = join(tmp.path, "tree");

@@ -14,30 +14,12 @@ import type { SearchOutcome, SearchPlan } from "./plan.ts";
 const CHUNK = 256 * 1024;
 let shared = Buffer.allocUnsafe(CHUNK);
 
-/** A second pattern searched in the same pass while the first has found nothing. */
-export interface Probe {
-  compiled: Compiled;
-  collector: Collector;
-}
-
-/**
- * Searches the plan's files. With a probe, each file's text is also searched for the
- * probe's pattern, in the same read, until the main pattern first matches: when the
- * main search finds nothing, the probe has covered every file without a second pass.
- */
-export function searchBuiltin(plan: SearchPlan, compiled: Compiled, collector: Collector, probe?: Probe): SearchOutcome {
+export function searchBuiltin(plan: SearchPlan, compiled: Compiled, collector: Collector): SearchOutcome {
   const unreadable: string[] = [];
-  let probing = probe !== undefined;
   const searchOne = (abs: string, rel: string): boolean => {
-    const results = searchFile(abs, probing ? [compiled, probe!.compiled] : [compiled]);
+    const results = searchFile(abs, [compiled]);
     if (results === "unreadable") unreadable.push(rel);
-    else if (results) {
-      const [main, extra] = results;
-      if (main!.count > 0) {
-        collector.add(rel, abs, main!.hits, main!.count, main!.cut);
-        probing = false;
-      } else if (probing && extra && extra.count > 0) probe!.collector.add(rel, abs, extra.hits, extra.count, extra.cut);
-    }
+    else if (results && results[0]!.count > 0) collector.add(rel, abs, results[0]!.hits, results[0]!.count, results[0]!.cut);
     return performance.now() <= plan.deadline;
   };
   if (plan.file) {
@@ -65,11 +47,11 @@ interface FileResult {
 }
 
 /** What searching needs of a compiled pattern. */
-export type Matcher = Pick<Compiled, "js" | "jsValid" | "prefilter" | "bytes">;
+export type Matcher = Pick<Compiled, "js" | "jsValid" | "prefilter" | "anchors">;
 
 /**
- * The matching lines of one file for each matcher, from one read; null when the file is
- * binary; "unreadable" when it cannot be opened.
+ * The matching lines of one file for each matcher, from one read (no matcher: only the
+ * binary check); null when the file is binary; "unreadable" when it cannot be opened.
  */
 export function searchFile(abs: string, matchers: readonly Matcher[]): FileResult[] | null | "unreadable" {
   let fd: number;
@@ -92,20 +74,44 @@ export function searchFile(abs: string, matchers: readonly Matcher[]): FileResul
 interface Job {
   matcher: Matcher;
   out: FileResult;
-  line: number;
 }
 
-function searchAll(jobs: Job[], text: string, valid: boolean): void {
-  for (const job of jobs) job.line = searchText(text, valid ? job.matcher.jsValid : job.matcher.js, job.line, job.out, job.matcher.prefilter);
+/** Searches `text` (whole lines, the first numbered `line`) for every job; returns the
+ * number of the line after it. */
+function searchAll(jobs: Job[], text: string, valid: boolean, line: number): number {
+  let next = line;
+  for (const job of jobs) next = searchText(text, valid ? job.matcher.jsValid : job.matcher.js, line, job.out, job.matcher.prefilter);
+  return next;
+}
+
+let scratch = Buffer.allocUnsafe(0);
+
+/** Newlines in the file's bytes [from, to), read again: chunks skipped undecoded are
+ * counted only when a later chunk turns out to have matches. */
+function newlinesIn(fd: number, from: number, to: number): number {
+  if (scratch.length === 0) scratch = Buffer.allocUnsafe(CHUNK);
+  let lines = 0;
+  for (let at = from; at < to; ) {
+    const n = readSync(fd, scratch, 0, Math.min(scratch.length, to - at), at);
+    if (n === 0) break;
+    for (let nl = scratch.indexOf(10); nl !== -1 && nl < n; nl = scratch.indexOf(10, nl + 1)) lines++;
+    at += n;
+  }
+  return lines;
 }
 
 function scan(fd: number, matchers: readonly Matcher[]): FileResult[] | null {
-  const jobs: Job[] = matchers.map((matcher) => ({ matcher, out: { hits: [], count: 0, cut: false }, line: 1 }));
+  const jobs: Job[] = matchers.map((matcher) => ({ matcher, out: { hits: [], count: 0, cut: false } }));
   const results = jobs.map((job) => job.out);
   let buf = shared;
   let filled = 0;
   let first = true;
   let skip = 0;
+  /** File offset of buf[0]. */
+  let offset = 0;
+  /** Lines are counted up to this file offset, and `line` is the number of the next one. */
+  let counted = 0;
+  let line = 1;
   for (;;) {
     const n = readSync(fd, buf, filled, buf.length - filled, null);
     const eof = n === 0;
@@ -116,7 +122,7 @@ function scan(fd: number, matchers: readonly Matcher[]): FileResult[] | null {
       if (filled >= 2 && ((buf[0] === 0xff && buf[1] === 0xfe) || (buf[0] === 0xfe && buf[1] === 0xff))) {
         return utf16(fd, buf.subarray(0, filled), jobs) ? results : null;
       }
-      if (filled >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) skip = 3;
+      if (filled >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) skip = counted = 3;
     }
     if (n > 0 && buf.subarray(start, filled).indexOf(0) !== -1) return null;
     if (filled === 0) return results;
@@ -136,21 +142,18 @@ function scan(fd: number, matchers: readonly Matcher[]): FileResult[] | null {
       }
       end = nl + 1;
     }
-    if (end > skip) {
-      const bytes = buf.subarray(skip, end);
-      if (jobs.some((job) => job.matcher.bytes === null || bytes.indexOf(job.matcher.bytes) !== -1)) {
-        searchAll(jobs, bytes.toString("utf8"), isUtf8(bytes));
-        garbage(bytes.length);
-      } else if (!eof) {
-        // Skipped undecoded; later chunks still need its line count.
-        let lines = 0;
-        for (let nl = bytes.indexOf(10); nl !== -1; nl = bytes.indexOf(10, nl + 1)) lines++;
-        for (const job of jobs) job.line += lines;
-      }
+    const bytes = buf.subarray(skip, end);
+    // A chunk without the bytes every match needs is not decoded.
+    if (end > skip && jobs.some((job) => job.matcher.anchors === null || job.matcher.anchors.some((anchor) => bytes.indexOf(anchor) !== -1))) {
+      if (counted < offset + skip) line += newlinesIn(fd, counted, offset + skip);
+      line = searchAll(jobs, bytes.toString("utf8"), isUtf8(bytes), line);
+      counted = offset + end;
+      garbage(bytes.length);
     }
     if (eof) return results;
     buf.copy(buf, 0, end, filled);
     filled -= end;
+    offset += end;
     skip = 0;
   }
 }
@@ -216,6 +219,6 @@ function utf16(fd: number, head: Buffer, jobs: Job[]): boolean {
   const bytes = Buffer.concat(parts);
   const text = new TextDecoder(bytes[0] === 0xff ? "utf-16le" : "utf-16be").decode(bytes);
   if (text.includes("\0")) return false;
-  searchAll(jobs, text, true);
+  searchAll(jobs, text, true, 1);
   return true;
 }

@@ -28,6 +28,8 @@ export class Collector {
   lines = 0;
   private kept = 0;
   private evicted = false;
+  /** The files that still keep lines: only they take part in an eviction. */
+  private live: FileHits[] = [];
 
   /** Adds one file's matches; `abs` is stat'ed for its mtime. */
   add(rel: string, abs: string, hits: Hit[], count: number, cut: boolean): void {
@@ -37,7 +39,9 @@ export class Collector {
     } catch {
       // Vanished since it was read: it still had these matches.
     }
-    this.files.push({ rel: own(rel), mtimeMs, count, hits, cut });
+    const file = { rel: own(rel), mtimeMs, count, hits, cut };
+    this.files.push(file);
+    if (hits.length > 0) this.live.push(file);
     this.lines += count;
     this.kept += hits.length;
     if (this.kept > MAX_KEPT) this.evict();
@@ -51,19 +55,22 @@ export class Collector {
    */
   sorted(): FileHits[] {
     this.files.sort(byRecency);
-    if (this.evicted) this.trim();
+    if (this.evicted) this.trim(this.files);
     return this.files;
   }
 
   private evict(): void {
     this.evicted = true;
-    this.files.sort(byRecency);
-    this.trim();
+    this.live.sort(byRecency);
+    this.trim(this.live);
+    this.live = this.live.filter((file) => file.hits.length > 0);
   }
 
-  private trim(): void {
+  /** Keeps the first MAX_KEPT / 2 lines of `files` (in display order; files without
+   * lines change nothing, so the live ones stand for all). */
+  private trim(files: FileHits[]): void {
     let kept = 0;
-    for (const file of this.files) {
+    for (const file of files) {
       if (kept >= MAX_KEPT / 2) {
         if (file.hits.length > 0) {
           file.hits = [];
@@ -102,9 +109,13 @@ export function byRecency(a: FileHits, b: FileHits): number {
 /**
  * A matched line as shown: without its "\r", at most MAX_LINE_CHARS characters with "…"
  * where it was cut; a long line whose first match lies past the cut is shown around it.
+ * `fresh`: `raw` is a string of its own, not a slice of a larger one.
  */
-export function displayLine(raw: string, re: RegExp): string {
-  return own(cutLine(raw, re));
+export function displayLine(raw: string, re: RegExp, fresh = false): string {
+  const shown = cutLine(raw, re);
+  // A short line of a fresh string is returned as is; anything cut from a bigger string
+  // is copied out of it.
+  return fresh && shown.length === raw.length ? shown : own(shown);
 }
 
 /**

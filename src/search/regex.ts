@@ -26,9 +26,11 @@ export interface Compiled {
   /** A fast test every buffer holding a match passes (a literal the pattern requires),
    * for patterns whose own regex is slow to run over text that cannot match. */
   prefilter: RegExp | null;
-  /** UTF-8 bytes every matching line contains, when case cannot change them: a chunk
-   * without them is not even decoded. */
-  bytes: Buffer | null;
+  /** Byte strings one of which every matching line contains: a chunk with none of them
+   * is not even decoded (null: no such test). */
+  anchors: Buffer[] | null;
+  /** `rust` is only a necessary condition: a line rg reports counts if `js` matches it. */
+  verify?: boolean;
 }
 
 const MAX_REPEAT = 1000;
@@ -57,10 +59,34 @@ export function compilePattern(pattern: string, forceInsensitive = false): Compi
   }
   const literal = parser.literal ? parser.text : null;
   const prefilter = literal === null && required.length >= 3 ? new RegExp([...required].map(jsLiteral).join(""), caseInsensitive ? "giu" : "gu") : null;
-  const must = literal ?? required;
-  const caseless = [...must].every((c) => c.toLowerCase() === c.toUpperCase());
-  const bytes = must.length >= 2 && (!caseInsensitive || caseless) ? Buffer.from(must, "utf8") : null;
-  return { pattern, js: re, jsValid: reValid, rust: rs, caseInsensitive, literal, prefilter, bytes };
+  const anchors = anchorsOf(literal ?? required, caseInsensitive);
+  return { pattern, js: re, jsValid: reValid, rust: rs, caseInsensitive, literal, prefilter, anchors };
+}
+
+/** No ASCII letter outside these has a non-ASCII case partner (K: U+212A, S: U+017F). */
+const FOLDS_OUTSIDE_ASCII = new Set("kKsS");
+
+/**
+ * Byte strings, one of which occurs wherever `text` does (case-insensitively when
+ * `insensitive`): the text itself; or, ignoring case, every case spelling of a three-
+ * character ASCII window of it whose letters fold only within ASCII. Null when there is
+ * no such window.
+ */
+export function anchorsOf(text: string, insensitive: boolean): Buffer[] | null {
+  if (text.length < 2) return null;
+  if (!insensitive) return [Buffer.from(text, "utf8")];
+  const chars = [...text];
+  for (let at = 0; at + 3 <= chars.length; at++) {
+    const window = chars.slice(at, at + 3);
+    if (!window.every((c) => c.charCodeAt(0) < 128 && !FOLDS_OUTSIDE_ASCII.has(c))) continue;
+    let spellings = [""];
+    for (const c of window) {
+      const cases = new Set([c.toLowerCase(), c.toUpperCase()]);
+      spellings = spellings.flatMap((s) => [...cases].map((v) => s + v));
+    }
+    return spellings.map((s) => Buffer.from(s, "latin1"));
+  }
+  return null;
 }
 
 /** A pattern in this syntax that matches `text` literally. */

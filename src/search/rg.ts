@@ -1,11 +1,11 @@
 // The ripgrep engine: rg walks and searches (in parallel, with its own ignore handling,
-// which the built-in walk mirrors), kt reads rg's "path\0line:text" output (leaner
-// than --json for rg and for kt) and applies what rg cannot
+// which the built-in walk mirrors), kt reads rg's plain output with --heading and --null
+// (leaner than --json, for rg and for kt) and applies what rg cannot
 // express: .ktignore, the include glob's exact picomatch meaning, and dropping files in
 // which rg met a NUL byte. Ordering, caps and counting are the collector's, as for the
 // built-in engine, so both print the same bytes.
 import type { Compiled } from "./regex.ts";
-import { Collector, displayLine, garbage, MAX_KEPT, own, type Hit } from "./collect.ts";
+import { Collector, displayLine, garbage, MAX_KEPT, type Hit } from "./collect.ts";
 import { PathChecker } from "./walk.ts";
 import type { SearchOutcome, SearchPlan } from "./plan.ts";
 import { statSync } from "node:fs";
@@ -18,7 +18,7 @@ export interface RgOutcome extends SearchOutcome {
 }
 
 export function rgArgs(plan: SearchPlan, compiled: Compiled): { args: string[]; cwd: string; typed: boolean } {
-  const args = ["--no-heading", "-n", "-H", "--null", "--color=never", "--stats", "--no-config", "--no-ignore-global", "--no-mmap", "--crlf", compiled.caseInsensitive ? "-i" : "-s"];
+  const args = ["--heading", "-n", "-H", "--null", "--color=never", "--stats", "--no-config", "--no-ignore-global", "--no-mmap", "--crlf", compiled.caseInsensitive ? "-i" : "-s"];
   if (plan.file) return { args: [...args, "-e", compiled.rust, "--", basename(plan.real)], cwd: dirname(plan.real), typed: false };
   if (!plan.hidden) args.push("--hidden");
   for (const name of plan.noise) args.push("-g", `!${name}/`);
@@ -44,11 +44,11 @@ function prefilterGlob(glob: string): string | null {
 
 export async function searchRg(rg: string, plan: SearchPlan, compiled: Compiled, collector: Collector): Promise<RgOutcome> {
   const { args, cwd, typed } = rgArgs(plan, compiled);
-  const checker = plan.file ? null : new PathChecker(plan.real);
+  const checker = plan.file ? null : new PathChecker(plan.real, plan.hidden && typed);
   const keeps = (rel: string): boolean => {
     if (plan.file) return true;
     if (plan.match && !plan.match(rel)) return false;
-    return checker!.keeps(rel, plan.hidden && typed);
+    return checker!.keeps(rel);
   };
   let proc;
   try {
@@ -66,50 +66,76 @@ export async function searchRg(rg: string, plan: SearchPlan, compiled: Compiled,
   let summary = false;
   let current: { raw: string; rel: string; hits: Hit[]; count: number; cut: boolean; binary: boolean } | null = null;
   const flush = (): void => {
-    if (current !== null && !current.binary && keeps(current.rel)) {
-      collector.add(current.rel, plan.file ? plan.real : join(plan.real, current.rel), current.hits, current.count, current.cut);
+    if (current !== null && current.count > 0 && !current.binary && keeps(current.rel)) {
+      collector.add(current.rel, plan.file ? plan.real : `${plan.real}/${current.rel}`, current.hits, current.count, current.cut);
     }
     current = null;
   };
-  // "path\0line:text" per match, a file's lines together; any other line is one of rg's
-  // notes (a NUL met after a match: the file is binary and dropped) or the --stats block.
-  const onLine = (line: string, valid: boolean): void => {
-    const z = line.indexOf("\0");
-    if (z === -1) {
-      if (line.endsWith(" files searched")) summary = true;
-      const binary = /^(.*): (?:WARNING: stopped searching binary file|binary file matches)/.exec(line);
-      if (binary && current !== null && current.raw === binary[1]) current.binary = true;
-      return;
+  // rg prints each file's matches under its path: "path\0number:text" for the first, then
+  // "number:text", a blank line between files. Any other line is one of rg's notes (a
+  // NUL met after a match: the file is binary and dropped) or the --stats block. Lines
+  // are read from the bytes, so that a kept text is its own string and not a slice
+  // pinning a whole chunk of output.
+  const onLine = (buf: Buffer, start: number, end: number, valid: boolean): void => {
+    if (start === end) return;
+    const first = buf[start]!;
+    let z = -1;
+    let colon = -1;
+    if (first >= 48 && first <= 57) {
+      colon = buf.indexOf(58, start);
+      let digits = start;
+      while (digits < end && buf[digits]! >= 48 && buf[digits]! <= 57) digits++;
+      if (digits !== colon) colon = -1;
     }
-    const raw = line.slice(0, z);
-    if (current === null || current.raw !== raw) {
+    if (colon === -1 || colon >= end) {
+      z = buf.indexOf(0, start);
+      if (z === -1 || z >= end) {
+        const note = buf.toString("utf8", start, end);
+        if (note.endsWith(" files searched")) summary = true;
+        const binary = /^(.*): (?:WARNING: stopped searching binary file|binary file matches)/.exec(note);
+        if (binary && current !== null && current.raw === binary[1]) current.binary = true;
+        return;
+      }
       flush();
-      // An own copy: the checker's cache keys are cut from rel, and a slice of the
-      // decoded output would keep that whole output chunk alive.
-      current = { raw, rel: own(relOf(raw, plan)), hits: [], count: 0, cut: false, binary: false };
+      const raw = buf.toString("utf8", start, z);
+      current = { raw, rel: relOf(raw, plan), hits: [], count: 0, cut: false, binary: false };
+      colon = buf.indexOf(58, z + 1);
+      start = z + 1;
+    }
+    if (current === null) return;
+    const ok = valid || isUtf8(buf.subarray(colon + 1, end));
+    const re = ok ? compiled.jsValid : compiled.js;
+    let text: string | null = null;
+    if (compiled.verify) {
+      text = buf.toString("utf8", colon + 1, end);
+      re.lastIndex = 0;
+      const hit = re.test(text);
+      re.lastIndex = 0;
+      if (!hit) return;
     }
     current.count++;
     if (current.hits.length >= MAX_KEPT) {
       current.cut = true;
       return;
     }
-    const colon = line.indexOf(":", z + 1);
-    current.hits.push({ line: Number(line.slice(z + 1, colon)), text: displayLine(line.slice(colon + 1), valid ? compiled.jsValid : compiled.js) });
+    let number = 0;
+    for (let i = start; i < colon; i++) number = number * 10 + buf[i]! - 48;
+    current.hits.push({ line: number, text: displayLine(text ?? buf.toString("utf8", colon + 1, end), re, true) });
   };
 
   let pending: Buffer | null = null;
   for await (const chunk of proc.stdout) {
-    const buf: Buffer = pending ? Buffer.concat([pending, chunk]) : Buffer.from(chunk);
+    const buf: Buffer = pending ? Buffer.concat([pending, chunk]) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     const last = buf.lastIndexOf(10);
     if (last === -1) {
-      pending = buf;
+      pending = Buffer.from(buf);
       continue;
     }
-    lines(buf.subarray(0, last), onLine);
+    eachLine(buf, last, onLine);
     garbage(last);
     pending = last + 1 < buf.length ? Buffer.from(buf.subarray(last + 1)) : null;
   }
-  if (pending) lines(pending, onLine);
+  if (pending) eachLine(pending, pending.length, onLine);
   flush();
   await proc.exited;
   clearTimeout(timer);
@@ -133,26 +159,15 @@ function isFileRel(plan: SearchPlan, rel: string): boolean {
   }
 }
 
-/** Calls `onLine` for each line of `bytes`, saying whether it is valid UTF-8. */
-function lines(bytes: Buffer, onLine: (line: string, valid: boolean) => void): void {
-  if (isUtf8(bytes)) {
-    const text = bytes.toString("utf8");
-    let start = 0;
-    for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", start)) {
-      onLine(text.slice(start, nl), true);
-      start = nl + 1;
-    }
-    onLine(text.slice(start), true);
-    return;
-  }
+/** Calls `onLine` for each line of buf[0, end), saying whether the whole range is UTF-8. */
+function eachLine(buf: Buffer, end: number, onLine: (buf: Buffer, start: number, end: number, valid: boolean) => void): void {
+  const valid = isUtf8(buf.subarray(0, end));
   let start = 0;
-  for (;;) {
-    const nl = bytes.indexOf(10, start);
-    const line = bytes.subarray(start, nl === -1 ? bytes.length : nl);
-    onLine(line.toString("utf8"), isUtf8(line));
-    if (nl === -1) return;
+  for (let nl = buf.indexOf(10); nl !== -1 && nl < end; nl = buf.indexOf(10, start)) {
+    onLine(buf, start, nl, valid);
     start = nl + 1;
   }
+  if (start < end) onLine(buf, start, end, valid);
 }
 
 /** rg's path (relative to its working directory, plan.walkRoot) → relative to plan.real. */

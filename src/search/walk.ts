@@ -215,18 +215,25 @@ export function ancestorChains(root: string): Chains {
 export class PathChecker {
   private readonly dirs = new Map<string, { chains: Chains; pruned: boolean }>();
   private readonly prefix: string;
-  constructor(root: string) {
+  /**
+   * `hidden`: whether hidden entries are skipped and rg may have brought some back (a
+   * type filter does); only then are all ignore files read, else just .ktignore.
+   */
+  constructor(
+    root: string,
+    private readonly hidden: boolean,
+  ) {
     this.prefix = root.endsWith("/") ? root : `${root}/`;
   }
 
-  /** `rel` is a file rg reported; `hidden`: whether hidden entries are skipped. */
-  keeps(rel: string, hidden: boolean): boolean {
+  /** `rel` is a file rg reported. */
+  keeps(rel: string): boolean {
     const slash = rel.lastIndexOf("/");
     const dir = this.dirInfo(slash === -1 ? "" : rel.slice(0, slash));
     if (dir.pruned) return false;
     const name = rel.slice(slash + 1);
     const abs = this.prefix + rel;
-    if (hidden && name.charCodeAt(0) === 46 && decide(dir.chains, abs, name, false) !== Match.Whitelist) return false;
+    if (this.hidden && name.charCodeAt(0) === 46 && decide(dir.chains, abs, name, false) !== Match.Whitelist) return false;
     return !dir.chains.kt || firstMatch(dir.chains.kt, abs, name, false) !== Match.Ignore;
   }
 
@@ -240,20 +247,20 @@ export class PathChecker {
     if (cached) return cached;
     let info: { chains: Chains; pruned: boolean };
     if (relDir === "") {
-      info = { chains: withLevel(ancestorChains(this.prefix.slice(0, -1) || "/"), this.prefix), pruned: false };
+      info = { chains: this.withLevel(ancestorChains(this.prefix.slice(0, -1) || "/"), this.prefix), pruned: false };
     } else {
       const slash = relDir.lastIndexOf("/");
       const up = this.dirInfo(slash === -1 ? "" : relDir.slice(0, slash));
       const name = relDir.slice(slash + 1);
       const abs = this.prefix + relDir;
       const pruned = up.pruned || (up.chains.kt !== null && firstMatch(up.chains.kt, abs, name, true) === Match.Ignore);
-      info = { chains: pruned ? up.chains : withLevel(up.chains, `${abs}/`), pruned };
+      info = { chains: pruned ? up.chains : this.withLevel(up.chains, `${abs}/`), pruned };
     }
     this.dirs.set(relDir, info);
     return info;
   }
-}
 
-function withLevel(parent: Chains, prefix: string): Chains {
-  return level(parent, prefix, (name) => existsSync(prefix + name));
+  private withLevel(parent: Chains, prefix: string): Chains {
+    return level(parent, prefix, (name) => (this.hidden || name === ".ktignore") && existsSync(prefix + name));
+  }
 }

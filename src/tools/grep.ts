@@ -52,9 +52,8 @@ export default defineTool({
     const compiled = compilePattern(input.pattern);
     const plan = makePlan(ctx, { tool: "grep", path: input.path, glob: input.include, basename: true }, started);
     const engine = chooseEngine(ctx);
-    const probe = probeFor(compiled);
-    const run = await search(engine, plan, compiled, ctx, probe);
-    if (run.collector.lines === 0) return await noMatches(ctx, plan, compiled, input.include, engine, run, probe);
+    const run = await search(engine, plan, compiled, ctx);
+    if (run.collector.lines === 0) return await noMatches(ctx, plan, compiled, input.include, engine, run);
     return render(ctx, plan, input.pattern, run);
   },
 });
@@ -63,11 +62,9 @@ interface Run {
   collector: Collector;
   outcome: SearchOutcome;
   engine: Engine["name"];
-  /** The near-miss probe's matches, when the built-in engine searched for it in the same pass. */
-  probe?: Collector;
 }
 
-async function search(engine: Engine, plan: SearchPlan, compiled: Compiled, ctx: ToolContext, probe: Compiled | null = null): Promise<Run> {
+async function search(engine: Engine, plan: SearchPlan, compiled: Compiled, ctx: ToolContext): Promise<Run> {
   if (plan.missing) return { collector: new Collector(), outcome: { timedOut: false, unreadable: [] }, engine: engine.name };
   if (engine.name === "rg") {
     const collector = new Collector();
@@ -76,9 +73,7 @@ async function search(engine: Engine, plan: SearchPlan, compiled: Compiled, ctx:
     ctx.warn(`kt: rg could not run this search (${outcome.failed.split("\n")[0]}); using the built-in engine`);
   }
   const collector = new Collector();
-  const probed = probe ? new Collector() : undefined;
-  const outcome = searchBuiltin(plan, compiled, collector, probe ? { compiled: probe, collector: probed! } : undefined);
-  return { collector, outcome, engine: "builtin", ...(probed ? { probe: probed } : {}) };
+  return { collector, outcome: searchBuiltin(plan, compiled, collector), engine: "builtin" };
 }
 
 function count(n: number, one: string, many: string): string {
@@ -160,7 +155,7 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, run: Run): 
   };
 }
 
-async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, include: string | undefined, engine: Engine, run: Run, probe: Compiled | null): Promise<ToolOutput> {
+async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, include: string | undefined, engine: Engine, run: Run): Promise<ToolOutput> {
   const { pattern } = compiled;
   const scope = `${plan.abs}${include !== undefined && !plan.file ? ` (include "${include}")` : ""}`;
   let text: string;
@@ -171,7 +166,7 @@ async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled,
   } else if (run.outcome.timedOut) {
     text = `No matches for "${pattern}" in ${scope} before the ${seconds(timeLimitMs())} time limit, so the search is partial. Narrow path or include to search fewer files.`;
   } else {
-    const hint = probe ? await nearMiss(ctx, plan, compiled, probe, engine, run) : null;
+    const hint = await nearMiss(ctx, plan, compiled, engine);
     text = `No matches for "${pattern}" in ${scope}. Check the regex${hint === null ? "" : ` (did you mean "${hint}"?)`} or broaden the scope.`;
   }
   const after = notes(ctx, plan, { ...run.outcome, timedOut: false });
@@ -184,15 +179,14 @@ async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled,
   };
 }
 
-/** The cheap re-probe: same files, a wider pattern — found in the main pass by the
- * built-in engine, else by one more search with the same engine. */
-async function nearMiss(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, probe: Compiled, engine: Engine, main: Run): Promise<string | null> {
-  let found = main.probe;
-  if (!found) {
-    const quiet = { ...ctx, warn: () => {} };
-    const run = await search(engine, plan, probe, quiet);
-    if (run.outcome.timedOut) return null;
-    found = run.collector;
-  }
-  return found.lines === 0 ? null : nearest(compiled, probe, found);
+/** The cheap re-probe, run only when nothing matched (searching for it alongside every
+ * search would slow down the common case, which has matches): the same files, the same
+ * engine, a wider pattern. */
+async function nearMiss(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, engine: Engine): Promise<string | null> {
+  const probe = probeFor(compiled);
+  if (!probe) return null;
+  const quiet = { ...ctx, warn: () => {} };
+  const run = await search(engine, plan, probe, quiet);
+  if (run.outcome.timedOut || run.collector.lines === 0) return null;
+  return nearest(compiled, probe, run.collector);
 }

@@ -10,6 +10,8 @@ import { loadTool, TOOL_NAMES } from "./tools/registry.ts";
 /** A non-tool subcommand: its help definition and its entry point. */
 export interface Subcommand {
   command: CommandDef;
+  /** Text appended to the rendered help (examples). */
+  helpTail?: string;
   run(argv: string[]): Promise<number>;
 }
 
@@ -21,8 +23,11 @@ const OTHER: Record<string, () => Promise<Subcommand>> = {
 };
 
 async function toolSubcommand(name: string): Promise<Subcommand> {
-  const [{ toolCommand, runTool }, tool] = await Promise.all([import("./cmd/tool.ts"), loadTool(name)]);
+  const [{ toolCommand, runTool, examplesSection }, tool] = await Promise.all([import("./cmd/tool.ts"), loadTool(name)]);
   return {
+    get helpTail() {
+      return examplesSection(tool!);
+    },
     // Built only for --help: describing every field is work a tool call does not need.
     get command() {
       return toolCommand(tool!);
@@ -75,7 +80,7 @@ async function main(argv: string[]): Promise<number> {
   const sub = await load();
   if (wantsHelp(rest)) {
     const { renderUsage } = await loadCitty(1);
-    writeAll(1, `${await renderUsage(sub.command, mainCommand())}\n`);
+    writeAll(1, `${await renderUsage(sub.command, mainCommand())}\n${sub.helpTail ?? ""}`);
     return EXIT.ok;
   }
   return sub.run(rest);

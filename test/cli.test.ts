@@ -21,6 +21,8 @@ describe("kt CLI", () => {
     const writeHelp = kt(["write", "--help"], o);
     expect(writeHelp.stdout).toContain("--content-file");
     expect(writeHelp.stdout).toContain("--skip-read-check");
+    expect(writeHelp.stdout).toContain("\nEXAMPLES\n\n  kt write notes/todo.md --content '- ship it'\n");
+    expect(readHelp.stdout).not.toContain("\u001b[");
   });
 
   test("kt with no arguments prints usage on stderr and exits 2", () => {

@@ -68,8 +68,13 @@ export function decodeJson(tool: string, text: string): unknown {
 }
 
 function firstSentence(text: string): string {
-  const end = text.indexOf(". ");
+  const end = text.search(/(?<!\b(?:e\.g|i\.e|etc))\. /);
   return end === -1 ? text : text.slice(0, end + 1);
+}
+
+/** The EXAMPLES section appended to `kt <tool> --help`. */
+export function examplesSection(tool: Tool): string {
+  return tool.examples?.length ? `\nEXAMPLES\n\n${tool.examples.map((e) => `  ${e}`).join("\n")}\n` : "";
 }
 
 /** Argument definitions used only to render `kt <tool> --help`. */

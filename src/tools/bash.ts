@@ -39,6 +39,7 @@ export default defineTool({
   description: description.trim(),
   parameters: Parameters,
   primary: "command",
+  examples: ["kt bash 'npm test'", "kt bash 'make -j2' --workdir build --timeout-ms 300000"],
   longText: ["command"],
   aliases: { cmd: "command", cwd: "workdir", timeout: "timeout_ms" },
   annotations: { readOnlyHint: false, destructiveHint: true },

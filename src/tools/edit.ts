@@ -32,6 +32,11 @@ export default defineTool({
   description: description.trim(),
   parameters: Parameters,
   primary: "file_path",
+  examples: [
+    "kt edit src/a.ts --old-string 'const x = 1;' --new-string 'const x = 2;'",
+    "kt edit src/a.ts --old-string-file old.txt --new-string-file new.txt --dry-run --trace",
+    "kt edit src/a.ts --old-string oldName --new-string newName --replace-all",
+  ],
   longText: ["old_string", "new_string"],
   aliases: { path: "file_path", filePath: "file_path", oldString: "old_string", newString: "new_string", replaceAll: "replace_all" },
   annotations: { readOnlyHint: false, destructiveHint: true },

@@ -27,6 +27,7 @@ export default defineTool({
   description: description.trim(),
   parameters: Parameters,
   primary: "file_path",
+  examples: ["kt read src/main.ts", "kt read src/main.ts --offset 120 --limit 40", "kt read src            # a directory: entries two levels deep", `echo '{"file_path":"README.md"}' | kt read`],
   aliases: { path: "file_path", filePath: "file_path" },
   annotations: { readOnlyHint: true, destructiveHint: false },
   async execute(input, ctx) {

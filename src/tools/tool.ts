@@ -104,6 +104,8 @@ export interface ToolSpec<S extends z.ZodMiniObject> {
    * defaults to [primary]) or a function for tools whose positionals depend on each other.
    */
   positionals?: readonly string[] | ((args: string[]) => Record<string, string>);
+  /** Command lines shown under EXAMPLES in `kt <tool> --help`. */
+  examples?: readonly string[];
   /** Spellings of other frameworks → canonical field name. */
   aliases?: Readonly<Record<string, string>>;
   annotations: ToolAnnotations;

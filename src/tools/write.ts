@@ -19,6 +19,7 @@ export default defineTool({
   description: description.trim(),
   parameters: Parameters,
   primary: "file_path",
+  examples: ["kt write notes/todo.md --content '- ship it'", "kt write src/gen.ts --content-file /tmp/gen.ts", "generate | kt write out.txt --content-file -"],
   longText: ["content"],
   aliases: { path: "file_path", filePath: "file_path" },
   annotations: { readOnlyHint: false, destructiveHint: true },

@@ -83,4 +83,4 @@ compare("node_modules × 8", nodeModulesTree(quick ? 4 : 8));
 if (!quick && existsSync("/usr/share")) compare("/usr/share", "/usr/share");
 memory();
 console.log("\nTargets (SPEC §6): builtin ≤ 3× rg, rg engine ≤ 1.2× rg; memory flat in the tree size.");
-console.log("'no match' includes the near-miss re-probe (a second pass for the rg engine; fused into the one pass for the built-in engine).");
+console.log("'no match' includes the near-miss re-probe: a second pass (a cheap literal prefilter, then a check of the candidate lines) with either engine.");

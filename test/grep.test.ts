@@ -172,6 +172,31 @@ describe("files and lines", () => {
 });
 
 describe("limits and permissions", () => {
+  test("wide lines: fewer than 100 are shown when 100 would not fit well under 64 KB", async () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    const wide = "漢".repeat(240);
+    writeTree(root, { "cjk.txt": Array.from({ length: 120 }, (_, i) => `${wide} 針 ${i + 1}`).join("\n") });
+    const r = await grep(root, { pattern: "針" });
+    const spill = r.metadata.truncation!.spillPath!;
+    const lines = r.content.split("\n");
+    expect(lines[0]).toBe('Showing first 64 of 120 matching lines (1 file) for "針":');
+    expect(lines.filter((l) => l.startsWith("  ")).length).toBe(64);
+    expect(lines.at(-1)).toBe(`[Results truncated. Full results: ${spill} — or use a more specific pattern, path, or include filter.]`);
+    expect(Buffer.byteLength(r.content)).toBeLessThan(60 * 1024);
+    expect(readFileSync(spill, "utf8").split("\n").filter((l) => l.startsWith("  ")).length).toBe(120);
+  });
+
+  test("confinement: an include naming a symlinked directory outside --root is refused", () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "in");
+    writeTree(tmp.path, { "in/a.txt": "needle\n", "out/b.txt": "needle\n" });
+    symlinkSync(join(tmp.path, "out"), join(root, "link"));
+    const r = kt(["grep", "needle", "--include", "link/*.txt", "--root", root], { cwd: root, stateDir: join(tmp.path, "state") });
+    expect(r.stdout).toBe(`Refusing to access ${root}/link (through a symbolic link, its real path is ${tmp.path}/out): it is outside the root directory ${root}, and kt is confined to that directory. Use a path inside ${root}.\n`);
+    expect(r.exitCode).toBe(1);
+  });
+
   test("the time limit marks partial results (KT_GREP_TIMEOUT_MS, for tests)", async () => {
     using tmp = tempDir();
     const root = join(tmp.path, "tree");

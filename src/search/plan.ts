@@ -93,9 +93,11 @@ export function makePlan(ctx: ToolContext, input: PlanInput, started = performan
     prefix = literalPrefix(segments);
   }
   const noise = new Set<string>(NOISE.filter((n) => !named.has(n)));
-  const walkRoot = prefix ? join(real, prefix) : real;
+  let walkRoot = real;
   let missing = false;
   if (prefix) {
+    // Through a symbolic link the named directory may lie elsewhere: confinement applies.
+    walkRoot = realPath(ctx, join(real, prefix));
     try {
       missing = !statSync(walkRoot).isDirectory();
     } catch {

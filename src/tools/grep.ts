@@ -113,6 +113,18 @@ function notes(ctx: ToolContext, plan: SearchPlan, outcome: SearchOutcome): stri
   return out;
 }
 
+/** What the shown lines may take, well under the 64 KB backstop (which would cut the
+ * middle out of the results): 100 lines of 250 wide characters would not fit. */
+const SHOWN_BYTES = 56 * 1024;
+
+/** The first `max` matching lines, fewer if they would not fit in SHOWN_BYTES. */
+function shownGroups(ctx: ToolContext, plan: SearchPlan, files: FileHits[], max: number): { lines: string[]; shown: number } {
+  for (let limit = max; ; limit = Math.floor(limit * 0.8)) {
+    const shown = groups(ctx, plan, files, limit);
+    if (limit <= 10 || shown.lines.reduce((n, line) => n + Buffer.byteLength(line) + 1, 0) <= SHOWN_BYTES) return shown;
+  }
+}
+
 function render(ctx: ToolContext, plan: SearchPlan, pattern: string, run: Run): ToolOutput {
   const { collector, outcome } = run;
   const files = collector.sorted();
@@ -122,9 +134,9 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, run: Run): 
   const title = `Search "${pattern}" · ${count(total, "match", "matches")} in ${count(files.length, "file", "files")}`;
   const extra = { engine: run.engine, partial: outcome.timedOut, unreadable: outcome.unreadable.length };
   const after = notes(ctx, plan, outcome);
-  if (total <= MAX_SHOWN) {
-    const body = groups(ctx, plan, files, MAX_SHOWN).lines;
-    return { content: [summary, "", ...body, ...after].join("\n"), title, matches: total, files: files.length, extra };
+  const shown = shownGroups(ctx, plan, files, MAX_SHOWN);
+  if (shown.shown === total) {
+    return { content: [summary, "", ...shown.lines, ...after].join("\n"), title, matches: total, files: files.length, extra };
   }
   const all = groups(ctx, plan, files, Number.POSITIVE_INFINITY);
   const unsaved = total - all.shown;
@@ -132,15 +144,14 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, run: Run): 
   if (unsaved > 0) full.push(`[… ${count(unsaved, "more matching line", "more matching lines")} not saved: too many results. Narrow the pattern, path or include to see them.]`);
   const fullText = full.join("\n");
   const spillPath = spillFile(ctx, "grep", `${fullText}\n`);
-  const shown = groups(ctx, plan, files, MAX_SHOWN);
-  const header = `Showing first ${MAX_SHOWN} of ${total.toLocaleString("en-US")} matching lines (${count(files.length, "file", "files")}) for "${pattern}"${partial}:`;
+  const header = `Showing first ${shown.shown} of ${total.toLocaleString("en-US")} matching lines (${count(files.length, "file", "files")}) for "${pattern}"${partial}:`;
   const tail = spillPath
     ? `[Results truncated. Full results: ${spillPath} — or use a more specific pattern, path, or include filter.]`
     : "[Results truncated (the full results could not be saved). Use a more specific pattern, path, or include filter.]";
   const fullLines = full.length;
   return {
     content: [header, "", ...shown.lines, ...after, tail].join("\n"),
-    title: `${title} (showing ${MAX_SHOWN})`,
+    title: `${title} (showing ${shown.shown})`,
     matches: total,
     files: files.length,
     truncation: {

@@ -45,6 +45,19 @@ describe("glob", () => {
     });
   });
 
+  test("long paths: fewer than 100 are shown when 100 would not fit well under 64 KB", async () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    const dir = Array.from({ length: 8 }, (_, i) => `${"d".repeat(120)}${i}`).join("/");
+    const names = Array.from({ length: 120 }, (_, i) => `${dir}/f${String(i).padStart(3, "0")}.txt`);
+    writeTree(root, Object.fromEntries(names.map((n) => [n, ""])));
+    ageInOrder(root, names);
+    const r = await glob(root, { pattern: "**/*.txt" });
+    const lines = r.content.split("\n");
+    expect(lines.length - 2).toBe(Math.floor((56 * 1024) / (names[0]!.length + 1)));
+    expect(lines.at(-1)).toBe(`[Showing ${lines.length - 2} of 120. Full list: ${r.metadata.truncation!.spillPath} — or narrow the pattern.]`);
+  });
+
   test("symlinks are not followed, so a loop is harmless", async () => {
     using tmp = tempDir();
     const root = join(tmp.path, "tree");

@@ -97,6 +97,9 @@ function notes(ctx: ToolContext, plan: SearchPlan, unreadable: string[], timedOu
   return out;
 }
 
+/** What the shown paths may take, well under the 64 KB backstop. */
+const SHOWN_BYTES = 56 * 1024;
+
 function render(ctx: ToolContext, plan: SearchPlan, pattern: string, found: Found[], unreadable: string[], timedOut: boolean): ToolOutput {
   const show = pathShower(ctx, plan);
   const n = found.length;
@@ -105,22 +108,27 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, found: Foun
   const paths = found.map((f) => show(f.rel));
   const after = notes(ctx, plan, unreadable, timedOut);
   const title = `Glob ${pattern} · ${count(n, "file", "files")}`;
-  if (n <= MAX_SHOWN) return { content: [header, ...paths, ...after].join("\n"), title, files: n, extra: { partial: timedOut } };
+  let shown = 0;
+  for (let bytes = 0; shown < Math.min(n, MAX_SHOWN); shown++) {
+    bytes += Buffer.byteLength(paths[shown]!) + 1;
+    if (bytes > SHOWN_BYTES && shown > 0) break;
+  }
+  if (shown === n) return { content: [header, ...paths, ...after].join("\n"), title, files: n, extra: { partial: timedOut } };
   const full = [header, ...paths].join("\n");
   const spillPath = spillFile(ctx, "glob", `${full}\n`);
   const tail = spillPath
-    ? `[Showing ${MAX_SHOWN} of ${n.toLocaleString("en-US")}. Full list: ${spillPath} — or narrow the pattern.]`
-    : `[Showing ${MAX_SHOWN} of ${n.toLocaleString("en-US")} (the full list could not be saved). Narrow the pattern.]`;
+    ? `[Showing ${shown} of ${n.toLocaleString("en-US")}. Full list: ${spillPath} — or narrow the pattern.]`
+    : `[Showing ${shown} of ${n.toLocaleString("en-US")} (the full list could not be saved). Narrow the pattern.]`;
   return {
-    content: [header, ...paths.slice(0, MAX_SHOWN), ...after, tail].join("\n"),
-    title: `${title} (showing ${MAX_SHOWN})`,
+    content: [header, ...paths.slice(0, shown), ...after, tail].join("\n"),
+    title: `${title} (showing ${shown})`,
     files: n,
     truncation: {
       originalBytes: Buffer.byteLength(full),
       originalLines: n + 1,
-      shownHeadLines: MAX_SHOWN + 1,
+      shownHeadLines: shown + 1,
       shownTailLines: 0,
-      omittedLines: n - MAX_SHOWN,
+      omittedLines: n - shown,
       ...(spillPath ? { spillPath } : {}),
     },
     extra: { partial: timedOut },

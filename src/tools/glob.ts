@@ -33,6 +33,8 @@ interface Seen {
   near: Map<string, number>;
   /** Extensions of every file walked. */
   all: Map<string, number>;
+  /** For a pattern ending in a plain file name: files within two edits of it, by distance. */
+  names: { rel: string; d: number }[];
 }
 
 export default defineTool({
@@ -48,7 +50,8 @@ export default defineTool({
     const rels: string[] = [];
     const stats = new Mtimes();
     const unreadable: string[] = [];
-    const seen: Seen = { deeper: 0, near: new Map(), all: new Map() };
+    const seen: Seen = { deeper: 0, near: new Map(), all: new Map(), names: [] };
+    const name = plainName(glob);
     const deeper = glob.includes("/") || glob.startsWith("**") ? null : picomatch(glob, { dot: true, basename: true });
     const relaxed = relaxedMatcher(glob);
     let timedOut = false;
@@ -62,6 +65,7 @@ export default defineTool({
             stats.add(abs);
           } else if (rels.length === 0) {
             if (deeper?.(full)) seen.deeper++;
+            if (name) nameNearMiss(seen, name, full);
             const ext = extname(full);
             if (ext) {
               if (relaxed?.(full)) seen.near.set(ext, (seen.near.get(ext) ?? 0) + 1);
@@ -142,6 +146,24 @@ function relaxedMatcher(glob: string): ((rel: string) => boolean) | null {
   return picomatch(`${m[1]}.*`, { dot: true });
 }
 
+/** The pattern's last segment when it is a plain file name (no glob syntax). */
+function plainName(glob: string): string | null {
+  const last = glob.slice(glob.lastIndexOf("/") + 1);
+  return last !== "" && !/[*?[\]{}()!+@\\]/.test(last) ? last : null;
+}
+
+/** Keeps the files whose name is within two edits of `name`, closest first, at most 3. */
+function nameNearMiss(seen: Seen, name: string, rel: string): void {
+  const base = rel.slice(rel.lastIndexOf("/") + 1);
+  if (Math.abs(base.length - name.length) > 2) return;
+  const d = distance(base.toLowerCase(), name.toLowerCase());
+  const last = seen.names[2];
+  if (d > 2 || (last && (d > last.d || (d === last.d && rel > last.rel)))) return;
+  seen.names.push({ rel, d });
+  seen.names.sort((a, b) => a.d - b.d || (a.rel < b.rel ? -1 : 1));
+  if (seen.names.length > 3) seen.names.pop();
+}
+
 function wantedExtension(glob: string): string | null {
   const m = /\.([A-Za-z0-9_-]+)$/.exec(glob);
   return m ? `.${m[1]}` : null;
@@ -157,6 +179,10 @@ function noFiles(ctx: ToolContext, plan: SearchPlan, pattern: string, seen: Seen
     text = `${head} before the ${Math.round(timeLimitMs() / 100) / 10} s time limit, so the search is partial. Narrow the pattern or path to search fewer directories.`;
   } else if (seen.deeper > 0) {
     text = `${head} at the top level ("*" does not cross directories). "**/${plan.glob}" matches ${count(seen.deeper, "file", "files")} at any depth.`;
+  } else if (plainName(plan.glob!)) {
+    const show = pathShower(ctx, plan);
+    const near = seen.names.sort((a, b) => a.d - b.d || (a.rel < b.rel ? -1 : 1)).slice(0, 3).map((n) => show(n.rel));
+    text = `${head}.${near.length ? ` Files with a similar name: ${near.join(", ")}.` : ` No file here has a name like ${plainName(plan.glob!)}; check the name, or search a wider path.`}`;
   } else {
     text = `${head}.${extensionHint(plan.glob!, seen)}`;
   }

@@ -273,6 +273,20 @@ describe("command line and engines", () => {
     expect(bad.stdout).toBe('1 match in 1 file for "needle":\n\na.txt\n  1: needle\n');
   });
 
+  test("an rg that fails to run the search: a warning, then the built-in engine's answer", () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    writeTree(root, { "a.txt": "needle\n" });
+    const bin = join(tmp.path, "bin");
+    mkdirSync(bin);
+    writeFileSync(join(bin, "rg"), "#!/bin/sh\necho 'regex parse error: something rg dislikes' >&2\nexit 2\n", { mode: 0o755 });
+    const r = kt(["grep", "needle", "--json"], { cwd: root, stateDir: join(tmp.path, "state"), env: { KT_GREP_ENGINE: "rg", PATH: `${bin}:${process.env.PATH}` } });
+    const result = JSON.parse(r.stdout);
+    expect(result.content).toBe('1 match in 1 file for "needle":\n\na.txt\n  1: needle');
+    expect(result.metadata.extra.engine).toBe("builtin");
+    expect(r.stderr).toContain("rg could not run this search (regex parse error: something rg dislikes); using the built-in engine");
+  });
+
   test.skipIf(!RG)("auto picks rg when it is on PATH", () => {
     using tmp = tempDir();
     writeTree(tmp.path, { "a.txt": "needle\n" });

@@ -58,6 +58,25 @@ describe("glob", () => {
     expect(lines.at(-1)).toBe(`[Showing ${lines.length - 2} of 120. Full list: ${r.metadata.truncation!.spillPath} — or narrow the pattern.]`);
   });
 
+  test("when the spill file cannot be written, the truncation line says so", async () => {
+    using tmp = tempDir();
+    writeTree(tmp.path, Object.fromEntries(Array.from({ length: 120 }, (_, i) => [`f${i}.ts`, ""])));
+    const stateDir = "/dev/null/state";
+    const r = await callTool("glob", { pattern: "*.ts" }, { cwd: tmp.path, stateDir });
+    expect(r.content.split("\n").at(-1)).toBe("[Showing 100 of 120 (the full list could not be saved). Narrow the pattern.]");
+    expect(r.warnings[0]).toStartWith("kt: could not save the full output to the state directory:");
+    expect(kt(["glob", "*.ts"], { cwd: tmp.path, stateDir }).stdout).toBe(`${r.content}\n`);
+  });
+
+  test("a pattern that names no files is refused", async () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    mkdirSync(root);
+    const r = await glob(root, { pattern: "./" });
+    expect(r.content).toBe('Invalid glob pattern "./": it names no files. Use "**/*" for every file, or a pattern such as "**/*.ts".');
+    expect(r.error?.code).toBe("INVALID_GLOB");
+  });
+
   test("symlinks are not followed, so a loop is harmless", async () => {
     using tmp = tempDir();
     const root = join(tmp.path, "tree");

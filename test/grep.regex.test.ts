@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { compilePattern } from "../src/search/regex.ts";
 import { searchText } from "../src/search/builtin.ts";
 import { KtError } from "../src/tools/tool.ts";
-import { tempDir } from "./_helpers.ts";
+import { kt, tempDir } from "./_helpers.ts";
 import { RG } from "./_search.ts";
 
 /** Lines the built-in engine reports for `pattern` in `text`. */
@@ -107,6 +107,9 @@ describe("accepted patterns", () => {
   });
 });
 
+/** Every refusal, checked in-process here, is also checked through dist/kt below. */
+const ALL_REFUSALS: [string, string][] = [];
+
 describe("refused patterns name the construct and an alternative", () => {
   const TAIL = "is not supported (grep accepts the regex syntax that ripgrep and JavaScript share)";
   const cases: [string, string][] = [
@@ -125,6 +128,7 @@ describe("refused patterns name the construct and an alternative", () => {
     ["\\Qa.b\\E", `Invalid regex "\\Qa.b\\E": quoting with \\Q ${TAIL}. Escape each metacharacter with a backslash instead (a\\.b for a.b).`],
     ["[^\\W]", `Invalid regex "[^\\W]": a negated shorthand (\\D, \\W, \\S) inside [^…] ${TAIL}. Write the class out, e.g. [^a-zA-Z0-9_,] or use the positive shorthand.`],
   ];
+  ALL_REFUSALS.push(...cases);
   for (const [pattern, prose] of cases) test(pattern, () => expect(refusal(pattern)).toBe(prose));
 });
 
@@ -147,10 +151,22 @@ describe("malformed patterns say where and how to fix them", () => {
     ["\\p{Nope}", `Invalid regex "\\p{Nope}": \\p{Nope} is not a Unicode property at position 1. Write \\p{L} (letters), \\p{Nd} (digits) or \\p{Greek}.`],
     ["(?P=x)", `Invalid regex "(?P=x)": an unknown group syntax (? at position 1. Use (…) or (?:…) for a group, or escape a literal parenthesis as \\(.`],
   ];
+  ALL_REFUSALS.push(...cases);
   for (const [pattern, prose] of cases) test(pattern, () => expect(refusal(pattern)).toBe(prose));
 
   test("a very long pattern is quoted in part", () => {
     const long = `${"a".repeat(300)}(?=b)`;
     expect(refusal(long)).toStartWith(`Invalid regex "${"a".repeat(200)}…": look-ahead`);
+  });
+});
+
+describe("refusals through dist/kt", () => {
+  test("print the same prose, exit 1, code INVALID_REGEX", () => {
+    using tmp = tempDir();
+    for (const [pattern, prose] of ALL_REFUSALS) {
+      const r = kt(["grep", "--json", "--", pattern], { cwd: tmp.path, stateDir: join(tmp.path, "state") });
+      const result = JSON.parse(r.stdout);
+      expect({ pattern, content: result.content, code: result.error.code, exit: r.exitCode }).toEqual({ pattern, content: prose, code: "INVALID_REGEX", exit: 1 });
+    }
   });
 });

@@ -81,6 +81,21 @@ describe("truncation and spill", () => {
     });
   });
 
+  test("when the spill file cannot be written, the truncation line says so", async () => {
+    using tmp = tempDir();
+    writeTree(tmp.path, { "a.txt": "hit\n".repeat(150) });
+    const stateDir = "/dev/null/state";
+    const r = await callTool("grep", { pattern: "hit" }, { cwd: tmp.path, stateDir });
+    const lines = r.content.split("\n");
+    expect(lines[0]).toBe('Showing first 100 of 150 matching lines (1 file) for "hit":');
+    expect(lines.at(-1)).toBe("[Results truncated (the full results could not be saved). Use a more specific pattern, path, or include filter.]");
+    expect(r.metadata.truncation?.spillPath).toBeUndefined();
+    expect(r.warnings[0]).toStartWith("kt: could not save the full output to the state directory:");
+    const cli = kt(["grep", "hit"], { cwd: tmp.path, stateDir });
+    expect(cli.stdout).toBe(`${r.content}\n`);
+    expect(cli.stderr).toContain("could not save the full output to the state directory");
+  });
+
   test("past 20,000 lines the spill keeps the newest files' lines and says what it left out", async () => {
     using tmp = tempDir();
     const root = join(tmp.path, "tree");

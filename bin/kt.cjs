@@ -10,7 +10,7 @@ const exe = process.platform === "win32" ? "kt.exe" : "kt";
 const compiled = join(root, "dist", exe);
 const [cmd, args] = existsSync(compiled)
   ? [compiled, process.argv.slice(2)]
-  : [require.resolve("bun/bin/bun.exe", { paths: [root] }), [join(root, "src", "main.ts"), ...process.argv.slice(2)]];
+  : [require.resolve("bun/bin/bun.exe", { paths: [root] }), ["--no-env-file", join(root, "src", "main.ts"), ...process.argv.slice(2)]];
 const child = spawnSync(cmd, args, { stdio: "inherit" });
 if (child.error) {
   process.stderr.write(`kt: cannot start ${cmd}: ${child.error.message}\n`);

@@ -154,4 +154,14 @@ describe("kt CLI", () => {
     expect(r.exitCode).toBe(1);
     expect(r.stdout).toBe(`The root directory ${join(tmp.path, "nope")} (from --root) does not exist. Give an existing directory.\n`);
   });
+
+  test("a .env or bunfig.toml in the working directory does not reach kt or its commands", () => {
+    using tmp = tempDir();
+    writeFileSync(join(tmp.path, ".env"), "KT_LEAK_PROBE=leaked\nKT_SESSION=from-dotenv\n");
+    writeFileSync(join(tmp.path, "bunfig.toml"), "preload = [\"./nope.ts\"]\n");
+    const r = kt(["bash", 'echo "[$KT_LEAK_PROBE]"', "--json"], { cwd: tmp.path, stateDir: join(tmp.path, ".s") });
+    expect(r.exitCode).toBe(0);
+    expect(JSON.parse(r.stdout).content).toBe(`$ echo "[$KT_LEAK_PROBE]"\n[]\n[exit code 0 · ${JSON.parse(r.stdout).content.match(/· (\S+s) ·/)[1]} · cwd ${tmp.path}]`);
+    expect(readdirSync(join(tmp.path, ".s", "sessions")).includes("from-dotenv")).toBe(false);
+  });
 });

@@ -34,7 +34,8 @@ export function commandEnv(base: Record<string, string | undefined> = process.en
 export function selfCommand(): string[] {
   const main = Bun.main;
   if (main.startsWith("/$bunfs/") || /^[A-Z]:[\\/]~BUN[\\/]/.test(main)) return [process.execPath];
-  return [process.execPath, fileURLToPath(new URL("../main.ts", import.meta.url))];
+  // From source: a .env in the command's directory must not leak into kt's environment.
+  return [process.execPath, "--no-env-file", fileURLToPath(new URL("../main.ts", import.meta.url))];
 }
 
 export interface Launched {

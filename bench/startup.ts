@@ -15,7 +15,7 @@ if (!existsSync(kt)) throw new Error("build first: npm run build");
 const work = mkdtempSync(join(tmpdir(), "kt-startup-"));
 writeFileSync(join(work, "floor.ts"), "export {};\n");
 const floor = join(work, "floor");
-const build = Bun.spawnSync([bun, "build", "--compile", "--minify", "--bytecode", join(work, "floor.ts"), "--outfile", floor], { stdout: "ignore", stderr: "pipe" });
+const build = Bun.spawnSync([bun, "build", "--compile", "--minify", "--bytecode", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig", join(work, "floor.ts"), "--outfile", floor], { stdout: "ignore", stderr: "pipe" });
 if (build.exitCode !== 0) throw new Error(build.stderr.toString());
 
 const file = join(work, "small.ts");

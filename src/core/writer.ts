@@ -25,23 +25,33 @@ export interface GuardedWrite {
   mkdirs?: boolean;
 }
 
-/** Writes atomically under the lock, re-checking that the file is still what the change was based on. */
+/**
+ * Writes atomically, re-checking under the lock that the file is still what the change was
+ * based on. The new content is written and fsynced to a temp file before the lock is taken,
+ * so the lock is held only for the check, the rename and the stamp.
+ */
 export function guardedWrite(ctx: ToolContext, w: GuardedWrite): void {
-  const db = index(ctx);
-  withWriteLock(db, () => {
-    const current = readIfExists(w.real, w.display);
-    const currentSha = current === null ? null : sha256(current);
-    if (currentSha !== w.baseSha) throw stale(w.display, w.verb);
-    if (w.mkdirs) {
-      try {
-        mkdirSync(dirname(w.real), { recursive: true });
-      } catch (error) {
-        throw fsError(error, dirname(w.real));
-      }
+  if (w.mkdirs) {
+    try {
+      mkdirSync(dirname(w.real), { recursive: true });
+    } catch (error) {
+      throw fsError(error, dirname(w.real));
     }
-    const st = atomicWrite(w.real, w.bytes, w.display);
-    putStamp(ctx, w.real, { mtimeMs: st.mtimeMs, size: st.size, sha256: sha256(w.bytes) });
-  });
+  }
+  const temp = prepare(w.real, w.bytes, w.display);
+  try {
+    withWriteLock(index(ctx), () => {
+      const current = readIfExists(w.real, w.display);
+      const currentSha = current === null ? null : sha256(current);
+      if (currentSha !== w.baseSha) throw stale(w.display, w.verb);
+      commit(temp, w.real, w.display);
+      putStamp(ctx, w.real, { mtimeMs: temp.mtimeMs, size: temp.size, sha256: sha256(w.bytes) });
+    });
+  } catch (error) {
+    discard(temp.path);
+    throw error;
+  }
+  syncDir(dirname(w.real));
 }
 
 export function readIfExists(real: string, display: string): Uint8Array | null {
@@ -53,8 +63,14 @@ export function readIfExists(real: string, display: string): Uint8Array | null {
   }
 }
 
-/** Replaces `target` with `bytes` so that a crash at any instant leaves the old or the new content. */
-export function atomicWrite(target: string, bytes: Uint8Array, display = target): { mtimeMs: number; size: number } {
+interface Temp {
+  path: string;
+  mtimeMs: number;
+  size: number;
+}
+
+/** The new content, complete and fsynced, in a temp file beside `target` with its mode and owner. */
+function prepare(target: string, bytes: Uint8Array, display: string): Temp {
   let previous: { mode: number; uid: number; gid: number } | undefined;
   try {
     const st = statSync(target);
@@ -62,10 +78,10 @@ export function atomicWrite(target: string, bytes: Uint8Array, display = target)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw fsError(error, display);
   }
-  const tmp = join(dirname(target), `.${basename(target)}.kt-${process.pid}-${Math.random().toString(36).slice(2, 8)}.tmp`);
+  const path = join(dirname(target), `.${basename(target)}.kt-${process.pid}-${Math.random().toString(36).slice(2, 8)}.tmp`);
   let fd: number;
   try {
-    fd = openSync(tmp, "wx", previous?.mode ?? 0o666);
+    fd = openSync(path, "wx", previous?.mode ?? 0o666);
   } catch (error) {
     throw fsError(error, display);
   }
@@ -81,22 +97,28 @@ export function atomicWrite(target: string, bytes: Uint8Array, display = target)
     }
     fsyncSync(fd);
     const st = fstatSync(fd);
-    closeSync(fd);
-    renameSync(tmp, target);
-    syncDir(dirname(target));
-    return { mtimeMs: st.mtimeMs, size: st.size };
+    return { path, mtimeMs: st.mtimeMs, size: st.size };
   } catch (error) {
-    try {
-      closeSync(fd);
-    } catch {
-      // Already closed.
-    }
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // Nothing to clean up.
-    }
+    discard(path);
     throw fsError(error, display);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function commit(temp: Temp, target: string, display: string): void {
+  try {
+    renameSync(temp.path, target);
+  } catch (error) {
+    throw fsError(error, display);
+  }
+}
+
+function discard(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Already renamed or never created.
   }
 }
 

@@ -1,7 +1,7 @@
 // The shared walk (src/search/walk.ts): ripgrep's default filters, checked against fixed
 // expectations and, where rg knows the rule, against `rg --files` itself.
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./_helpers.ts";
 import { RG, RG_NOISE, rgFiles, walked, writeTree } from "./_search.ts";
@@ -200,7 +200,7 @@ describe("walk", () => {
 });
 
 describe.skipIf(!RG)("walk agrees with rg --files on real trees", () => {
-  for (const dir of [join(import.meta.dir, ".."), join(import.meta.dir, "..", "node_modules"), "/usr/share/doc"]) {
+  for (const dir of [join(import.meta.dir, ".."), join(import.meta.dir, "..", "node_modules"), "/usr/share/doc"].filter((d) => existsSync(d))) {
     test(dir, () => {
       const files = walked(dir);
       expect(files.length).toBeGreaterThan(10);

@@ -156,9 +156,13 @@ function plainName(glob: string): string | null {
 function nameNearMiss(seen: Seen, name: string, rel: string): void {
   const base = rel.slice(rel.lastIndexOf("/") + 1);
   if (Math.abs(base.length - name.length) > 2) return;
+  // A cheap filter before the distance: a near name keeps its first or its last character.
+  const first = base.charCodeAt(0) | 32;
+  const last = base.charCodeAt(base.length - 1) | 32;
+  if (first !== (name.charCodeAt(0) | 32) && last !== (name.charCodeAt(name.length - 1) | 32)) return;
   const d = distance(base.toLowerCase(), name.toLowerCase());
-  const last = seen.names[2];
-  if (d > 2 || (last && (d > last.d || (d === last.d && rel > last.rel)))) return;
+  const third = seen.names[2];
+  if (d > 2 || (third && (d > third.d || (d === third.d && rel > third.rel)))) return;
   seen.names.push({ rel, d });
   seen.names.sort((a, b) => a.d - b.d || (a.rel < b.rel ? -1 : 1));
   if (seen.names.length > 3) seen.names.pop();

@@ -24,7 +24,7 @@ for (const name of names) {
   const outfile = join(root, "dist", `kt-${name}${name.startsWith("windows") ? ".exe" : ""}`);
   const started = performance.now();
   const build = Bun.spawnSync(
-    [process.execPath, "build", "--compile", "--minify", "--bytecode", "--splitting", "--format=esm", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig", `--target=${target}`, join(root, "src", "main.ts"), "--outfile", outfile],
+    [process.execPath, "build", "--compile", "--minify", "--bytecode", "--splitting", "--format=esm", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig", `--target=${target}`, join(root, "src", "main.ts"), join(root, "src", "search", "worker.ts"), "--outfile", outfile],
     { cwd: root, stdout: "pipe", stderr: "pipe" },
   );
   const seconds = ((performance.now() - started) / 1000).toFixed(1);

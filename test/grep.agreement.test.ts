@@ -1,34 +1,54 @@
 // The two grep engines print the same bytes (SPEC §4.4): for many patterns over a
 // generated tree that exercises every filter and encoding, and over a real tree
-// (node_modules), KT_GREP_ENGINE=builtin and =rg give identical content and identical
-// spill files; and glob's file set equals `rg --files`. Skipped without rg.
+// (node_modules), KT_GREP_ENGINE=builtin (alone and with worker threads) and =rg give
+// identical content and identical spill files; and glob's file set equals `rg --files`.
+// Skipped without rg.
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, symlinkSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { callTool, tempDir } from "./_helpers.ts";
 import { RG, RG_NOISE, rgFiles, writeTree } from "./_search.ts";
 
+/** Worker threads when the machine has more than one core (pool.ts). */
+const THREADED = Math.min(2, navigator.hardwareConcurrency || 1);
+
+/**
+ * The built-in engine on this thread alone, the built-in engine with worker threads from
+ * the first file on, and rg: all three must give the same content and spill file.
+ */
 async function both(cwd: string, stateDir: string, input: Record<string, unknown>) {
   const out: { content: string; spill: string | null; matches: unknown }[] = [];
-  for (const engine of ["builtin", "rg"]) {
-    const saved = process.env.KT_GREP_ENGINE;
+  const runs = [
+    { engine: "builtin", after: "1000000000", threads: 1 },
+    { engine: "builtin", after: "0", threads: THREADED },
+    { engine: "rg", after: "", threads: undefined },
+  ];
+  for (const { engine, after, threads } of runs) {
+    const saved = { engine: process.env.KT_GREP_ENGINE, after: process.env.KT_GREP_PARALLEL_AFTER };
     process.env.KT_GREP_ENGINE = engine;
+    process.env.KT_GREP_PARALLEL_AFTER = after;
     try {
-      const r = await callTool("grep", input, { cwd, stateDir, callId: `agree-${engine}` });
+      const id = `agree-${engine}-${after}`;
+      const r = await callTool("grep", input, { cwd, stateDir, callId: id });
       expect(r.warnings).toEqual([]);
       if (!r.isError) expect(r.metadata.extra?.engine).toBe(engine);
+      // A single file is always searched on this thread; a missing directory not at all.
+      if (r.metadata.extra?.threads !== undefined && !String(input.path ?? "").includes(".")) expect(r.metadata.extra.threads).toBe(threads as number);
       const spillPath = r.metadata.truncation?.spillPath;
       out.push({
-        content: r.content.replace(`grep-agree-${engine}.txt`, "grep-agree-ENGINE.txt"),
+        content: r.content.replace(`grep-${id}.txt`, "grep-agree-ENGINE.txt"),
         spill: spillPath ? readFileSync(spillPath, "utf8") : null,
         matches: r.metadata.matches,
       });
     } finally {
-      if (saved === undefined) delete process.env.KT_GREP_ENGINE;
-      else process.env.KT_GREP_ENGINE = saved;
+      for (const [key, value] of [["KT_GREP_ENGINE", saved.engine], ["KT_GREP_PARALLEL_AFTER", saved.after]] as const) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
     }
   }
   expect(out[1]).toEqual(out[0]!);
+  expect(out[2]).toEqual(out[0]!);
   return out[0]!;
 }
 

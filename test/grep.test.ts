@@ -7,6 +7,8 @@ import { join } from "node:path";
 import { callTool, KT, kt, tempDir } from "./_helpers.ts";
 import { ageInOrder, RG, writeTree } from "./_search.ts";
 import type { ToolMetadata } from "../src/tools/tool.ts";
+import { Pool, PoolFailure } from "../src/search/pool.ts";
+import { compilePattern } from "../src/search/regex.ts";
 
 const ENGINES = RG ? ["builtin", "rg"] : ["builtin"];
 
@@ -226,7 +228,7 @@ describe("limits and permissions", () => {
         "[The search stopped at the 0 s time limit, so these results are partial. Narrow path or include to search fewer files.]",
       ].join("\n"),
     );
-    expect(r.metadata.extra).toEqual({ engine: "builtin", partial: true, unreadable: 0 });
+    expect(r.metadata.extra).toEqual({ engine: "builtin", partial: true, unreadable: 0, threads: 1 });
     writeFileSync(join(root, "a.txt"), "nothing\n");
     const none = await grep(root, { pattern: "needle" }, { env: { KT_GREP_TIMEOUT_MS: "0" }, engines: ["builtin"] });
     expect(none.content).toBe(`No matches for "needle" in ${root} before the 0 s time limit, so the search is partial. Narrow path or include to search fewer files.`);
@@ -300,6 +302,28 @@ describe("command line and engines", () => {
     expect(result.content).toBe('1 match in 1 file for "needle":\n\na.txt\n  1: needle');
     expect(result.metadata.extra.engine).toBe("builtin");
     expect(r.stderr).toContain("rg could not run this search (regex parse error: something rg dislikes); using the built-in engine");
+  });
+
+  test("worker threads: the binary searches with its embedded worker and prints the same bytes", () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    writeTree(root, Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`d${i % 17}/f${i}.txt`, `needle ${i}\nother\n`])));
+    const o = { cwd: root, stateDir: join(tmp.path, "state") };
+    const alone = JSON.parse(kt(["grep", "needle", "--json"], { ...o, env: { KT_GREP_ENGINE: "builtin" } }).stdout);
+    const threaded = JSON.parse(kt(["grep", "needle", "--json"], { ...o, env: { KT_GREP_ENGINE: "builtin", KT_GREP_PARALLEL_AFTER: "0" } }).stdout);
+    expect(alone.metadata.extra.threads).toBe(1);
+    expect(threaded.metadata.extra.threads).toBe(Math.min(2, navigator.hardwareConcurrency || 1));
+    expect(threaded.content.replace(/grep-\w+\.txt/, "")).toBe(alone.content.replace(/grep-\w+\.txt/, ""));
+    expect(threaded.metadata.matches).toBe(300);
+  });
+
+  test("a worker thread that fails is reported as a PoolFailure (the search then runs alone)", async () => {
+    using tmp = tempDir();
+    const bad = join(tmp.path, "bad-worker.ts");
+    writeFileSync(bad, "throw new Error('boom');\n");
+    const pool = Pool.start(1, compilePattern("x"), Date.now() + 10_000, bad)!;
+    pool.add("/nonexistent", "x");
+    await expect(pool.finish()).rejects.toBeInstanceOf(PoolFailure);
   });
 
   test.skipIf(!RG)("auto picks rg when it is on PATH", () => {

@@ -8,13 +8,40 @@ import { relative } from "node:path";
 import { isUtf8 } from "node:buffer";
 import type { Compiled } from "./regex.ts";
 import { Collector, displayLine, garbage, MAX_KEPT, type Hit } from "./collect.ts";
-import { walk } from "./walk.ts";
+import { Walker } from "./walk.ts";
+import { Pool, PoolFailure } from "./pool.ts";
 import type { SearchOutcome, SearchPlan } from "./plan.ts";
 
 const CHUNK = 256 * 1024;
 let shared = Buffer.allocUnsafe(CHUNK);
 
-export function searchBuiltin(plan: SearchPlan, compiled: Compiled, collector: Collector): SearchOutcome {
+/** Files searched on the main thread before worker threads are started: a small tree is
+ * done before a thread would be up. KT_GREP_PARALLEL_AFTER exists for tests only. */
+function parallelAfter(): number {
+  const raw = Number(process.env.KT_GREP_PARALLEL_AFTER);
+  return Number.isFinite(raw) && raw >= 0 ? raw : 1000;
+}
+
+export interface BuiltinRun {
+  collector: Collector;
+  outcome: SearchOutcome;
+  /** Threads that searched (1: this one alone). */
+  threads: number;
+}
+
+/** Searches the plan's files; on a large tree with worker threads too, and alone again if
+ * a worker fails. */
+export async function searchBuiltin(plan: SearchPlan, compiled: Compiled): Promise<BuiltinRun> {
+  try {
+    return await run(plan, compiled, true);
+  } catch (error) {
+    if (!(error instanceof PoolFailure)) throw error;
+    return run(plan, compiled, false);
+  }
+}
+
+async function run(plan: SearchPlan, compiled: Compiled, parallel: boolean): Promise<BuiltinRun> {
+  const collector = new Collector();
   const unreadable: string[] = [];
   const searchOne = (abs: string, rel: string): boolean => {
     const results = searchFile(abs, [compiled]);
@@ -24,20 +51,50 @@ export function searchBuiltin(plan: SearchPlan, compiled: Compiled, collector: C
   };
   if (plan.file) {
     searchOne(plan.real, "");
-    return { timedOut: false, unreadable };
+    return { collector, outcome: { timedOut: false, unreadable }, threads: 1 };
   }
+  const threads = parallel ? Math.min(2, navigator.hardwareConcurrency || 1) : 1;
+  const after = parallelAfter();
+  let pool: Pool | null = null;
+  let searched = 0;
   let timedOut = false;
-  const result = walk(
-    { root: plan.walkRoot, hidden: plan.hidden, noise: plan.noise, deadline: plan.deadline, onUnreadable: (abs) => unreadable.push(relative(plan.real, abs)) },
-    (abs, rel) => {
-      const full = plan.walkRel ? `${plan.walkRel}/${rel}` : rel;
-      if (plan.match && !plan.match(full)) return true;
-      if (searchOne(abs, full)) return true;
+  const walker = new Walker({
+    root: plan.walkRoot,
+    hidden: plan.hidden,
+    noise: plan.noise,
+    deadline: plan.deadline,
+    onUnreadable: (abs) => unreadable.push(relative(plan.real, abs)),
+  });
+  const visit = (abs: string, rel: string): boolean => {
+    const full = plan.walkRel ? `${plan.walkRel}/${rel}` : rel;
+    if (plan.match && !plan.match(full)) return true;
+    if (pool) {
+      pool.add(abs, full);
+      return true;
+    }
+    if (!searchOne(abs, full)) {
       timedOut = true;
       return false;
-    },
-  );
-  return { timedOut: timedOut || result.timedOut, unreadable };
+    }
+    if (threads > 1 && ++searched >= after) pool = Pool.start(threads, compiled, Date.now() + (plan.deadline - performance.now()));
+    return true;
+  };
+  let walked = null;
+  try {
+    while (walked === null) {
+      walked = walker.step(visit, pool ? 16 : 256);
+      if (pool) await (pool as Pool).keepUp();
+    }
+    if (pool) {
+      const done = await (pool as Pool).finish();
+      for (const snapshot of done.snapshots) collector.merge(snapshot);
+      unreadable.push(...done.unreadable);
+      timedOut ||= done.timedOut;
+    }
+  } finally {
+    (pool as Pool | null)?.terminate();
+  }
+  return { collector, outcome: { timedOut: timedOut || walked.timedOut, unreadable }, threads: pool ? (pool as Pool).size : 1 };
 }
 
 interface FileResult {

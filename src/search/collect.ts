@@ -47,6 +47,27 @@ export class Collector {
     if (this.kept > MAX_KEPT) this.evict();
   }
 
+  /** What another thread's collector hands over (see merge). */
+  snapshot(): Snapshot {
+    return { files: this.files, lines: this.lines, evicted: this.evicted };
+  }
+
+  /**
+   * Takes in another collector's files. An eviction in either, or one that the merge
+   * itself makes, leaves the same first MAX_KEPT / 2 lines as one collector given every
+   * file would: each kept at least that prefix of its own files.
+   */
+  merge(other: Snapshot): void {
+    for (const file of other.files) {
+      this.files.push(file);
+      if (file.hits.length > 0) this.live.push(file);
+      this.kept += file.hits.length;
+    }
+    this.lines += other.lines;
+    if (other.evicted) this.evicted = true;
+    if (this.kept > MAX_KEPT) this.evict();
+  }
+
   /**
    * Files in display order. After an eviction, what was kept depends on the order files
    * arrived in (rg's is not the walk's), so the kept lines are cut back to what any order
@@ -100,6 +121,12 @@ export function garbage(bytes: number): void {
   if (sinceGc < GC_EVERY) return;
   sinceGc = 0;
   Bun.gc(true);
+}
+
+export interface Snapshot {
+  files: FileHits[];
+  lines: number;
+  evicted: boolean;
 }
 
 export function byRecency(a: FileHits, b: FileHits): number {

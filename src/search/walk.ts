@@ -67,40 +67,58 @@ interface Frame {
 }
 
 export function walk(opts: WalkOptions, visit: Visit): WalkResult {
-  const stack: Frame[] = [{ abs: opts.root, rel: "", chains: ancestorChains(opts.root) }];
-  const { hidden, noise, deadline } = opts;
-  while (stack.length > 0) {
-    const frame = stack.pop()!;
-    // Checked between directories, never before the first, so a search past its
-    // deadline still covers the root's own files (the visitor can stop sooner).
-    if (deadline !== undefined && frame.abs !== opts.root && performance.now() > deadline) return { timedOut: true, stopped: false };
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(frame.abs, { withFileTypes: true });
-    } catch {
-      opts.onUnreadable?.(frame.abs);
-      continue;
-    }
-    const prefix = frame.abs.endsWith("/") ? frame.abs : `${frame.abs}/`;
-    const chains = extend(frame.chains, prefix, entries);
-    const filtered = chains.rg || chains.ig || chains.gi || chains.ex || chains.kt;
-    for (const entry of entries) {
-      const name = entry.name;
-      const isDir = entry.isDirectory();
-      if (!isDir && !entry.isFile()) continue;
-      if (isDir && noise.has(name)) continue;
-      const abs = prefix + name;
-      if (filtered) {
-        const m = decide(chains, abs, name, isDir);
-        if (m === Match.Ignore || (m === Match.None && hidden && name.charCodeAt(0) === 46)) continue;
-        if (chains.kt && firstMatch(chains.kt, abs, name, isDir) === Match.Ignore) continue;
-      } else if (hidden && name.charCodeAt(0) === 46) continue;
-      const rel = frame.rel === "" ? name : `${frame.rel}/${name}`;
-      if (isDir) stack.push({ abs, rel, chains });
-      else if (visit(abs, rel) === false) return { timedOut: false, stopped: true };
-    }
+  const walker = new Walker(opts);
+  for (;;) {
+    const result = walker.step(visit, Number.POSITIVE_INFINITY);
+    if (result) return result;
   }
-  return { timedOut: false, stopped: false };
+}
+
+/** The walk in steps of a few directories, for callers that must do other work between. */
+export class Walker {
+  private readonly stack: Frame[];
+  constructor(private readonly opts: WalkOptions) {
+    this.stack = [{ abs: opts.root, rel: "", chains: ancestorChains(opts.root) }];
+  }
+
+  /** Walks up to `dirs` directories; the result when the walk ended, else null. */
+  step(visit: Visit, dirs: number): WalkResult | null {
+    const { stack, opts } = this;
+    const { hidden, noise, deadline } = opts;
+    for (let done = 0; done < dirs; done++) {
+      const frame = stack.pop();
+      if (!frame) return { timedOut: false, stopped: false };
+      // Checked between directories, never before the first, so a search past its
+      // deadline still covers the root's own files (the visitor can stop sooner).
+      if (deadline !== undefined && frame.abs !== opts.root && performance.now() > deadline) return { timedOut: true, stopped: false };
+      let entries: Dirent[];
+      try {
+        entries = readdirSync(frame.abs, { withFileTypes: true });
+      } catch {
+        opts.onUnreadable?.(frame.abs);
+        continue;
+      }
+      const prefix = frame.abs.endsWith("/") ? frame.abs : `${frame.abs}/`;
+      const chains = extend(frame.chains, prefix, entries);
+      const filtered = chains.rg || chains.ig || chains.gi || chains.ex || chains.kt;
+      for (const entry of entries) {
+        const name = entry.name;
+        const isDir = entry.isDirectory();
+        if (!isDir && !entry.isFile()) continue;
+        if (isDir && noise.has(name)) continue;
+        const abs = prefix + name;
+        if (filtered) {
+          const m = decide(chains, abs, name, isDir);
+          if (m === Match.Ignore || (m === Match.None && hidden && name.charCodeAt(0) === 46)) continue;
+          if (chains.kt && firstMatch(chains.kt, abs, name, isDir) === Match.Ignore) continue;
+        } else if (hidden && name.charCodeAt(0) === 46) continue;
+        const rel = frame.rel === "" ? name : `${frame.rel}/${name}`;
+        if (isDir) stack.push({ abs, rel, chains });
+        else if (visit(abs, rel) === false) return { timedOut: false, stopped: true };
+      }
+    }
+    return stack.length === 0 ? { timedOut: false, stopped: false } : null;
+  }
 }
 
 /** rg's precedence: .rgignore, then .ignore, then .gitignore, then .git/info/exclude. */

@@ -62,6 +62,8 @@ interface Run {
   collector: Collector;
   outcome: SearchOutcome;
   engine: Engine["name"];
+  /** Threads the built-in engine searched with. */
+  threads?: number;
 }
 
 async function search(engine: Engine, plan: SearchPlan, compiled: Compiled, ctx: ToolContext): Promise<Run> {
@@ -72,8 +74,8 @@ async function search(engine: Engine, plan: SearchPlan, compiled: Compiled, ctx:
     if (outcome.failed === undefined) return { collector, outcome, engine: "rg" };
     ctx.warn(`kt: rg could not run this search (${outcome.failed.split("\n")[0]}); using the built-in engine`);
   }
-  const collector = new Collector();
-  return { collector, outcome: searchBuiltin(plan, compiled, collector), engine: "builtin" };
+  const { collector, outcome, threads } = await searchBuiltin(plan, compiled);
+  return { collector, outcome, engine: "builtin", threads };
 }
 
 function count(n: number, one: string, many: string): string {
@@ -132,7 +134,7 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, run: Run): 
   const partial = outcome.timedOut ? ` (partial: stopped at the ${seconds(timeLimitMs())} limit)` : "";
   const summary = `${count(total, "match", "matches")} in ${count(files.length, "file", "files")} for "${pattern}"${partial}:`;
   const title = `Search "${pattern}" · ${count(total, "match", "matches")} in ${count(files.length, "file", "files")}`;
-  const extra = { engine: run.engine, partial: outcome.timedOut, unreadable: outcome.unreadable.length };
+  const extra = { engine: run.engine, partial: outcome.timedOut, unreadable: outcome.unreadable.length, ...(run.threads ? { threads: run.threads } : {}) };
   const after = notes(ctx, plan, outcome);
   const shown = shownGroups(ctx, plan, files, MAX_SHOWN);
   if (shown.shown === total) {
@@ -186,7 +188,7 @@ async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled,
     title: `Search "${pattern}" · no matches`,
     matches: 0,
     files: 0,
-    extra: { engine: run.engine, partial: run.outcome.timedOut, unreadable: run.outcome.unreadable.length },
+    extra: { engine: run.engine, partial: run.outcome.timedOut, unreadable: run.outcome.unreadable.length, ...(run.threads ? { threads: run.threads } : {}) },
   };
 }
 

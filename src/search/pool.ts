@@ -1,0 +1,175 @@
+// Worker threads for the built-in engine on large trees. The walk stays on the main
+// thread and hands files out in batches; each worker searches them with its own
+// collector, and the collectors are merged at the end (the result does not depend on
+// which thread searched what: see Collector.merge). At most IN_FLIGHT batches wait at a
+// worker and at most MAX_BACKLOG files at the walk, so memory does not grow with the tree.
+// Any failure of a worker is reported as a PoolFailure: the caller searches again alone.
+import type { Matcher } from "./builtin.ts";
+import type { Snapshot } from "./collect.ts";
+
+const BATCH = 64;
+const IN_FLIGHT = 8;
+const MAX_BACKLOG = 4096;
+
+type Source = [source: string, flags: string];
+
+/** A Matcher as it crosses to a worker (regular expressions do not). */
+export interface MatcherSpec {
+  js: Source;
+  jsValid: Source;
+  prefilter: Source | null;
+  anchors: Uint8Array[] | null;
+}
+
+export type PoolMessage = { type: "init"; matcher: MatcherSpec; deadline: number } | { type: "files"; files: [string, string][] } | { type: "done" };
+
+export type WorkerMessage = { type: "ack" } | { type: "result"; snapshot: Snapshot; unreadable: string[]; timedOut: boolean };
+
+export class PoolFailure extends Error {
+  override name = "PoolFailure";
+}
+
+const source = (re: RegExp): Source => [re.source, re.flags];
+
+export function matcherSpec(m: Matcher): MatcherSpec {
+  return { js: source(m.js), jsValid: source(m.jsValid), prefilter: m.prefilter ? source(m.prefilter) : null, anchors: m.anchors };
+}
+
+export function reviveMatcher(spec: MatcherSpec): Matcher {
+  return {
+    js: new RegExp(...spec.js),
+    jsValid: new RegExp(...spec.jsValid),
+    prefilter: spec.prefilter ? new RegExp(...spec.prefilter) : null,
+    anchors: spec.anchors ? spec.anchors.map((a) => Buffer.from(a)) : null,
+  };
+}
+
+/**
+ * The worker entry: beside this module when running from source; in the compiled binary
+ * every module is a chunk at the root of Bun's embedded file system, and the worker,
+ * built as a second entry point, keeps its path below src/.
+ */
+function workerUrl(): string {
+  const here = new URL(".", import.meta.url);
+  return /\/(\$bunfs|~BUN)\//.test(here.pathname) ? new URL("search/worker.ts", here).href : new URL("./worker.ts", import.meta.url).href;
+}
+
+export interface PoolResult {
+  snapshots: Snapshot[];
+  unreadable: string[];
+  timedOut: boolean;
+}
+
+interface Slot {
+  worker: Worker;
+  inFlight: number;
+  result: Extract<WorkerMessage, { type: "result" }> | null;
+}
+
+export class Pool {
+  private readonly slots: Slot[] = [];
+  private pending: [string, string][] = [];
+  private failure: string | null = null;
+  private wake: (() => void) | null = null;
+
+  /** `deadline` is wall-clock (Date.now()) time; `url` is the worker script (tests give
+   * others). Null when no thread can be started. */
+  static start(threads: number, matcher: Matcher, deadline: number, url = workerUrl()): Pool | null {
+    const pool = new Pool();
+    try {
+      for (let i = 0; i < threads; i++) pool.spawn(url, matcherSpec(matcher), deadline);
+    } catch {
+      pool.terminate();
+      return null;
+    }
+    return pool;
+  }
+
+  get size(): number {
+    return this.slots.length;
+  }
+
+  private spawn(url: string, matcher: MatcherSpec, deadline: number): void {
+    const worker = new Worker(url);
+    const slot: Slot = { worker, inFlight: 0, result: null };
+    worker.onmessage = (event: MessageEvent<WorkerMessage>) => {
+      if (event.data.type === "ack") slot.inFlight--;
+      else slot.result = event.data;
+      this.poke();
+    };
+    worker.onerror = (event) => this.fail(event.message || "a search thread failed");
+    worker.onmessageerror = () => this.fail("a search thread sent an unreadable message");
+    worker.postMessage({ type: "init", matcher, deadline } satisfies PoolMessage);
+    this.slots.push(slot);
+  }
+
+  private fail(why: string): void {
+    this.failure ??= why;
+    this.poke();
+  }
+
+  private poke(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+
+  /** Waits for any answer from a worker. */
+  private next(): Promise<void> {
+    if (this.failure) return Promise.reject(new PoolFailure(this.failure));
+    return new Promise<void>((resolve) => {
+      this.wake = resolve;
+    }).then(() => {
+      if (this.failure) throw new PoolFailure(this.failure);
+    });
+  }
+
+  add(abs: string, rel: string): void {
+    this.pending.push([abs, rel]);
+  }
+
+  /** Hands out full batches (all of them when `all`) to workers with room. */
+  pump(all = false): void {
+    while (this.pending.length >= BATCH || (all && this.pending.length > 0)) {
+      let slot = this.slots[0]!;
+      for (const s of this.slots) if (s.inFlight < slot.inFlight) slot = s;
+      if (slot.inFlight >= IN_FLIGHT) return;
+      const files = this.pending.splice(0, BATCH);
+      slot.inFlight++;
+      slot.worker.postMessage({ type: "files", files } satisfies PoolMessage);
+    }
+  }
+
+  /** Lets worker answers in, and waits while the walk is too far ahead of them. */
+  async keepUp(): Promise<void> {
+    this.pump();
+    if (this.pending.length > MAX_BACKLOG) await this.next();
+    else await new Promise((resolve) => setImmediate(resolve));
+    if (this.failure) throw new PoolFailure(this.failure);
+  }
+
+  /** Hands out what is left, then collects every worker's collector. */
+  async finish(): Promise<PoolResult> {
+    try {
+      for (;;) {
+        this.pump(true);
+        if (this.pending.length === 0) break;
+        await this.next();
+      }
+      for (const slot of this.slots) slot.worker.postMessage({ type: "done" } satisfies PoolMessage);
+      while (this.slots.some((slot) => slot.result === null)) await this.next();
+      const results = this.slots.map((slot) => slot.result!);
+      return {
+        snapshots: results.map((r) => r.snapshot),
+        unreadable: results.flatMap((r) => r.unreadable),
+        timedOut: results.some((r) => r.timedOut),
+      };
+    } finally {
+      this.terminate();
+    }
+  }
+
+  terminate(): void {
+    for (const slot of this.slots) slot.worker.terminate();
+  }
+}

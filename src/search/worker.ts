@@ -1,0 +1,45 @@
+// A thread of the built-in grep engine (see pool.ts): it is handed a pattern, then
+// batches of files, searches them with the same code as the main thread, and at the end
+// hands back its collector. Messages: init → files… → done; it answers each batch with
+// "ack" and "done" with "result".
+import { searchFile } from "./builtin.ts";
+import { Collector } from "./collect.ts";
+import { reviveMatcher, type PoolMessage, type WorkerMessage } from "./pool.ts";
+
+declare const self: Worker;
+
+let matcher: ReturnType<typeof reviveMatcher> | null = null;
+let deadline = Number.POSITIVE_INFINITY;
+let timedOut = false;
+const collector = new Collector();
+const unreadable: string[] = [];
+
+function reply(message: WorkerMessage): void {
+  self.postMessage(message);
+}
+
+self.onmessage = (event: MessageEvent<PoolMessage>) => {
+  const message = event.data;
+  switch (message.type) {
+    case "init":
+      matcher = reviveMatcher(message.matcher);
+      deadline = message.deadline;
+      break;
+    case "files":
+      for (const [abs, rel] of message.files) {
+        // The deadline is wall-clock time: each thread has its own performance.now().
+        if (timedOut || Date.now() > deadline) {
+          timedOut = true;
+          break;
+        }
+        const result = searchFile(abs, [matcher!]);
+        if (result === "unreadable") unreadable.push(rel);
+        else if (result && result[0]!.count > 0) collector.add(rel, abs, result[0]!.hits, result[0]!.count, result[0]!.cut);
+      }
+      reply({ type: "ack" });
+      break;
+    case "done":
+      reply({ type: "result", snapshot: collector.snapshot(), unreadable, timedOut });
+      break;
+  }
+};

@@ -1,6 +1,6 @@
 // Test helpers: private temp dirs that remove themselves, an in-process tool runner and
 // a runner for the compiled binary, both with their own state directory.
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { chownSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir as osTmpdir } from "node:os";
 import { join } from "node:path";
 import type { ToolContext, ToolFlags, ToolResult } from "../src/tools/tool.ts";
@@ -106,4 +106,22 @@ export async function call(mode: Mode, name: string, input: unknown, opts: CallO
   const result = JSON.parse(run.stdout) as ToolResult;
   if ((run.exitCode === 1) !== result.isError) throw new Error(`exit code ${run.exitCode} disagrees with isError ${result.isError}`);
   return result;
+}
+
+/** True when tests can drop to the unprivileged user `nobody` (root bypasses file permissions). */
+export const CAN_RUN_AS_NOBODY = process.getuid?.() === 0 && Bun.which("setpriv") !== null;
+
+/**
+ * Runs the compiled binary as `nobody` with a state directory `nobody` owns, created inside
+ * `parent` (which must be searchable by others).
+ */
+export function ktAsNobody(args: string[], opts: { cwd: string; parent: string }): RunResult {
+  const state = join(opts.parent, "nobody-state");
+  mkdirSync(state, { recursive: true, mode: 0o700 });
+  chownSync(state, 65534, 65534);
+  const proc = Bun.spawnSync(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", KT, ...args], {
+    cwd: opts.cwd,
+    env: { PATH: process.env.PATH ?? "", KT_STATE_DIR: state, HOME: state, NO_COLOR: "1" },
+  });
+  return { stdout: proc.stdout.toString(), stderr: proc.stderr.toString(), exitCode: proc.exitCode ?? -1 };
 }

@@ -1,8 +1,8 @@
 // read (SPEC §4.1): every model-facing string golden, in-process and through dist/kt.
 import { describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { call, kt, MODES, tempDir } from "./_helpers.ts";
+import { call, CAN_RUN_AS_NOBODY, kt, ktAsNobody, MODES, tempDir } from "./_helpers.ts";
 
 function setup() {
   const tmp = tempDir();
@@ -216,21 +216,16 @@ describe.each(MODES)("read (%s)", (mode) => {
 });
 
 describe("read: permissions (as an unprivileged user)", () => {
-  const canDrop = process.getuid?.() === 0 && Bun.which("setpriv") !== null;
-  test.skipIf(!canDrop)("a file without read permission gets PERMISSION_DENIED prose", () => {
+  test.skipIf(!CAN_RUN_AS_NOBODY)("a file without read permission gets PERMISSION_DENIED prose", () => {
     using tmp = tempDir();
     chmodSync(tmp.path, 0o755);
-    const state = join(tmp.path, "state");
-    mkdirSync(state, { mode: 0o700 });
-    chownSync(state, 65534, 65534);
     writeFileSync(join(tmp.path, "locked.txt"), "no\n", { mode: 0o600 });
-    const run = Bun.spawnSync(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", join(import.meta.dir, "..", "dist", "kt"), "read", "locked.txt"], {
-      cwd: tmp.path,
-      env: { PATH: process.env.PATH ?? "", KT_STATE_DIR: state, HOME: state },
+    const run = ktAsNobody(["read", "locked.txt"], { cwd: tmp.path, parent: tmp.path });
+    expect(run).toEqual({
+      stdout: `Permission denied: ${tmp.path}/locked.txt. kt cannot access this path with the current user's permissions; choose another path or ask the user to change its permissions.\n`,
+      stderr: "",
+      exitCode: 1,
     });
-    expect(run.exitCode).toBe(1);
-    expect(run.stdout.toString()).toBe(`Permission denied: ${tmp.path}/locked.txt. kt cannot access this path with the current user's permissions; choose another path or ask the user to change its permissions.\n`);
-    expect(run.stderr.toString()).toBe("");
   });
 });
 

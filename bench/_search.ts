@@ -35,23 +35,41 @@ export function fileCount(root: string): number {
   return r.stdout.toString().split("\n").filter(Boolean).length;
 }
 
-/** Like _hyperfine.ts's, but a command's non-zero exit is not a failure. */
-export function timeAll(commands: { name: string; command: string }[], opts: { runs: number; warmup: number; cwd: string; env?: Record<string, string> }): Timing[] {
+/**
+ * Like _hyperfine.ts's, but a command's non-zero exit is not a failure, and the runs are
+ * split into `rounds` hyperfine sessions whose samples are pooled: hyperfine runs one
+ * command's runs back to back, so a burst of load from elsewhere on a shared machine
+ * would otherwise land on one command only.
+ */
+export function timeAll(commands: { name: string; command: string }[], opts: { runs: number; warmup: number; cwd: string; env?: Record<string, string>; rounds?: number }): Timing[] {
   const bin = requireHyperfine();
-  const out = join(mkdtempSync(join(tmpdir(), "kt-bench-")), "result.json");
-  const args = [bin, "-N", "-i", "--style", "none", "--warmup", String(opts.warmup), "--runs", String(opts.runs), "--export-json", out];
-  for (const c of commands) args.push("-n", c.name, c.command);
-  const run = Bun.spawnSync(args, { env: { ...process.env, ...opts.env }, cwd: opts.cwd, stdout: "ignore", stderr: "pipe" });
-  if (run.exitCode !== 0) throw new Error(`hyperfine failed: ${run.stderr.toString()}`);
-  const data = JSON.parse(readFileSync(out, "utf8")) as { results: { median: number; mean: number; min: number; times: number[] }[] };
-  return data.results.map((r, i) => ({
-    name: commands[i]!.name,
-    command: commands[i]!.command,
-    medianMs: r.median * 1000,
-    meanMs: r.mean * 1000,
-    minMs: r.min * 1000,
-    runs: r.times.length,
-  }));
+  const rounds = opts.rounds ?? 3;
+  const samples: number[][] = commands.map(() => []);
+  for (let round = 0; round < rounds; round++) {
+    const out = join(mkdtempSync(join(tmpdir(), "kt-bench-")), "result.json");
+    const runs = Math.max(2, Math.ceil(opts.runs / rounds));
+    const args = [bin, "-N", "-i", "--style", "none", "--warmup", String(opts.warmup), "--runs", String(runs), "--export-json", out];
+    // Alternate the order too, so that no command always runs first.
+    const order = round % 2 === 0 ? commands.map((_, i) => i) : commands.map((_, i) => commands.length - 1 - i);
+    for (const i of order) args.push("-n", commands[i]!.name, commands[i]!.command);
+    const run = Bun.spawnSync(args, { env: { ...process.env, ...opts.env }, cwd: opts.cwd, stdout: "ignore", stderr: "pipe" });
+    if (run.exitCode !== 0) throw new Error(`hyperfine failed: ${run.stderr.toString()}`);
+    const data = JSON.parse(readFileSync(out, "utf8")) as { results: { times: number[] }[] };
+    data.results.forEach((r, k) => samples[order[k]!]!.push(...r.times.map((t) => t * 1000)));
+  }
+  return commands.map((c, i) => {
+    const times = [...samples[i]!].sort((a, b) => a - b);
+    const mid = times.length / 2;
+    const median = times.length % 2 ? times[Math.floor(mid)]! : (times[mid - 1]! + times[mid]!) / 2;
+    return {
+      name: c.name,
+      command: c.command,
+      medianMs: median,
+      meanMs: times.reduce((a, b) => a + b, 0) / times.length,
+      minMs: times[0]!,
+      runs: times.length,
+    };
+  });
 }
 
 /** Peak resident memory (KB) of one run, from GNU time. */

@@ -78,7 +78,7 @@ function memory(): void {
   console.log(table(rows));
 }
 
-console.log(`# kt glob vs fd and rg --files — medians of ${runs} runs (hyperfine), ${new Date().toISOString()}`);
+console.log(`# kt glob vs fd and rg --files — medians of ${runs}+ runs in 3 interleaved hyperfine rounds, ${new Date().toISOString()}`);
 console.log(`cores: ${navigator.hardwareConcurrency}`);
 compare("node_modules × 8", nodeModulesTree(quick ? 4 : 8));
 if (!quick && existsSync("/usr/share")) compare("/usr/share", "/usr/share");

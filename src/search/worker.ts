@@ -13,6 +13,8 @@ let deadline = Number.POSITIVE_INFINITY;
 let timedOut = false;
 const collector = new Collector();
 const unreadable: string[] = [];
+let batches = 0;
+const GC_BATCHES = 32;
 
 function reply(message: WorkerMessage): void {
   self.postMessage(message);
@@ -26,7 +28,10 @@ self.onmessage = (event: MessageEvent<PoolMessage>) => {
       deadline = message.deadline;
       break;
     case "files":
-      for (const [abs, rel] of message.files) {
+      const files = message.files.split("\0");
+      for (let i = 0; i + 1 < files.length; i += 2) {
+        const abs = files[i]!;
+        const rel = files[i + 1]!;
         // The deadline is wall-clock time: each thread has its own performance.now().
         if (timedOut || Date.now() > deadline) {
           timedOut = true;
@@ -36,6 +41,8 @@ self.onmessage = (event: MessageEvent<PoolMessage>) => {
         if (result === "unreadable") unreadable.push(rel);
         else if (result && result[0]!.count > 0) collector.add(rel, abs, result[0]!.hits, result[0]!.count, result[0]!.cut);
       }
+      // Batches leave garbage even when nothing is decoded (then garbage() never runs).
+      if (++batches % GC_BATCHES === 0) Bun.gc(true);
       reply({ type: "ack" });
       break;
     case "done":

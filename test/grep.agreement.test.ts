@@ -3,10 +3,10 @@
 // (node_modules), KT_GREP_ENGINE=builtin (alone and with worker threads) and =rg give
 // identical content and identical spill files; and glob's file set equals `rg --files`.
 // Skipped without rg.
-import { describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, symlinkSync, utimesSync } from "node:fs";
 import { join } from "node:path";
-import { callTool, tempDir } from "./_helpers.ts";
+import { callTool, tempDir, type TempDir } from "./_helpers.ts";
 import { RG, RG_NOISE, rgFiles, writeTree } from "./_search.ts";
 
 /** Worker threads when the machine has more than one core (pool.ts). */
@@ -156,9 +156,15 @@ const PATTERNS: Record<string, unknown>[] = [
 
 describe.skipIf(!RG)("builtin and rg print the same bytes", () => {
   describe("over a generated tree", () => {
-    const tmp = tempDir();
-    const root = join(tmp.path, "tree");
-    generatedTree(root);
+    // Made before the tests and removed after them, even when a filter skips some.
+    let tmp: TempDir;
+    let root = "";
+    beforeAll(() => {
+      tmp = tempDir();
+      root = join(tmp.path, "tree");
+      generatedTree(root);
+    });
+    afterAll(() => tmp[Symbol.dispose]());
     for (const input of PATTERNS) {
       test(JSON.stringify(input), async () => {
         await both(root, join(tmp.path, "state"), input);
@@ -170,12 +176,15 @@ describe.skipIf(!RG)("builtin and rg print the same bytes", () => {
       expect(expected.length).toBeGreaterThan(30);
       expect(await globbed(root, join(tmp.path, "state"), "**/*")).toEqual(expected);
     });
-    test("cleanup", () => tmp[Symbol.dispose]());
   });
 
   describe("over a real tree (node_modules)", () => {
     const root = join(import.meta.dir, "..", "node_modules");
-    const tmp = tempDir();
+    let tmp: TempDir;
+    beforeAll(() => {
+      tmp = tempDir();
+    });
+    afterAll(() => tmp[Symbol.dispose]());
     const real: Record<string, unknown>[] = [
       { pattern: "function" },
       { pattern: "TODO|FIXME" },
@@ -197,6 +206,5 @@ describe.skipIf(!RG)("builtin and rg print the same bytes", () => {
     test("glob's file set is rg --files", async () => {
       expect(await globbed(root, join(tmp.path, "state"), "**")).toEqual(rgFiles(root, RG_NOISE));
     });
-    test("cleanup", () => tmp[Symbol.dispose]());
   });
 });

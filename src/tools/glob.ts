@@ -43,6 +43,7 @@ export default defineTool({
   parameters: Parameters,
   primary: "pattern",
   positionals: ["pattern", "path"],
+  examples: ["kt glob 'src/**/*.ts'", "kt glob '*.{json,yaml}' config", "kt glob 'node_modules/zod/**/package.json'"],
   annotations: { readOnlyHint: true, destructiveHint: false },
   async execute(input, ctx) {
     const plan = makePlan(ctx, { tool: "glob", path: input.path, glob: input.pattern, basename: false });

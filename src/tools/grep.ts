@@ -46,6 +46,7 @@ export default defineTool({
   parameters: Parameters,
   primary: "pattern",
   positionals: ["pattern", "path"],
+  examples: ["kt grep 'TODO|FIXME' src", "kt grep createServer --include '*.ts'", "KT_GREP_ENGINE=builtin kt grep 'fn [a-z_]+' src"],
   annotations: { readOnlyHint: true, destructiveHint: false },
   async execute(input, ctx) {
     const started = performance.now();

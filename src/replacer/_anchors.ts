@@ -31,7 +31,7 @@ export function anchors(hay: Haystack, find: string): Anchored | { note: string 
 }
 
 /** Blocks [first, last] (0-based lines) with the anchors at both ends and a length in [minLen, maxLen]. */
-export function blocks(hay: Haystack, a: Anchored, minLen: number, maxLen: number): { list: [number, number][]; total: number } {
+function blocks(hay: Haystack, a: Anchored, minLen: number, maxLen: number): { list: [number, number][]; total: number } {
   const starts = hay.linesWithId(a.firstId);
   const ends = hay.linesWithId(a.lastId);
   const list: [number, number][] = [];
@@ -103,7 +103,20 @@ export function choose(scored: Candidate[], threshold: number, what: string): Fi
 }
 
 /** No verdict when the anchors bound more blocks than can be judged: the near-miss takes over. */
-export function tooManyBlocks(total: number): Finding {
+/**
+ * old_string's anchors and the blocks they bound, with a length in lines within the range
+ * `lengths(k)` gives for old_string's k lines — or the Finding that ends the strategy.
+ */
+export function anchoredBlocks(hay: Haystack, find: string, lengths: (k: number) => [number, number]): { a: Anchored; list: [number, number][] } | Finding {
+  const a = anchors(hay, find);
+  if ("note" in a) return { matches: [], note: a.note };
+  const [min, max] = lengths(a.lines.length);
+  const { list, total } = blocks(hay, a, min, max);
+  if (total > list.length) return tooManyBlocks(total);
+  return { a, list };
+}
+
+function tooManyBlocks(total: number): Finding {
   return {
     matches: [],
     note: `the anchor lines bound ${total} blocks of a fitting length; too common to locate old_string by them`,

@@ -7,7 +7,7 @@ import type { Haystack } from "./_haystack.ts";
 import type { Candidate, Finding, Strategy } from "./types.ts";
 import { looseKey, similarity } from "./_text.ts";
 import { lineCandidate } from "./_span.ts";
-import { anchors, blocks, choose, guardedRewrite, tooManyBlocks } from "./_anchors.ts";
+import { anchoredBlocks, choose, guardedRewrite } from "./_anchors.ts";
 
 export const BLOCK_THRESHOLD = 0.65;
 
@@ -56,11 +56,9 @@ export const blockAnchor: Strategy = {
   fuzzy: true,
   scored: true,
   find(hay, find): Finding {
-    const a = anchors(hay, find);
-    if ("note" in a) return { matches: [], note: a.note };
-    const k = a.lines.length;
-    const { list, total } = blocks(hay, a, Math.max(3, Math.ceil(k * 0.75)), Math.floor(k * 1.25));
-    if (total > list.length) return tooManyBlocks(total);
+    const found = anchoredBlocks(hay, find, (k) => [Math.max(3, Math.ceil(k * 0.75)), Math.floor(k * 1.25)]);
+    if ("matches" in found) return found;
+    const { a, list } = found;
     const keys = a.lines.map(looseKey);
     const memo = new Map<number, number>();
     const scored: Candidate[] = list.map(([first, last]) => {

@@ -5,7 +5,7 @@
 import type { Candidate, Finding, Strategy } from "./types.ts";
 import { isBlank } from "./_text.ts";
 import { lineCandidate } from "./_span.ts";
-import { anchors, blocks, choose, guardedRewrite, tooManyBlocks } from "./_anchors.ts";
+import { anchoredBlocks, choose, guardedRewrite } from "./_anchors.ts";
 
 export const CONTEXT_THRESHOLD = 0.5;
 
@@ -14,11 +14,10 @@ export const contextAware: Strategy = {
   fuzzy: true,
   scored: true,
   find(hay, find): Finding {
-    const a = anchors(hay, find);
-    if ("note" in a) return { matches: [], note: a.note };
+    const found = anchoredBlocks(hay, find, (k) => [k, k]);
+    if ("matches" in found) return found;
+    const { a, list } = found;
     const k = a.lines.length;
-    const { list, total } = blocks(hay, a, k, k);
-    if (total > list.length) return tooManyBlocks(total);
     const ids = hay.trimmedIds();
     const want = a.lines.map((line) => hay.idOf(line.trim()));
     const scored: Candidate[] = [];

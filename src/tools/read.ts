@@ -18,7 +18,7 @@ export const MAX_FILE_BYTES = 10 * 1024 * 1024;
 
 export const Parameters = z.strictObject({
   file_path: z.string().check(z.describe("Path to the file to read (absolute preferred).")),
-  offset: z.optional(z.int().check(z.minimum(0), z.describe("1-based line number to start reading from. Omit to start at line 1."))),
+  offset: z.optional(z.int().check(z.minimum(0), z.describe("1-based line number to start reading from (0 is read as 1). Omit to start at line 1."))),
   limit: z.optional(z.int().check(z.minimum(1), z.describe("Maximum number of lines to return. Omit for the default of 2000."))),
 });
 

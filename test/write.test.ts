@@ -148,6 +148,14 @@ describe.each(MODES)("write (%s)", (mode) => {
     expect(() => statSync(join(work, "dry.txt"))).toThrow();
   });
 
+  test.skipIf(process.platform !== "linux")("a file whose directory takes no new files (/proc) is refused with prose", async () => {
+    const { tmp, opts } = setup();
+    using _ = tmp;
+    const r = await call(mode, "write", { file_path: "/proc/version", content: "x" }, { ...opts, flags: { skipReadCheck: true } });
+    expect(r.error?.code).toBe("PERMISSION_DENIED");
+    expect(r.content).toBe("Cannot write /proc/version: its directory does not accept new files, so kt cannot replace it safely (temp file and rename). Files under /proc or /sys are not written with kt.");
+  });
+
   test("huge content is written whole", async () => {
     const { tmp, work, opts } = setup();
     using _ = tmp;

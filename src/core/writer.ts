@@ -7,7 +7,7 @@ import {
   renameSync, statSync, unlinkSync, writeSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import type { ToolContext } from "../tools/tool.ts";
+import { KtError, type ToolContext } from "../tools/tool.ts";
 import { fsError } from "./paths.ts";
 import { putStamp, sha256, stale, index, type Verb } from "./stamps.ts";
 import { withWriteLock } from "./state.ts";
@@ -83,6 +83,10 @@ function prepare(target: string, bytes: Uint8Array, display: string): Temp {
   try {
     fd = openSync(path, "wx", previous?.mode ?? 0o666);
   } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT" && previous) {
+      // The file exists but its directory takes no new files (/proc, /sys): no atomic write is possible.
+      throw new KtError("PERMISSION_DENIED", `Cannot write ${display}: its directory does not accept new files, so kt cannot replace it safely (temp file and rename). Files under /proc or /sys are not written with kt.`);
+    }
     throw fsError(error, display);
   }
   try {

@@ -200,6 +200,9 @@ describe.each(MODES)("read (%s)", (mode) => {
     expect(both.content).toBe('Invalid input for tool "read": unknown parameter "colour" (expected parameters: "file_path", "offset", "limit"); parameter "file_path" must be a string, got 7. Please rewrite the input so it satisfies the expected schema.');
     const limit = await call(mode, "read", { file_path: "a", limit: 0 }, opts);
     expect(limit.content).toBe('Invalid input for tool "read": parameter "limit" must be ≥ 1, got 0. Please rewrite the input so it satisfies the expected schema.');
+    const nul = await call(mode, "read", { file_path: "a\u0000b" }, opts);
+    expect(nul.error?.code).toBe("INVALID_ARGS");
+    expect(nul.content).toBe('The path "a\\u0000b" contains a NUL character, which no file path can hold. Give the path without it.');
     const notObject = await call(mode, "read", [1, 2], opts);
     expect(notObject.content).toBe('Invalid input for tool "read": expected a JSON object of parameters, got an array. Please rewrite the input so it satisfies the expected schema.');
   });

@@ -8,6 +8,9 @@ import { safeName } from "./state.ts";
 
 /** The absolute, normalized form of a model-given path (relative to ctx.cwd; `~` expanded). */
 export function absolutePath(ctx: Pick<ToolContext, "cwd">, input: string): string {
+  if (input.includes("\0")) {
+    throw new KtError("INVALID_ARGS", `The path ${JSON.stringify(input)} contains a NUL character, which no file path can hold. Give the path without it.`);
+  }
   let p = input;
   if (p === "~" || p.startsWith("~/")) p = join(homedir(), p.slice(1));
   return isAbsolute(p) ? resolve(p) : resolve(ctx.cwd, p);

@@ -207,6 +207,14 @@ describe.each(MODES)("read (%s)", (mode) => {
     expect(notObject.content).toBe('Invalid input for tool "read": expected a JSON object of parameters, got an array. Please rewrite the input so it satisfies the expected schema.');
   });
 
+  test.skipIf(process.platform !== "linux")("a path the operating system refuses to read is prose with a code, not a crash", async () => {
+    const { tmp, opts } = setup();
+    using _ = tmp;
+    const r = await call(mode, "read", { file_path: "/proc/self/mem" }, opts);
+    expect(r.error?.code).toBe("INTERNAL");
+    expect(r.content).toBe("Cannot access /proc/self/mem: the operating system refused (EIO: i/o error). Nothing was changed. Try another path, or inspect this one with bash.");
+  });
+
   test("framework aliases are accepted", async () => {
     const { tmp, work, opts } = setup();
     using _ = tmp;

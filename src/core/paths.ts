@@ -92,6 +92,12 @@ export function fsError(error: unknown, path: string): KtError {
     case "EROFS":
       return new KtError("PERMISSION_DENIED", `${path} is on a read-only file system; nothing was written. Choose a writable location.`);
     default:
+      // Any other refusal by the operating system (EIO on /proc/self/mem, ENXIO, EBUSY …) is a
+      // fact about the path, not a bug in kt: say so, with the system's own words.
+      if (typeof code === "string" && /^E[A-Z0-9]+$/.test(code)) {
+        const why = ((error as Error).message ?? code).replace(/^[A-Z0-9]+: /, "").split(",")[0];
+        return new KtError("INTERNAL", `Cannot access ${path}: the operating system refused (${code}: ${why}). Nothing was changed. Try another path, or inspect this one with bash.`);
+      }
       throw error;
   }
 }

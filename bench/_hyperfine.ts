@@ -26,7 +26,8 @@ export function requireHyperfine(): string {
 export function hyperfine(commands: { name: string; command: string }[], opts: { runs?: number; warmup?: number; env?: Record<string, string>; cwd?: string } = {}): Timing[] {
   const bin = requireHyperfine();
   const out = join(mkdtempSync(join(tmpdir(), "kt-bench-")), "result.json");
-  const args = [bin, "-N", "--style", "none", "--warmup", String(opts.warmup ?? 10), "--runs", String(opts.runs ?? 100), "--export-json", out];
+  // Output goes to a pipe, as it does for a framework reading kt; /dev/null lets some programs skip work.
+  const args = [bin, "-N", "--output", "pipe", "--style", "none", "--warmup", String(opts.warmup ?? 10), "--runs", String(opts.runs ?? 100), "--export-json", out];
   for (const c of commands) args.push("-n", c.name, c.command);
   const run = Bun.spawnSync(args, { env: { ...process.env, ...opts.env }, cwd: opts.cwd, stdout: "ignore", stderr: "pipe" });
   if (run.exitCode !== 0) throw new Error(`hyperfine failed: ${run.stderr.toString()}`);

@@ -148,6 +148,24 @@ describe("stdin", () => {
     await answer(text, "p1", ["one\\n"], 4, "got: one");
     await answer(text, "p1", ["two\\nthree\\n"], 10, "got: two\ngot: three");
   });
+
+  test("a lone Ctrl-D ends the input: a program that reads to end-of-file finishes (golden)", async () => {
+    const { stateDir, text } = setup();
+    await text("ps", "start", "sort");
+    const sent = await text("ps", "write", "p1", "pear\\napple\\n");
+    expect(sent).toStartWith("Sent 11 bytes to p1 stdin.\n");
+    const closed = await text("ps", "write", "p1", "\\x04");
+    const ended = await until("sort to exit", () => {
+      const r = row(stateDir, "p1");
+      return r && r.status === "exited" ? r : undefined;
+    });
+    expect(ended.exit_code).toBe(0);
+    // On a slow machine sort's answer may come after the 500 ms wait: then ps read has it.
+    const answerText = closed.includes("Output:") ? closed : await text("ps", "read", "p1");
+    expect(answerText).toContain("apple\npear\n");
+    expect(closed).toStartWith("Closed p1 stdin (end of input): the program now reads end-of-file, and later writes are not read.\n");
+    expect(readFileSync(join(stateDir, "sessions/default/proc/p1.log"), "utf8")).toBe("apple\npear\n");
+  });
 });
 
 describe("stop", () => {

@@ -18,7 +18,14 @@ export async function supervise(argv: string[]): Promise<number> {
   const logFd = openSync(spec.log, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, 0o600);
   // Open read-write, the FIFO always has a writer: the command never sees end-of-file
   // between two kt writes, and a kt write never blocks for want of a reader.
-  const holder = spec.stdin ? openSync(spec.stdin, constants.O_RDWR) : undefined;
+  let holder = spec.stdin ? openSync(spec.stdin, constants.O_RDWR) : undefined;
+  // `ps write` of a lone Ctrl-D asks for end of input: let go of the FIFO, so the command
+  // reads end-of-file once the writer that asked has closed its end.
+  process.on("SIGUSR2", () => {
+    if (holder === undefined) return;
+    closeSync(holder);
+    holder = undefined;
+  });
   const stdinFd = spec.stdin ? openSync(spec.stdin, constants.O_RDONLY) : undefined;
   let child: ReturnType<typeof Bun.spawn>;
   try {

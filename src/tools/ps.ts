@@ -28,7 +28,7 @@ export const Parameters = z.strictObject({
   action: z.enum(["start", "list", "read", "write", "stop"]).check(z.describe("The operation to perform.")),
   command: z.optional(z.string().check(z.describe("Shell command to launch. Required for 'start'."))),
   id: z.optional(z.string().check(z.describe('Process id, e.g. "p3". Required for \'read\', \'write\', \'stop\'.'))),
-  input: z.optional(z.string().check(z.describe("Text to send to stdin. Required for 'write'. End with \\n to submit a line."))),
+  input: z.optional(z.string().check(z.describe("Text to send to stdin. Required for 'write'. End with \\n to submit a line; a lone \\u0004 (Ctrl-D) closes stdin (end of input)."))),
   offset: z.optional(z.int().check(z.minimum(1), z.describe("For 'read': 1-based output line to read from, instead of 'new output since last read'."))),
 });
 
@@ -46,6 +46,7 @@ export default defineTool({
     "kt ps read p1                 # new output since the last read",
     "kt ps read p1 --offset 1      # page the whole log from line 1",
     "kt ps write p1 'rs\\n'         # \\n, \\t, \\xHH are decoded in this argument",
+    "kt ps write p1 '\\x04'         # Ctrl-D: end of input",
     "kt ps stop p1",
   ],
   longText: ["command", "input"],
@@ -307,19 +308,27 @@ async function write(input: Input, ctx: ToolContext): Promise<ToolOutput> {
       { processId: id },
     );
   }
+  if (input.input === EOF) return endInput(ctx, row);
   const bytes = Buffer.from(input.input, "utf8");
   const sent = await sendToFifo(row.stdin_path, bytes);
   if (sent === undefined) {
     const ended = (await waitForEnd(db, row.key, 1000)) ?? row;
     throw new KtError("PROCESS_EXITED", `Cannot write to ${id}: it has just ended. ${statusSentence(ended)}`, { processId: id });
   }
-  // Give the program a moment to answer; stop early if the input ended it.
+  const head = `Sent ${sent} bytes to ${id} stdin.${sent < bytes.length ? ` Only ${sent} of ${bytes.length} bytes fit: the program is not reading its input.` : ""}`;
+  return answer(ctx, row, head, `Process write ${id} · ${sent} bytes`, { bytes: sent });
+}
+
+/** Gives the program a moment to answer what it was sent (stopping early if that ended it) and reports under `head`. */
+async function answer(ctx: ToolContext, row: ProcessRow, head: string, title: string, extra: Record<string, unknown>): Promise<ToolOutput> {
+  const db = index(ctx);
+  const id = row.id!;
   const deadline = performance.now() + WRITE_WAIT_MS;
   while (performance.now() < deadline && (row.pid === null || isSameProcess(row.pid, row.pid_start))) await Bun.sleep(25);
   let now = byKey(db, row.key) ?? row;
   if (!isFinal(now.status) && now.pid !== null && !isSameProcess(now.pid, now.pid_start)) now = (await waitForEnd(db, row.key, 1000)) ?? now;
   const out = takeNew(ctx, now);
-  const lines = [`Sent ${sent} bytes to ${id} stdin.${sent < bytes.length ? ` Only ${sent} of ${bytes.length} bytes fit: the program is not reading its input.` : ""}`];
+  const lines = [head];
   if (out) lines.push("Output:", out.text);
   else lines.push(`No output within ${WRITE_WAIT_MS} ms.${isFinal(now.status) ? "" : ` Use {"action":"read","id":"${id}"} later for a slower answer.`}`);
   if (isFinal(now.status)) {
@@ -328,12 +337,27 @@ async function write(input: Input, ctx: ToolContext): Promise<ToolOutput> {
   }
   return {
     content: lines.join("\n"),
-    title: `Process write ${id} · ${sent} bytes`,
+    title,
     processId: id,
     exitCode: now.exit_code,
     ...(out?.truncation ? { truncation: out.truncation } : {}),
-    extra: { status: now.status, bytes: sent },
+    extra: { status: now.status, ...extra },
   };
+}
+
+/** A lone Ctrl-D, as at a terminal: end of input. */
+const EOF = "\u0004";
+
+/** Closes the command's stdin (end-of-file) by asking its supervisor to let go of the FIFO. */
+async function endInput(ctx: ToolContext, row: ProcessRow): Promise<ToolOutput> {
+  const id = row.id!;
+  if (row.supervisor_pid === null || !isSameProcess(row.supervisor_pid, row.supervisor_start)) {
+    const ended = (await waitForEnd(index(ctx), row.key, 1000)) ?? row;
+    throw new KtError("PROCESS_EXITED", `Cannot close the input of ${id}: it has ended. ${statusSentence(ended)}`, { processId: id });
+  }
+  process.kill(row.supervisor_pid, "SIGUSR2");
+  const head = `Closed ${id} stdin (end of input): the program now reads end-of-file, and later writes are not read.`;
+  return answer(ctx, row, head, `Process write ${id} · end of input`, { bytes: 0, endOfInput: true });
 }
 
 // ---- stop --------------------------------------------------------------------------

@@ -252,6 +252,24 @@ describe("kt mcp with the official SDK client", () => {
     expect(text(here)).toBe(`${sub}/in.txt\n     1→in`);
   });
 
+  test("a long call reports progress to a client that asks, so a short client timeout is reset", async () => {
+    using tmp = tempDir();
+    const { work, state } = workspace(tmp);
+    const { client } = await connect(work, state, { env: { KT_MCP_PROGRESS_MS: "200" } });
+    const beats: { progress: number; message?: string }[] = [];
+    const result = (await client.callTool({ name: "bash", arguments: { command: "sleep 1.5; echo done" } }, undefined, {
+      timeout: 700,
+      resetTimeoutOnProgress: true,
+      onprogress: (p) => beats.push(p),
+    })) as CallToolResult;
+    expect(result.isError).toBe(false);
+    expect(text(result)).toStartWith("$ sleep 1.5; echo done\ndone\n[exit code 0 · ");
+    expect(beats.length).toBeGreaterThanOrEqual(3);
+    expect(beats[0]).toMatchObject({ progress: 1, message: "bash is still running" });
+    // Without progress, the same timeout ends the request.
+    await expect(client.callTool({ name: "bash", arguments: { command: "sleep 1.5" } }, undefined, { timeout: 700 })).rejects.toThrow(/timed out/i);
+  });
+
   test("stderr only for humans: --verbose logs there, never on the protocol stream", async () => {
     using tmp = tempDir();
     const { work, state } = workspace(tmp);

@@ -35,6 +35,12 @@ const noValidator: jsonSchemaValidator = {
   },
 };
 
+/** How often a long call reports progress; KT_MCP_PROGRESS_MS exists for tests. */
+function progressInterval(): number {
+  const ms = Number(process.env.KT_MCP_PROGRESS_MS);
+  return Number.isFinite(ms) && ms >= 50 ? ms : 10_000;
+}
+
 export async function createMcpServer(opts: McpOptions): Promise<Server> {
   const tools = await loadAllTools();
   const listed = tools.map((tool) => shape(tool, "mcp") as McpTool);
@@ -51,10 +57,22 @@ export async function createMcpServer(opts: McpOptions): Promise<Server> {
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, arguments: args } = request.params;
     const ctx: ToolContext = { ...base, callId: opts.newCallId(), signal: extra.signal };
-    const result = await runCall({ shape: "mcp", name, arguments: { ok: true, value: args ?? {} } }, ctx).catch((error: unknown) =>
-      internalResult(name, error, base.warn),
-    );
-    return mcpReply(result);
+    // A client that asked for progress hears from a long call (a bash command can take its
+    // 120 s budget; SDK clients time a request out after 60 s unless progress resets it).
+    const token = request.params._meta?.progressToken;
+    let beats = 0;
+    const heartbeat = token === undefined ? undefined : setInterval(() => {
+      beats++;
+      extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: beats, message: `${name} is still running` } }).catch(() => {});
+    }, progressInterval());
+    try {
+      const result = await runCall({ shape: "mcp", name, arguments: { ok: true, value: args ?? {} } }, ctx).catch((error: unknown) =>
+        internalResult(name, error, base.warn),
+      );
+      return mcpReply(result);
+    } finally {
+      if (heartbeat) clearInterval(heartbeat);
+    }
   });
   return server;
 }

@@ -1,8 +1,8 @@
 // Side-by-side timing of whole commands with hyperfine: medians of many runs, because
 // the machines are small and noisy. Returns milliseconds.
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 export interface Timing {
   name: string;
@@ -32,6 +32,7 @@ export function hyperfine(commands: { name: string; command: string }[], opts: {
   const run = Bun.spawnSync(args, { env: { ...process.env, ...opts.env }, cwd: opts.cwd, stdout: "ignore", stderr: "pipe" });
   if (run.exitCode !== 0) throw new Error(`hyperfine failed: ${run.stderr.toString()}`);
   const data = JSON.parse(readFileSync(out, "utf8")) as { results: { command: string; median: number; mean: number; min: number; times: number[] }[] };
+  rmSync(dirname(out), { recursive: true, force: true });
   return data.results.map((r, i) => ({
     name: commands[i]!.name,
     command: commands[i]!.command,

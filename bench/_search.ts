@@ -2,7 +2,7 @@
 // that tolerates non-zero exits (rg exits 1 when nothing matches).
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { requireHyperfine, type Timing } from "./_hyperfine.ts";
 
 export const ROOT = join(import.meta.dir, "..");
@@ -56,6 +56,7 @@ export function timeAll(commands: { name: string; command: string }[], opts: { r
     const run = Bun.spawnSync(args, { env: { ...process.env, ...opts.env }, cwd: opts.cwd, stdout: "ignore", stderr: "pipe" });
     if (run.exitCode !== 0) throw new Error(`hyperfine failed: ${run.stderr.toString()}`);
     const data = JSON.parse(readFileSync(out, "utf8")) as { results: { times: number[] }[] };
+    rmSync(dirname(out), { recursive: true, force: true });
     data.results.forEach((r, k) => samples[order[k]!]!.push(...r.times.map((t) => t * 1000)));
   }
   return commands.map((c, i) => {

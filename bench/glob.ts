@@ -3,7 +3,7 @@
 //   node_modules/.bin/bun bench/glob.ts [--runs N] [--quick]
 // after `npm run build`. kt also stats every matching file to order by mtime, which
 // neither fd nor rg --files does. Medians of hyperfine runs, warm file cache.
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { table } from "./_hyperfine.ts";
@@ -85,3 +85,4 @@ if (!quick && existsSync("/usr/share")) compare("/usr/share", "/usr/share");
 memory();
 console.log("\nTarget (SPEC §6): kt glob ≤ 2× fd / rg --files. kt keeps the matching paths (to sort them by mtime),");
 console.log("so its memory grows with the number of matches, not with the tree: compare **/package.json with **/*.");
+rmSync(stateDir, { recursive: true, force: true });

@@ -4,7 +4,7 @@
 // after `npm run build`. Medians of hyperfine runs; the file cache is warm (warm-up runs).
 // Trees: N copies of this repository's node_modules (bench/_search.ts) and /usr/share.
 // `env KT_GREP_ENGINE=…` in front of kt costs about 1 ms, charged to kt.
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { table } from "./_hyperfine.ts";
@@ -86,3 +86,4 @@ memory();
 console.log("\nTargets (SPEC §6): builtin ≤ 3× rg, rg engine ≤ 1.2× rg; memory flat in the tree size.");
 console.log("The built-in engine searches with 2 worker threads past 1,000 files; 'kt builtin, 1 thread' forces one (KT_GREP_PARALLEL_AFTER, a test knob).");
 console.log("'no match' includes the near-miss re-probe: a second pass (a cheap literal prefilter, then a check of the candidate lines) with either engine.");
+rmSync(stateDir, { recursive: true, force: true });

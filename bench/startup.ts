@@ -1,7 +1,7 @@
 // bench/startup: `kt read` of a small file against a compiled Bun program that does nothing
 // (the runtime's floor) and against `cat -n` (the physical limit), side by side.
 // Targets (SPEC §6): within 2× of the floor and under 20 ms.
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { hyperfine, table } from "./_hyperfine.ts";
@@ -36,3 +36,4 @@ const base = results[0]!.medianMs;
 const ktRead = results.find((r) => r.name === "kt read small.ts")!;
 console.log(table([["command", "median ms", "min ms", "× floor"], ...results.map((r) => [r.name, Number(r.medianMs.toFixed(2)), Number(r.minMs.toFixed(2)), Number((r.medianMs / base).toFixed(2))])]));
 console.log(`\nkt read: ${ktRead.medianMs.toFixed(2)} ms median = ${(ktRead.medianMs / base).toFixed(2)}× the floor (target ≤ 2×), ${ktRead.medianMs < 20 ? "under" : "OVER"} 20 ms; ${(ktRead.medianMs / results[1]!.medianMs).toFixed(1)}× cat -n.`);
+rmSync(work, { recursive: true, force: true });

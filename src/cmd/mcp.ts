@@ -1,5 +1,7 @@
 // `kt mcp [--root DIR]`: an MCP server over stdio. stdout carries protocol messages only;
 // everything a human should see goes to stderr.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import type { CommandDef } from "citty";
 import { version } from "../../package.json" with { type: "json" };
 import { inside } from "../core/paths.ts";
@@ -88,6 +90,8 @@ export async function run(argv: string[]): Promise<number> {
  * closed client leaves no orphan behind.
  */
 async function endOwnSession(ctx: { stateDir: string; session: string; warn(message: string): void }, verbose: boolean): Promise<void> {
+  // A state directory removed while the server ran holds nothing of the session: do not recreate it.
+  if (!existsSync(join(ctx.stateDir, "index.db"))) return;
   const { endSession } = await import("../process/teardown.ts");
   const ended = await endSession(ctx, (line) => log().warn(`kt mcp: ${line}`));
   if (verbose) log().info(`kt mcp: ended session ${ctx.session} (${ended.stopped} processes stopped, ${ended.files} files removed)`);

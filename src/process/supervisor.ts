@@ -4,7 +4,8 @@
 // open between kt calls, and records the exit in the index when the command ends — even
 // when no kt call is waiting. It never reads the output, so no pipe can fill or hang.
 import type { Database } from "bun:sqlite";
-import { closeSync, constants, openSync, unlinkSync } from "node:fs";
+import { closeSync, constants, existsSync, openSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
 import { openIndex } from "../core/state.ts";
 import { processStart } from "./identity.ts";
 import type { SupervisorSpec } from "./spawn.ts";
@@ -100,6 +101,9 @@ export async function supervise(argv: string[]): Promise<number> {
 
 /** Writes to the index, retrying through transient lock contention; the record must land. */
 function record(spec: SupervisorSpec, write: (db: Database) => void): Database | undefined {
+  // An index that is gone (the state directory removed, or the index deleted) has no row to
+  // update: recreating it would only leave an empty state directory behind.
+  if (!existsSync(join(spec.stateDir, "index.db"))) return undefined;
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
       const db = openIndex(spec.stateDir, { warn: () => {} });

@@ -1,8 +1,7 @@
 // File stamps (SPEC §3.4): per session and real path, what kt last read or wrote.
 // The hash decides staleness; mtime and size are only a fast path.
-import type { Database } from "bun:sqlite";
 import { KtError, type ToolContext } from "../tools/tool.ts";
-import { openIndex } from "./state.ts";
+import { index } from "./state.ts";
 
 export interface Stamp {
   mtimeMs: number;
@@ -13,10 +12,6 @@ export interface Stamp {
 
 export function sha256(bytes: Uint8Array | string): string {
   return new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
-}
-
-export function index(ctx: Pick<ToolContext, "stateDir" | "warn">): Database {
-  return openIndex(ctx.stateDir, { warn: ctx.warn });
 }
 
 export function getStamp(ctx: Pick<ToolContext, "stateDir" | "warn" | "session">, real: string): Stamp | undefined {

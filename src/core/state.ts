@@ -155,6 +155,11 @@ function isCorruption(error: unknown): boolean {
   return /SQLITE_CORRUPT|SQLITE_NOTADB|not a database|malformed/i.test(text);
 }
 
+/** The index of a context's state directory, warnings going where the context sends them. */
+export function index(ctx: { stateDir: string; warn(message: string): void }): Database {
+  return openIndex(ctx.stateDir, { warn: ctx.warn });
+}
+
 /**
  * Runs `fn` holding the index's write lock: every kt process serializes here, so a
  * check-then-write (stamp re-check, process slot claim, notice claim) is atomic

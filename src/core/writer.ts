@@ -9,8 +9,8 @@ import {
 import { basename, dirname, join } from "node:path";
 import { KtError, type ToolContext } from "../tools/tool.ts";
 import { fsError } from "./paths.ts";
-import { putStamp, sha256, stale, index, type Verb } from "./stamps.ts";
-import { withWriteLock } from "./state.ts";
+import { putStamp, sha256, stale, type Verb } from "./stamps.ts";
+import { index, withWriteLock } from "./state.ts";
 
 export interface GuardedWrite {
   /** The path as shown to the model. */

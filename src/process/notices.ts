@@ -6,7 +6,7 @@
 // one indexed query.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { openIndex, safeName } from "../core/state.ts";
+import { index, safeName } from "../core/state.ts";
 import { clock, exitPhrase, shortCommand } from "./format.ts";
 
 interface Ended {
@@ -30,7 +30,7 @@ interface Context {
 /** Claims the session's undelivered completions and returns one line for each. */
 export function claimNotices(ctx: Context): string[] {
   if (!existsSync(join(ctx.stateDir, "sessions", safeName(ctx.session), "proc"))) return [];
-  const db = openIndex(ctx.stateDir, { warn: ctx.warn });
+  const db = index(ctx);
   const ended = db
     .query(
       `SELECT key, id, command, status, exit_code, signal, error, started_at, ended_at FROM processes

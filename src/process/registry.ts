@@ -3,7 +3,6 @@
 // index's write lock so concurrent kt calls never both win one.
 import type { Database } from "bun:sqlite";
 import { unlinkSync } from "node:fs";
-import { openIndex } from "../core/state.ts";
 import { isSameProcess } from "./identity.ts";
 
 export type Status = "starting" | "running" | "exited" | "stopped" | "failed" | "lost";
@@ -44,10 +43,6 @@ const ORPHAN_MS = 10 * 60_000;
 
 export function isFinal(status: Status): boolean {
   return status !== "starting" && status !== "running";
-}
-
-export function index(ctx: { stateDir: string; warn(message: string): void }): Database {
-  return openIndex(ctx.stateDir, { warn: ctx.warn });
 }
 
 export function byKey(db: Database, key: number): ProcessRow | undefined {

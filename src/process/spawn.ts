@@ -5,10 +5,10 @@ import type { Subprocess } from "bun";
 import { closeSync, openSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { sessionDir, withWriteLock } from "../core/state.ts";
+import { index, sessionDir, withWriteLock } from "../core/state.ts";
 import { KtError, type ToolContext } from "../tools/tool.ts";
 import { shortCommand } from "./format.ts";
-import { byKey, index, insert, MAX_RUNNING, nextId, prune, remove, running, type ProcessRow } from "./registry.ts";
+import { byKey, insert, MAX_RUNNING, nextId, prune, remove, running, type ProcessRow } from "./registry.ts";
 
 /** What the supervisor is told, as one JSON argument. */
 export interface SupervisorSpec {

@@ -4,7 +4,8 @@
 import type { ToolContext } from "../tools/tool.ts";
 import { isSameProcess } from "./identity.ts";
 import { GRACE_MS, terminateGroup } from "./kill-tree.ts";
-import { byKey, index, isFinal, type ProcessRow } from "./registry.ts";
+import { index } from "../core/state.ts";
+import { byKey, isFinal, type ProcessRow } from "./registry.ts";
 import { waitForEnd } from "./wait.ts";
 
 /** SIGTERM to the group, 3 s grace, SIGKILL; returns the row with its end recorded. */

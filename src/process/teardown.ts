@@ -2,9 +2,9 @@
 // then its stamps, its process rows and its files (spill, logs, FIFOs) are removed.
 import { readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { safeName, withWriteLock } from "../core/state.ts";
+import { index, safeName, withWriteLock } from "../core/state.ts";
 import { shortCommand } from "./format.ts";
-import { index, isFinal, reconcile, sessionRows } from "./registry.ts";
+import { isFinal, reconcile, sessionRows } from "./registry.ts";
 import { stopRow } from "./stop.ts";
 
 export interface Ended {

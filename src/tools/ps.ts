@@ -6,14 +6,14 @@ import * as z from "zod/mini";
 import { existsSync } from "node:fs";
 import description from "./ps.txt" with { type: "text" };
 import { defineTool, invalidArgs, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
-import { withWriteLock } from "../core/state.ts";
+import { index, withWriteLock } from "../core/state.ts";
 import type { Limits } from "../core/truncate.ts";
 import { clock, exitPhrase, shortCommand } from "../process/format.ts";
 import { isSameProcess } from "../process/identity.ts";
 import { stopRow } from "../process/stop.ts";
 import { lineStart, logSize, pageFrom, readBytes, totalLines, view } from "../process/log.ts";
 import { sendToFifo } from "../process/stdin.ts";
-import { byId, byKey, index, isFinal, markNotified, reconcile, running, setCursor, visible, type ProcessRow } from "../process/registry.ts";
+import { byId, byKey, isFinal, markNotified, reconcile, running, setCursor, visible, type ProcessRow } from "../process/registry.ts";
 import { launch } from "../process/spawn.ts";
 import { waitForEnd, waitForOutput } from "../process/wait.ts";
 

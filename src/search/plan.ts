@@ -168,3 +168,8 @@ export function normalizeGlob(raw: string, abs: string, real: string, tool: stri
   }
   return glob;
 }
+
+/** "1 file", "1,234 matches": a count with its noun, as grep and glob headers write it. */
+export function count(n: number, one: string, many: string): string {
+  return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
+}

@@ -7,7 +7,7 @@ import { distance } from "fastest-levenshtein";
 import description from "./glob.txt" with { type: "text" };
 import { defineTool, type ToolContext, type ToolOutput } from "./tool.ts";
 import { spillFile } from "../core/truncate.ts";
-import { makePlan, pathShower, shownPath, timeLimitMs, type SearchPlan } from "../search/plan.ts";
+import { count, makePlan, pathShower, shownPath, timeLimitMs, type SearchPlan } from "../search/plan.ts";
 import { walk } from "../search/walk.ts";
 import { Mtimes } from "../search/mtimes.ts";
 import { suggestions } from "./_suggest.ts";
@@ -84,10 +84,6 @@ export default defineTool({
     return render(ctx, plan, input.pattern, found, unreadable, timedOut);
   },
 });
-
-function count(n: number, one: string, many: string): string {
-  return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
-}
 
 function notes(ctx: ToolContext, plan: SearchPlan, unreadable: string[], timedOut: boolean): string[] {
   const out: string[] = [];

@@ -7,7 +7,7 @@ import description from "./grep.txt" with { type: "text" };
 import { defineTool, type ToolContext, type ToolOutput } from "./tool.ts";
 import { spillFile } from "../core/truncate.ts";
 import { compilePattern, type Compiled } from "../search/regex.ts";
-import { makePlan, shownPath, timeLimitMs, type SearchOutcome, type SearchPlan } from "../search/plan.ts";
+import { count, makePlan, shownPath, timeLimitMs, type SearchOutcome, type SearchPlan } from "../search/plan.ts";
 import { Collector, type FileHits } from "../search/collect.ts";
 import { searchBuiltin, searchFile } from "../search/builtin.ts";
 import { searchRg } from "../search/rg.ts";
@@ -77,10 +77,6 @@ async function search(engine: Engine, plan: SearchPlan, compiled: Compiled, ctx:
   }
   const { collector, outcome, threads } = await searchBuiltin(plan, compiled);
   return { collector, outcome, engine: "builtin", threads };
-}
-
-function count(n: number, one: string, many: string): string {
-  return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
 }
 
 function seconds(ms: number): string {

@@ -56,7 +56,7 @@ export default defineTool({
     }
     const offset = Math.max(1, input.offset ?? 1);
     const limit = input.limit ?? MAX_LINES;
-    const page = st.size > MAX_FILE_BYTES ? streamPage(real, abs, offset, limit) : wholePage(real, abs, offset, limit);
+    const page = st.size > MAX_FILE_BYTES ? streamPage(real, abs, st.size, offset, limit) : wholePage(real, abs, offset, limit);
     putStamp(ctx, real, { mtimeMs: st.mtimeMs, size: st.size, sha256: page.sha });
     return render(abs, offset, page);
   },
@@ -134,7 +134,7 @@ function wholePage(real: string, abs: string, offset: number, limit: number): Pa
 }
 
 /** One pass over a large file in chunks: the page is kept, everything else only hashed and counted. */
-function streamPage(real: string, abs: string, offset: number, limit: number): Page {
+function streamPage(real: string, abs: string, size: number, offset: number, limit: number): Page {
   let fd: number;
   try {
     fd = openSync(real, "r");
@@ -153,7 +153,7 @@ function streamPage(real: string, abs: string, offset: number, limit: number): P
       if (n === 0) break;
       const view = chunk.subarray(0, n);
       if (first) {
-        sniff(real, abs, statSync(real).size, view.subarray(0, 4096));
+        sniff(real, abs, size, view.subarray(0, 4096));
         first = false;
       }
       hasher.update(view);

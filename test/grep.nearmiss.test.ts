@@ -8,7 +8,7 @@ import { distance } from "fastest-levenshtein";
 import { compilePattern } from "../src/search/regex.ts";
 import { searchText } from "../src/search/builtin.ts";
 import { Collector } from "../src/search/collect.ts";
-import { nearest, probeFor } from "../src/search/nearmiss.ts";
+import { edits, nearest, probeFor } from "../src/search/nearmiss.ts";
 import { tempDir } from "./_helpers.ts";
 import { RG } from "./_search.ts";
 
@@ -101,6 +101,17 @@ describe("near-miss probe", () => {
     expect(hint("ContextEngines", text)).toBe("ContextEngine");
     expect(hint("a\\.b\\(c\\)", "a.b(d)\n")).toBe("a\\.b\\(d\\)");
     expect(hint("zebra", text)).toBeNull();
+    // A swap is one edit: the common word wins over a rarer text one deletion away.
+    expect(hint("licnese", "MIT license\nthe license\nlinese\n")).toBe("license");
+  });
+
+  test("edits counts a swap of neighbours as one edit", () => {
+    expect(edits("license", "licnese")).toBe(1);
+    expect(edits("abc", "abc")).toBe(0);
+    expect(edits("", "abc")).toBe(3);
+    expect(edits("kitten", "sitting")).toBe(3);
+    expect(edits("ca", "abc")).toBe(3);
+    expect(edits("😀a", "a😀")).toBe(1);
   });
 
   test("no probe for short plain text that already matched case-insensitively", () => {

@@ -321,7 +321,7 @@ describe("command line and engines", () => {
     using tmp = tempDir();
     const bad = join(tmp.path, "bad-worker.ts");
     writeFileSync(bad, "throw new Error('boom');\n");
-    const pool = Pool.start(1, compilePattern("x"), Date.now() + 10_000, bad)!;
+    const pool = Pool.start(1, compilePattern("x"), Date.now() + 10_000, null, bad)!;
     pool.add("/nonexistent", "x");
     await expect(pool.finish()).rejects.toBeInstanceOf(PoolFailure);
   });

@@ -27,35 +27,54 @@ export interface BuiltinRun {
   outcome: SearchOutcome;
   /** Threads that searched (1: this one alone). */
   threads: number;
+  /** What the near-miss probe found, searched in the same pass while nothing matched;
+   * null when something matched (or no probe was given). */
+  probed: Collector | null;
 }
 
-/** Searches the plan's files; on a large tree with worker threads too, and alone again if
- * a worker fails. */
-export async function searchBuiltin(plan: SearchPlan, compiled: Compiled): Promise<BuiltinRun> {
+/**
+ * Searches the plan's files; on a large tree with worker threads too, and alone again if
+ * a worker fails. With a `probe` (the near-miss pattern), each file is also searched for
+ * it from the same read for as long as nothing has matched, so that a search with no
+ * match has its hint without a second pass over the tree.
+ */
+export async function searchBuiltin(plan: SearchPlan, compiled: Compiled, probe: Compiled | null = null): Promise<BuiltinRun> {
   try {
-    return await run(plan, compiled, true);
+    return await run(plan, compiled, probe, true);
   } catch (error) {
     if (!(error instanceof PoolFailure)) throw error;
-    return run(plan, compiled, false);
+    return run(plan, compiled, probe, false);
   }
 }
 
-async function run(plan: SearchPlan, compiled: Compiled, parallel: boolean): Promise<BuiltinRun> {
+async function run(plan: SearchPlan, compiled: Compiled, probe: Compiled | null, parallel: boolean): Promise<BuiltinRun> {
   const collector = new Collector();
   const unreadable: string[] = [];
+  let probed = probe ? new Collector() : null;
+  const both = probe ? [compiled, probe] : [compiled];
+  const alone = [compiled];
+  let pool: Pool | null = null;
   const searchOne = (abs: string, rel: string): boolean => {
-    const results = searchFile(abs, [compiled]);
+    const results = searchFile(abs, probed ? both : alone);
     if (results === "unreadable") unreadable.push(rel);
-    else if (results && results[0]!.count > 0) collector.add(rel, abs, results[0]!.hits, results[0]!.count, results[0]!.cut);
+    else if (results) {
+      const [found, near] = results;
+      if (found!.count > 0) {
+        collector.add(rel, abs, found!.hits, found!.count, found!.cut);
+        if (probed) {
+          probed = null;
+          pool?.stopProbing();
+        }
+      } else if (probed && near && near.count > 0) probed.add(rel, abs, near.hits, near.count, near.cut);
+    }
     return performance.now() <= plan.deadline;
   };
   if (plan.file) {
     searchOne(plan.real, "");
-    return { collector, outcome: { timedOut: false, unreadable }, threads: 1 };
+    return { collector, outcome: { timedOut: false, unreadable }, threads: 1, probed };
   }
   const threads = parallel ? Math.min(2, navigator.hardwareConcurrency || 1) : 1;
   const after = parallelAfter();
-  let pool: Pool | null = null;
   let searched = 0;
   let timedOut = false;
   const walker = new Walker({
@@ -76,7 +95,12 @@ async function run(plan: SearchPlan, compiled: Compiled, parallel: boolean): Pro
       timedOut = true;
       return false;
     }
-    if (threads > 1 && ++searched >= after) pool = Pool.start(threads, compiled, Date.now() + (plan.deadline - performance.now()));
+    if (threads > 1 && ++searched >= after) {
+      pool = Pool.start(threads, compiled, Date.now() + (plan.deadline - performance.now()), probed ? probe : null);
+      pool?.onFound(() => {
+        probed = null;
+      });
+    }
     return true;
   };
   let walked = null;
@@ -88,13 +112,15 @@ async function run(plan: SearchPlan, compiled: Compiled, parallel: boolean): Pro
     if (pool) {
       const done = await (pool as Pool).finish();
       for (const snapshot of done.snapshots) collector.merge(snapshot);
+      if (collector.lines > 0) probed = null;
+      else for (const snapshot of done.probed) (probed as Collector | null)?.merge(snapshot);
       unreadable.push(...done.unreadable);
       timedOut ||= done.timedOut;
     }
   } finally {
     (pool as Pool | null)?.terminate();
   }
-  return { collector, outcome: { timedOut: timedOut || walked.timedOut, unreadable }, threads: pool ? (pool as Pool).size : 1 };
+  return { collector, outcome: { timedOut: timedOut || walked.timedOut, unreadable }, threads: pool ? (pool as Pool).size : 1, probed };
 }
 
 interface FileResult {

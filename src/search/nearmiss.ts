@@ -2,8 +2,8 @@
 // with the pattern made case-insensitive and, for a plain-text pattern, widened to every
 // text within one edit (a character dropped, added, changed, or two swapped). The hint is
 // the found text closest to the pattern, chosen from the collected lines alone, so both
-// engines give the same hint.
-import { distance } from "fastest-levenshtein";
+// engines give the same hint. "Closest" counts two swapped letters as one edit, as the
+// probe does: "licnese" must suggest "license", not some rarer word one letter shorter.
 import { anchorsOf, compilePattern, escapeLiteral, type Compiled } from "./regex.ts";
 import type { Collector } from "./collect.ts";
 
@@ -64,11 +64,34 @@ export function nearest(compiled: Compiled, probe: Compiled, found: Collector): 
   const target = compiled.literal ?? compiled.pattern;
   let best: { text: string; key: number[] } | null = null;
   for (const [text, n] of counts) {
-    const key = [distance(text.toLowerCase(), target.toLowerCase()), distance(text, target), -n];
+    const key = [edits(text.toLowerCase(), target.toLowerCase()), edits(text, target), -n];
     if (!best || less(key, text, best.key, best.text)) best = { text, key };
   }
   if (!best) return null;
   return escapeLiteral(best.text);
+}
+
+/**
+ * Edits between a and b, a swap of two neighbours counting as one (optimal string
+ * alignment). The strings are short (a pattern of at most 64 characters and what
+ * matched it), so the table is small.
+ */
+export function edits(a: string, b: string): number {
+  const x = [...a];
+  const y = [...b];
+  const width = y.length + 1;
+  const d = new Uint16Array((x.length + 1) * width);
+  for (let j = 0; j <= y.length; j++) d[j] = j;
+  for (let i = 1; i <= x.length; i++) {
+    d[i * width] = i;
+    for (let j = 1; j <= y.length; j++) {
+      const same = x[i - 1] === y[j - 1] ? 0 : 1;
+      let best = Math.min(d[(i - 1) * width + j]! + 1, d[i * width + j - 1]! + 1, d[(i - 1) * width + j - 1]! + same);
+      if (i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1]) best = Math.min(best, d[(i - 2) * width + j - 2]! + 1);
+      d[i * width + j] = best;
+    }
+  }
+  return d[x.length * width + y.length]!;
 }
 
 function less(a: number[], at: string, b: number[], bt: string): boolean {

@@ -23,9 +23,16 @@ export interface MatcherSpec {
 
 /** "files" carries "abs\0rel\0abs\0rel…": one string crosses threads far more cheaply
  * than an array of arrays of strings. */
-export type PoolMessage = { type: "init"; matcher: MatcherSpec; deadline: number } | { type: "files"; files: string } | { type: "done" };
+export type PoolMessage =
+  | { type: "init"; matcher: MatcherSpec; probe: MatcherSpec | null; deadline: number }
+  | { type: "files"; files: string }
+  /** Something matched somewhere: the near-miss probe is no longer needed. */
+  | { type: "found" }
+  | { type: "done" };
 
-export type WorkerMessage = { type: "ack" } | { type: "result"; snapshot: Snapshot; unreadable: string[]; timedOut: boolean };
+/** "ack" says whether this thread has found a match so far; "result" carries what the
+ * probe found only when the thread probed every file it was given. */
+export type WorkerMessage = { type: "ack"; found: boolean } | { type: "result"; snapshot: Snapshot; probed: Snapshot | null; unreadable: string[]; timedOut: boolean };
 
 export class PoolFailure extends Error {
   override name = "PoolFailure";
@@ -58,6 +65,8 @@ function workerUrl(): string {
 
 export interface PoolResult {
   snapshots: Snapshot[];
+  /** The probe's findings of every thread that probed all its files. */
+  probed: Snapshot[];
   unreadable: string[];
   timedOut: boolean;
 }
@@ -73,13 +82,20 @@ export class Pool {
   private pending: string[] = [];
   private failure: string | null = null;
   private wake: (() => void) | null = null;
+  private probing: boolean;
+  private found: (() => void) | null = null;
 
-  /** `deadline` is wall-clock (Date.now()) time; `url` is the worker script (tests give
-   * others). Null when no thread can be started. */
-  static start(threads: number, matcher: Matcher, deadline: number, url = workerUrl()): Pool | null {
-    const pool = new Pool();
+  private constructor(probing: boolean) {
+    this.probing = probing;
+  }
+
+  /** `deadline` is wall-clock (Date.now()) time; `probe` the near-miss pattern searched
+   * alongside until something matches; `url` is the worker script (tests give others).
+   * Null when no thread can be started. */
+  static start(threads: number, matcher: Matcher, deadline: number, probe: Matcher | null = null, url = workerUrl()): Pool | null {
+    const pool = new Pool(probe !== null);
     try {
-      for (let i = 0; i < threads; i++) pool.spawn(url, matcherSpec(matcher), deadline);
+      for (let i = 0; i < threads; i++) pool.spawn(url, matcherSpec(matcher), probe ? matcherSpec(probe) : null, deadline);
     } catch {
       pool.terminate();
       return null;
@@ -91,17 +107,34 @@ export class Pool {
     return this.slots.length;
   }
 
-  private spawn(url: string, matcher: MatcherSpec, deadline: number): void {
+  /** Called once, when a thread first reports a match while probing. */
+  onFound(callback: () => void): void {
+    this.found = callback;
+  }
+
+  /** Something matched: every thread stops searching for the probe. */
+  stopProbing(): void {
+    if (!this.probing) return;
+    this.probing = false;
+    for (const slot of this.slots) slot.worker.postMessage({ type: "found" } satisfies PoolMessage);
+  }
+
+  private spawn(url: string, matcher: MatcherSpec, probe: MatcherSpec | null, deadline: number): void {
     const worker = new Worker(url);
     const slot: Slot = { worker, inFlight: 0, result: null };
     worker.onmessage = (event: MessageEvent<WorkerMessage>) => {
-      if (event.data.type === "ack") slot.inFlight--;
-      else slot.result = event.data;
+      if (event.data.type === "ack") {
+        slot.inFlight--;
+        if (event.data.found && this.probing) {
+          this.stopProbing();
+          this.found?.();
+        }
+      } else slot.result = event.data;
       this.poke();
     };
     worker.onerror = (event) => this.fail(event.message || "a search thread failed");
     worker.onmessageerror = () => this.fail("a search thread sent an unreadable message");
-    worker.postMessage({ type: "init", matcher, deadline } satisfies PoolMessage);
+    worker.postMessage({ type: "init", matcher, probe, deadline } satisfies PoolMessage);
     this.slots.push(slot);
   }
 
@@ -163,6 +196,7 @@ export class Pool {
       const results = this.slots.map((slot) => slot.result!);
       return {
         snapshots: results.map((r) => r.snapshot),
+        probed: results.flatMap((r) => (r.probed ? [r.probed] : [])),
         unreadable: results.flatMap((r) => r.unreadable),
         timedOut: results.some((r) => r.timedOut),
       };

@@ -9,6 +9,9 @@ import { reviveMatcher, type PoolMessage, type WorkerMessage } from "./pool.ts";
 declare const self: Worker;
 
 let matcher: ReturnType<typeof reviveMatcher> | null = null;
+/** The near-miss probe, searched alongside until anything matches anywhere. */
+let probe: ReturnType<typeof reviveMatcher> | null = null;
+let probed: Collector | null = null;
 let deadline = Number.POSITIVE_INFINITY;
 let timedOut = false;
 const collector = new Collector();
@@ -25,7 +28,14 @@ self.onmessage = (event: MessageEvent<PoolMessage>) => {
   switch (message.type) {
     case "init":
       matcher = reviveMatcher(message.matcher);
+      if (message.probe) {
+        probe = reviveMatcher(message.probe);
+        probed = new Collector();
+      }
       deadline = message.deadline;
+      break;
+    case "found":
+      probed = null;
       break;
     case "files":
       const files = message.files.split("\0");
@@ -37,16 +47,22 @@ self.onmessage = (event: MessageEvent<PoolMessage>) => {
           timedOut = true;
           break;
         }
-        const result = searchFile(abs, [matcher!]);
+        const result = searchFile(abs, probed ? [matcher!, probe!] : [matcher!]);
         if (result === "unreadable") unreadable.push(rel);
-        else if (result && result[0]!.count > 0) collector.add(rel, abs, result[0]!.hits, result[0]!.count, result[0]!.cut);
+        else if (result) {
+          const [found, near] = result;
+          if (found!.count > 0) {
+            collector.add(rel, abs, found!.hits, found!.count, found!.cut);
+            probed = null;
+          } else if (probed && near && near.count > 0) probed.add(rel, abs, near.hits, near.count, near.cut);
+        }
       }
       // Batches leave garbage even when nothing is decoded (then garbage() never runs).
       if (++batches % GC_BATCHES === 0) Bun.gc(true);
-      reply({ type: "ack" });
+      reply({ type: "ack", found: collector.lines > 0 });
       break;
     case "done":
-      reply({ type: "result", snapshot: collector.snapshot(), unreadable, timedOut });
+      reply({ type: "result", snapshot: collector.snapshot(), probed: probed?.snapshot() ?? null, unreadable, timedOut });
       break;
   }
 };

@@ -53,7 +53,7 @@ export default defineTool({
     const compiled = compilePattern(input.pattern);
     const plan = makePlan(ctx, { tool: "grep", path: input.path, glob: input.include, basename: true }, started);
     const engine = chooseEngine(ctx);
-    const run = await search(engine, plan, compiled, ctx);
+    const run = await search(engine, plan, compiled, ctx, probeFor(compiled));
     if (run.collector.lines === 0) return await noMatches(ctx, plan, compiled, input.include, engine, run);
     return render(ctx, plan, input.pattern, run);
   },
@@ -65,9 +65,13 @@ interface Run {
   engine: Engine["name"];
   /** Threads the built-in engine searched with. */
   threads?: number;
+  /** The near-miss probe's findings when the engine searched for it in the same pass
+   * (the built-in engine does, while nothing has matched). */
+  probed?: { probe: Compiled; found: Collector };
 }
 
-async function search(engine: Engine, plan: SearchPlan, compiled: Compiled, ctx: ToolContext): Promise<Run> {
+/** One search; with a `probe`, an engine that can search for it in the same pass does. */
+async function search(engine: Engine, plan: SearchPlan, compiled: Compiled, ctx: ToolContext, probe: Compiled | null = null): Promise<Run> {
   if (plan.missing) return { collector: new Collector(), outcome: { timedOut: false, unreadable: [] }, engine: engine.name };
   if (engine.name === "rg") {
     const collector = new Collector();
@@ -75,8 +79,8 @@ async function search(engine: Engine, plan: SearchPlan, compiled: Compiled, ctx:
     if (outcome.failed === undefined) return { collector, outcome, engine: "rg" };
     ctx.warn(`kt: rg could not run this search (${outcome.failed.split("\n")[0]}); using the built-in engine`);
   }
-  const { collector, outcome, threads } = await searchBuiltin(plan, compiled);
-  return { collector, outcome, engine: "builtin", threads };
+  const { collector, outcome, threads, probed } = await searchBuiltin(plan, compiled, probe);
+  return { collector, outcome, engine: "builtin", threads, ...(probe && probed ? { probed: { probe, found: probed } } : {}) };
 }
 
 function seconds(ms: number): string {
@@ -176,7 +180,7 @@ async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled,
   } else if (run.outcome.timedOut) {
     text = `No matches for "${pattern}" in ${scope} before the ${seconds(timeLimitMs())} time limit, so the search is partial. Narrow path or include to search fewer files.`;
   } else {
-    const hint = await nearMiss(ctx, plan, compiled, engine);
+    const hint = await nearMiss(ctx, plan, compiled, engine, run);
     text = `No matches for "${pattern}" in ${scope}. Check the regex${hint === null ? "" : ` (did you mean "${hint}"?)`} or broaden the scope.`;
   }
   const after = notes(ctx, plan, { ...run.outcome, timedOut: false });
@@ -189,10 +193,10 @@ async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled,
   };
 }
 
-/** The cheap re-probe, run only when nothing matched (searching for it alongside every
- * search would slow down the common case, which has matches): the same files, the same
- * engine, a wider pattern. */
-async function nearMiss(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, engine: Engine): Promise<string | null> {
+/** The near-miss hint: what the probe (the same files, a wider pattern) found, either in
+ * the search's own pass (built-in engine) or in a second pass run now. */
+async function nearMiss(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, engine: Engine, first: Run): Promise<string | null> {
+  if (first.probed) return first.probed.found.lines === 0 ? null : nearest(compiled, first.probed.probe, first.probed.found);
   const probe = probeFor(compiled);
   if (!probe) return null;
   const quiet = { ...ctx, warn: () => {} };

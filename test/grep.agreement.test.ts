@@ -203,6 +203,12 @@ describe.skipIf(!RG)("builtin and rg print the same bytes", () => {
         await both(root, join(tmp.path, "state"), input);
       });
     }
+    test("a near miss found in the same pass (built-in) and in a second pass (rg) is the same hint", async () => {
+      const { content } = await both(root, join(tmp.path, "state"), { pattern: "picomatchh", include: "*.json" });
+      expect(content).toContain('(did you mean "picomatch"?)');
+      const swapped = await both(root, join(tmp.path, "state"), { pattern: "readFielSync" });
+      expect(swapped.content).toContain('(did you mean "readFileSync"?)');
+    });
     test("glob's file set is rg --files", async () => {
       expect(await globbed(root, join(tmp.path, "state"), "**")).toEqual(rgFiles(root, RG_NOISE));
     });

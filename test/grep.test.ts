@@ -9,6 +9,10 @@ import { ageInOrder, RG, writeTree } from "./_search.ts";
 import type { ToolMetadata } from "../src/tools/tool.ts";
 import { Pool, PoolFailure } from "../src/search/pool.ts";
 import { compilePattern } from "../src/search/regex.ts";
+import { searchRg } from "../src/search/rg.ts";
+import { probeFor } from "../src/search/nearmiss.ts";
+import { makePlan } from "../src/search/plan.ts";
+import { Collector } from "../src/search/collect.ts";
 
 const ENGINES = RG ? ["builtin", "rg"] : ["builtin"];
 
@@ -324,6 +328,37 @@ describe("command line and engines", () => {
     const pool = Pool.start(1, compilePattern("x"), Date.now() + 10_000, null, bad)!;
     pool.add("/nonexistent", "x");
     await expect(pool.finish()).rejects.toBeInstanceOf(PoolFailure);
+  });
+
+  test.skipIf(!RG)("rg engine: one pass with the probe; given up and run again without it once a match is in and the probe's lines pile up", async () => {
+    using tmp = tempDir();
+    const files: Record<string, string> = {
+      // 3,000 probe lines ("todo" in other cases; halves "TO"/"DO") and one match.
+      "noise.txt": "to do, or not to do\n".repeat(3000),
+      "hit.ts": "// TODO: the one match\n",
+      "near.ts": "// TOD0 near\n",
+    };
+    writeTree(tmp.path, files);
+    const searchWith = async (pattern: string, tree: string) => {
+      const compiled = compilePattern(pattern);
+      const ctx = { cwd: tree, root: undefined } as never;
+      const plan = makePlan(ctx, { tool: "grep", path: tree, glob: undefined, basename: true });
+      const collector = new Collector();
+      const outcome = await searchRg(RG!, plan, compiled, collector, probeFor(compiled));
+      return { outcome, lines: collector.lines };
+    };
+    const busy = await searchWith("TODO", tmp.path);
+    expect({ passes: busy.outcome.passes, lines: busy.lines, probed: busy.outcome.probed }).toEqual({ passes: 2, lines: 1, probed: null });
+    // Few probe lines: the match comes from the single pass.
+    const quiet = await searchWith("the one match", tmp.path);
+    expect({ passes: quiet.outcome.passes, lines: quiet.lines, probed: quiet.outcome.probed }).toEqual({ passes: 1, lines: 1, probed: null });
+    // No match: one pass, and what the probe found is kept for the hint.
+    const none = await searchWith("TOD0 nearr", tmp.path);
+    expect(none.outcome.passes).toBe(1);
+    expect(none.lines).toBe(0);
+    expect(none.outcome.probed?.files.map((f) => f.rel)).toEqual(["near.ts"]);
+    const r = await grep(tmp.path, { pattern: "TOD0 nearr" });
+    expect(r.content).toBe(`No matches for "TOD0 nearr" in ${tmp.path}. Check the regex (did you mean "TOD0 near"?) or broaden the scope.`);
   });
 
   test.skipIf(!RG)("auto picks rg when it is on PATH", () => {

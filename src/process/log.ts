@@ -2,7 +2,7 @@
 // writes straight into it), and it can be huge, so every view reads a bounded head and
 // tail and counts the lines in between in fixed-size chunks: memory never follows the log.
 import { closeSync, openSync, readSync, statSync } from "node:fs";
-import { cutToBytes, headTailBudgets, joinCut, takeLines, type Limits } from "../core/truncate.ts";
+import { headTailBudgets, joinCut, takeLines, type Limits } from "../core/truncate.ts";
 import type { Truncation } from "../tools/tool.ts";
 
 /** Regions up to this size are read whole and cut by the line/byte limits exactly. */

@@ -47,6 +47,15 @@ export class Collector {
     if (this.kept > MAX_KEPT) this.evict();
   }
 
+  /** Forgets everything collected: the search starts again. */
+  reset(): void {
+    this.files.length = 0;
+    this.live = [];
+    this.lines = 0;
+    this.kept = 0;
+    this.evicted = false;
+  }
+
   /** What another thread's collector hands over (see merge). */
   snapshot(): Snapshot {
     return { files: this.files, lines: this.lines, evicted: this.evicted };

@@ -29,7 +29,8 @@ export function probeFor(compiled: Compiled): Compiled | null {
     const trie = compilePattern(trieOf(chars, 0), true);
     const spellings = [chars.slice(0, mid), chars.slice(mid), swapped].map((cs) => anchorsOf(cs.join(""), true));
     const anchors = spellings.every((a) => a !== null) ? spellings.flatMap((a) => a!) : null;
-    return { ...trie, rust: parts.rust, prefilter: parts.js, anchors, verify: true };
+    const fixed = [chars.slice(0, mid), chars.slice(mid), swapped].map((cs) => cs.join(""));
+    return { ...trie, rust: parts.rust, prefilter: parts.js, anchors, verify: true, fixed };
   }
   if (compiled.caseInsensitive) return null;
   return compilePattern(compiled.pattern, true);

@@ -31,6 +31,9 @@ export interface Compiled {
   anchors: Buffer[] | null;
   /** `rust` is only a necessary condition: a line rg reports counts if `js` matches it. */
   verify?: boolean;
+  /** Plain strings `rust` is the alternation of: rg finds them faster as fixed strings
+   * (-F) than as a regex, case-insensitively above all. */
+  fixed?: string[];
 }
 
 const MAX_REPEAT = 1000;

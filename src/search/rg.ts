@@ -15,18 +15,28 @@ import { basename, dirname, join } from "node:path";
 export interface RgOutcome extends SearchOutcome {
   /** rg did not run a search (e.g. it rejected the pattern): use the built-in engine. */
   failed?: string;
+  /** What the near-miss probe found in the same pass; null when something matched. */
+  probed: Collector | null;
+  /** rg runs: 2 when a pass with the probe was given up and run again without it. */
+  passes: number;
 }
 
-export function rgArgs(plan: SearchPlan, compiled: Compiled): { args: string[]; cwd: string; typed: boolean } {
-  const args = ["--heading", "-n", "-H", "--null", "--color=never", "--stats", "--no-config", "--no-ignore-global", "--no-mmap", "--crlf", compiled.caseInsensitive ? "-i" : "-s"];
-  if (plan.file) return { args: [...args, "-e", compiled.rust, "--", basename(plan.real)], cwd: dirname(plan.real), typed: false };
+export function rgArgs(plan: SearchPlan, compiled: Compiled, probe: Compiled | null = null): { args: string[]; cwd: string; typed: boolean } {
+  // With the probe, rg searches for the probe alone, case-insensitively: it is wider than
+  // the pattern (it matches every line the pattern matches, in any case), and the lines
+  // are sorted exactly in JavaScript. A probe made of plain strings goes as -F: rg finds
+  // fixed strings case-insensitively far faster than the same alternation as a regex.
+  const insensitive = compiled.caseInsensitive || probe !== null;
+  const args = ["--heading", "-n", "-H", "--null", "--color=never", "--stats", "--no-config", "--no-ignore-global", "--no-mmap", "--crlf", insensitive ? "-i" : "-s"];
+  const patterns = probe === null ? ["-e", compiled.rust] : probe.fixed ? ["-F", ...probe.fixed.flatMap((f) => ["-e", f])] : ["-e", probe.rust];
+  if (plan.file) return { args: [...args, ...patterns, "--", basename(plan.real)], cwd: dirname(plan.real), typed: false };
   if (!plan.hidden) args.push("--hidden");
   for (const name of plan.noise) args.push("-g", `!${name}/`);
   const typeGlob = plan.glob === null ? null : prefilterGlob(plan.glob);
   if (typeGlob) args.push("--type-add", `ktinclude:${typeGlob}`, "-t", "ktinclude");
   // rg runs in the directory it walks: given a relative subdirectory instead, rg 13
   // misapplies the working directory's own anchored ignore rules (e.g. "build/skip/").
-  args.push("-e", compiled.rust, "--", ".");
+  args.push(...patterns, "--", ".");
   return { args, cwd: plan.walkRoot, typed: typeGlob !== null };
 }
 
@@ -42,8 +52,49 @@ function prefilterGlob(glob: string): string | null {
   return last;
 }
 
-export async function searchRg(rg: string, plan: SearchPlan, compiled: Compiled, collector: Collector): Promise<RgOutcome> {
-  const { args, cwd, typed } = rgArgs(plan, compiled);
+/**
+ * Probe lines tolerated once something has matched. Past them the pass is given up and
+ * the search starts again without the probe: for a pattern whose probe is common ("TODO"
+ * probes for "to" and "do") reading the probe's lines would cost more than a new pass.
+ */
+const PROBE_LINES_AFTER_MATCH = 1000;
+
+/**
+ * Searches with rg. With a `probe` (the near-miss pattern), rg searches for both in one
+ * pass and each line is sorted by which of the two it matches, so that a search with no
+ * match has its hint without a second pass; once something has matched and the probe's
+ * lines pile up, the pass is dropped and run again without it.
+ */
+export async function searchRg(rg: string, plan: SearchPlan, compiled: Compiled, collector: Collector, probe: Compiled | null = null): Promise<RgOutcome> {
+  if (probe) {
+    const probed = new Collector();
+    const fused = await pass(rg, plan, compiled, collector, { probe, found: probed });
+    if (fused !== "abandoned") return { ...fused, probed: collector.lines > 0 ? null : probed, passes: 1 };
+    collector.reset();
+  }
+  const plain = await pass(rg, plan, compiled, collector, null);
+  return { ...(plain as Pass), probed: null, passes: probe ? 2 : 1 };
+}
+
+interface Probing {
+  probe: Compiled;
+  found: Collector;
+}
+
+interface FileState {
+  raw: string;
+  rel: string;
+  hits: Hit[];
+  count: number;
+  cut: boolean;
+  binary: boolean;
+  near: { hits: Hit[]; count: number; cut: boolean };
+}
+
+type Pass = Omit<RgOutcome, "probed" | "passes">;
+
+async function pass(rg: string, plan: SearchPlan, compiled: Compiled, collector: Collector, probing: Probing | null): Promise<Pass | "abandoned"> {
+  const { args, cwd, typed } = rgArgs(plan, compiled, probing?.probe ?? null);
   const checker = plan.file ? null : new PathChecker(plan.real, plan.hidden && typed);
   const keeps = (rel: string): boolean => {
     if (plan.file) return true;
@@ -64,12 +115,22 @@ export async function searchRg(rg: string, plan: SearchPlan, compiled: Compiled,
   const stderr = new Response(proc.stderr).text();
 
   let summary = false;
-  let current: { raw: string; rel: string; hits: Hit[]; count: number; cut: boolean; binary: boolean } | null = null;
+  /** A line of the pattern itself has been seen (the probe is then of no use). */
+  let matched = false;
+  let probeLines = 0;
+  let current: FileState | null = null;
   const flush = (): void => {
-    if (current !== null && current.count > 0 && !current.binary && keeps(current.rel)) {
-      collector.add(current.rel, plan.file ? plan.real : `${plan.real}/${current.rel}`, current.hits, current.count, current.cut);
+    if (current !== null && !current.binary && (current.count > 0 || current.near.count > 0) && keeps(current.rel)) {
+      const abs = plan.file ? plan.real : `${plan.real}/${current.rel}`;
+      if (current.count > 0) collector.add(current.rel, abs, current.hits, current.count, current.cut);
+      else if (probing) probing.found.add(current.rel, abs, current.near.hits, current.near.count, current.near.cut);
     }
     current = null;
+  };
+  const keep = (into: { hits: Hit[]; count: number; cut: boolean }, line: number, text: string, re: RegExp): void => {
+    into.count++;
+    if (into.hits.length >= MAX_KEPT) into.cut = true;
+    else into.hits.push({ line, text: displayLine(text, re, true) });
   };
   // rg prints each file's matches under its path: "path\0number:text" for the first, then
   // "number:text", a blank line between files. Any other line is one of rg's notes (a
@@ -98,31 +159,35 @@ export async function searchRg(rg: string, plan: SearchPlan, compiled: Compiled,
       }
       flush();
       const raw = buf.toString("utf8", start, z);
-      current = { raw, rel: relOf(raw, plan), hits: [], count: 0, cut: false, binary: false };
+      current = { raw, rel: relOf(raw, plan), hits: [], count: 0, cut: false, binary: false, near: { hits: [], count: 0, cut: false } };
       colon = buf.indexOf(58, z + 1);
       start = z + 1;
     }
     if (current === null) return;
     const ok = valid || isUtf8(buf.subarray(colon + 1, end));
-    const re = ok ? compiled.jsValid : compiled.js;
-    let text: string | null = null;
-    if (compiled.verify) {
-      text = buf.toString("utf8", colon + 1, end);
-      re.lastIndex = 0;
-      const hit = re.test(text);
-      re.lastIndex = 0;
-      if (!hit) return;
-    }
-    current.count++;
-    if (current.hits.length >= MAX_KEPT) {
-      current.cut = true;
-      return;
-    }
     let number = 0;
     for (let i = start; i < colon; i++) number = number * 10 + buf[i]! - 48;
-    current.hits.push({ line: number, text: displayLine(text ?? buf.toString("utf8", colon + 1, end), re, true) });
+    const re = ok ? compiled.jsValid : compiled.js;
+    if (probing === null) {
+      current.count++;
+      if (current.hits.length >= MAX_KEPT) current.cut = true;
+      else current.hits.push({ line: number, text: displayLine(buf.toString("utf8", colon + 1, end), re, true) });
+      return;
+    }
+    // One pass for both: the line is the pattern's if the pattern matches it, else the
+    // probe's if the probe (a wider pattern, checked exactly) does.
+    const text = buf.toString("utf8", colon + 1, end);
+    if (test(re, text)) {
+      matched = true;
+      keep(current, number, text, re);
+      return;
+    }
+    probeLines++;
+    const near = ok ? probing.probe.jsValid : probing.probe.js;
+    if (!probing.probe.verify || test(near, text)) keep(current.near, number, text, near);
   };
 
+  let abandoned = false;
   let pending: Buffer | null = null;
   for await (const chunk of proc.stdout) {
     const buf: Buffer = pending ? Buffer.concat([pending, chunk]) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
@@ -134,6 +199,17 @@ export async function searchRg(rg: string, plan: SearchPlan, compiled: Compiled,
     eachLine(buf, last, onLine);
     garbage(last);
     pending = last + 1 < buf.length ? Buffer.from(buf.subarray(last + 1)) : null;
+    if (matched && probeLines > PROBE_LINES_AFTER_MATCH) {
+      abandoned = true;
+      proc.kill("SIGKILL");
+      break;
+    }
+  }
+  if (abandoned) {
+    clearTimeout(timer);
+    await proc.exited;
+    await stderr;
+    return "abandoned";
   }
   if (pending) eachLine(pending, pending.length, onLine);
   flush();
@@ -149,6 +225,13 @@ export async function searchRg(rg: string, plan: SearchPlan, compiled: Compiled,
     if (plan.file || (isFileRel(plan, rel) ? keeps(rel) : checker!.keepsDir(rel))) unreadable.push(rel);
   }
   return { timedOut, unreadable };
+}
+
+function test(re: RegExp, text: string): boolean {
+  re.lastIndex = 0;
+  const hit = re.test(text);
+  re.lastIndex = 0;
+  return hit;
 }
 
 function isFileRel(plan: SearchPlan, rel: string): boolean {

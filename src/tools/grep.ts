@@ -54,7 +54,7 @@ export default defineTool({
     const plan = makePlan(ctx, { tool: "grep", path: input.path, glob: input.include, basename: true }, started);
     const engine = chooseEngine(ctx);
     const run = await search(engine, plan, compiled, ctx, probeFor(compiled));
-    if (run.collector.lines === 0) return await noMatches(ctx, plan, compiled, input.include, engine, run);
+    if (run.collector.lines === 0) return noMatches(ctx, plan, compiled, input.include, run);
     return render(ctx, plan, input.pattern, run);
   },
 });
@@ -65,18 +65,18 @@ interface Run {
   engine: Engine["name"];
   /** Threads the built-in engine searched with. */
   threads?: number;
-  /** The near-miss probe's findings when the engine searched for it in the same pass
-   * (the built-in engine does, while nothing has matched). */
+  /** The near-miss probe's findings, searched in the same pass while nothing matched;
+   * absent when something matched or there was no probe. */
   probed?: { probe: Compiled; found: Collector };
 }
 
-/** One search; with a `probe`, an engine that can search for it in the same pass does. */
+/** One search, with the near-miss `probe` searched for in the same pass. */
 async function search(engine: Engine, plan: SearchPlan, compiled: Compiled, ctx: ToolContext, probe: Compiled | null = null): Promise<Run> {
   if (plan.missing) return { collector: new Collector(), outcome: { timedOut: false, unreadable: [] }, engine: engine.name };
   if (engine.name === "rg") {
     const collector = new Collector();
-    const outcome = await searchRg(engine.path, plan, compiled, collector);
-    if (outcome.failed === undefined) return { collector, outcome, engine: "rg" };
+    const outcome = await searchRg(engine.path, plan, compiled, collector, probe);
+    if (outcome.failed === undefined) return { collector, outcome, engine: "rg", ...(probe && outcome.probed ? { probed: { probe, found: outcome.probed } } : {}) };
     ctx.warn(`kt: rg could not run this search (${outcome.failed.split("\n")[0]}); using the built-in engine`);
   }
   const { collector, outcome, threads, probed } = await searchBuiltin(plan, compiled, probe);
@@ -169,7 +169,7 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, run: Run): 
   };
 }
 
-async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, include: string | undefined, engine: Engine, run: Run): Promise<ToolOutput> {
+function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, include: string | undefined, run: Run): ToolOutput {
   const { pattern } = compiled;
   const scope = `${plan.abs}${include !== undefined && !plan.file ? ` (include "${include}")` : ""}`;
   let text: string;
@@ -180,7 +180,7 @@ async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled,
   } else if (run.outcome.timedOut) {
     text = `No matches for "${pattern}" in ${scope} before the ${seconds(timeLimitMs())} time limit, so the search is partial. Narrow path or include to search fewer files.`;
   } else {
-    const hint = await nearMiss(ctx, plan, compiled, engine, run);
+    const hint = nearMiss(compiled, run);
     text = `No matches for "${pattern}" in ${scope}. Check the regex${hint === null ? "" : ` (did you mean "${hint}"?)`} or broaden the scope.`;
   }
   const after = notes(ctx, plan, { ...run.outcome, timedOut: false });
@@ -193,14 +193,9 @@ async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled,
   };
 }
 
-/** The near-miss hint: what the probe (the same files, a wider pattern) found, either in
- * the search's own pass (built-in engine) or in a second pass run now. */
-async function nearMiss(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, engine: Engine, first: Run): Promise<string | null> {
-  if (first.probed) return first.probed.found.lines === 0 ? null : nearest(compiled, first.probed.probe, first.probed.found);
-  const probe = probeFor(compiled);
-  if (!probe) return null;
-  const quiet = { ...ctx, warn: () => {} };
-  const run = await search(engine, plan, probe, quiet);
-  if (run.outcome.timedOut || run.collector.lines === 0) return null;
-  return nearest(compiled, probe, run.collector);
+/** The near-miss hint: the text nearest the pattern among what the probe (the same
+ * files, a wider pattern) found in the search's own pass. */
+function nearMiss(compiled: Compiled, run: Run): string | null {
+  const probed = run.probed;
+  return probed && probed.found.lines > 0 ? nearest(compiled, probed.probe, probed.found) : null;
 }

@@ -95,7 +95,7 @@ describe("glob", () => {
     expect(r.content).toBe(
       '1 file matches "**/*.ts" (partial):\na.ts\n[The walk stopped at the 0 s time limit, so this list is partial. Narrow the pattern or path to search fewer directories.]',
     );
-    expect(r.metadata.extra).toEqual({ partial: true });
+    expect(r.metadata.extra).toEqual({ partial: true, threads: 1 });
     const none = await glob(root, { pattern: "**/*.md" }, { KT_GREP_TIMEOUT_MS: "0" });
     expect(none.content).toBe(`No files match "**/*.md" under ${root} before the 0 s time limit, so the search is partial. Narrow the pattern or path to search fewer directories.`);
   });

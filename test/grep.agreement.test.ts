@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, symlinkSync, utimesSync } from "node:fs";
 import { join } from "node:path";
-import { callTool, tempDir, type TempDir } from "./_helpers.ts";
+import { callTool, kt, tempDir, type TempDir } from "./_helpers.ts";
 import { RG, RG_NOISE, rgFiles, writeTree } from "./_search.ts";
 
 /** Worker threads when the machine has more than one core (pool.ts). */
@@ -170,6 +170,31 @@ describe.skipIf(!RG)("builtin and rg print the same bytes", () => {
         await both(root, join(tmp.path, "state"), input);
       });
     }
+    test("glob prints the same bytes walking alone and with a worker thread sharing the walk", async () => {
+      const patterns = ["**/*", "**/*.ts", "src/**", "**/f1.ts", "**/f1.tx", "*.md", "**/*.nope", "**/.github/**", "build/**"];
+      for (const pattern of patterns) {
+        const outs: { content: string; spill: string | null }[] = [];
+        for (const after of ["1000000000", "0", "5"]) {
+          const saved = process.env.KT_GLOB_PARALLEL_AFTER;
+          process.env.KT_GLOB_PARALLEL_AFTER = after;
+          try {
+            const id = `glob-${after}`;
+            const r = await callTool("glob", { pattern }, { cwd: root, stateDir: join(tmp.path, "state"), callId: id });
+            const spillPath = r.metadata.truncation?.spillPath;
+            outs.push({ content: r.content.replace(`glob-${id}.txt`, "glob-ID.txt"), spill: spillPath ? readFileSync(spillPath, "utf8") : null });
+            // src/ and build/ are single chains of directories: nothing to share there.
+            if (after === "0" && !/^(src|build)\//.test(pattern)) expect({ pattern, threads: r.metadata.extra?.threads }).toEqual({ pattern, threads: 2 });
+            const cli = kt(["glob", pattern, "--call-id", id], { cwd: root, stateDir: join(tmp.path, "state"), env: { KT_GLOB_PARALLEL_AFTER: after } });
+            expect(cli.stdout).toBe(`${r.content}\n`);
+          } finally {
+            if (saved === undefined) delete process.env.KT_GLOB_PARALLEL_AFTER;
+            else process.env.KT_GLOB_PARALLEL_AFTER = saved;
+          }
+        }
+        expect({ pattern, out: outs[1] }).toEqual({ pattern, out: outs[0]! });
+        expect({ pattern, out: outs[2] }).toEqual({ pattern, out: outs[0]! });
+      }
+    });
     test("glob's file set is rg --files, less what .ktignore excludes", async () => {
       const ktignored = (rel: string) => rel.endsWith(".secret") || rel.startsWith("docs/private/");
       const expected = rgFiles(root, RG_NOISE).filter((rel) => !ktignored(rel));

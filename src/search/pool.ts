@@ -58,7 +58,7 @@ export function reviveMatcher(spec: MatcherSpec): Matcher {
  * every module is a chunk at the root of Bun's embedded file system, and the worker,
  * built as a second entry point, keeps its path below src/.
  */
-function workerUrl(): string {
+export function workerUrl(): string {
   const here = new URL(".", import.meta.url);
   return /\/(\$bunfs|~BUN)\//.test(here.pathname) ? new URL("search/worker.ts", here).href : new URL("./worker.ts", import.meta.url).href;
 }

@@ -74,11 +74,47 @@ export function walk(opts: WalkOptions, visit: Visit): WalkResult {
   }
 }
 
-/** The walk in steps of a few directories, for callers that must do other work between. */
+/** A directory still to be read, as it crosses to another thread (without its chains). */
+export interface DirRef {
+  abs: string;
+  rel: string;
+}
+
+/**
+ * The walk in steps of a few directories, for callers that must do other work between.
+ * Two walkers can share one walk: `split` hands over directories not yet read (whole
+ * subtrees, disjoint from what stays), and `add` takes them in on the other side.
+ */
 export class Walker {
   private readonly stack: Frame[];
-  constructor(private readonly opts: WalkOptions) {
-    this.stack = [{ abs: opts.root, rel: "", chains: ancestorChains(opts.root) }];
+  /** Chains of directories above handed-over ones, each computed once. */
+  private readonly above = new Map<string, Chains>();
+
+  /** Starts at opts.root, or with `dirs` (directories below it) when given. */
+  constructor(
+    private readonly opts: WalkOptions,
+    dirs?: readonly DirRef[],
+  ) {
+    this.stack = dirs ? [] : [{ abs: opts.root, rel: "", chains: ancestorChains(opts.root) }];
+    if (dirs) this.add(dirs);
+  }
+
+  /** Directories still to be read. */
+  get pending(): number {
+    return this.stack.length;
+  }
+
+  /** Takes away the shallower half of the directories still to be read (the bottom of
+   * the stack: the largest subtrees, likely). */
+  split(): DirRef[] {
+    const taken = this.stack.splice(0, Math.floor(this.stack.length / 2));
+    return taken.map(({ abs, rel }) => ({ abs, rel }));
+  }
+
+  /** Directories handed over by another walker of the same walk. Their ignore chains are
+   * rebuilt from the disk, as ancestorChains does, which gives what the walk had. */
+  add(dirs: readonly DirRef[]): void {
+    for (const { abs, rel } of dirs) this.stack.push({ abs, rel, chains: chainsOfEntries(dirname(abs), this.above) });
   }
 
   /** Walks up to `dirs` directories; the result when the walk ended, else null. */
@@ -222,6 +258,18 @@ export function ancestorChains(root: string): Chains {
     const prefix = d.endsWith("/") ? d : `${d}/`;
     chains = level(chains, prefix, (name) => existsSync(prefix + name));
   }
+  return chains;
+}
+
+/** The chains that apply to the entries of `dir`, its own ignore files included,
+ * memoized per directory. */
+function chainsOfEntries(dir: string, cache: Map<string, Chains>): Chains {
+  const known = cache.get(dir);
+  if (known) return known;
+  const above = dir === dirname(dir) ? EMPTY : chainsOfEntries(dirname(dir), cache);
+  const prefix = dir.endsWith("/") ? dir : `${dir}/`;
+  const chains = level(above, prefix, (name) => existsSync(prefix + name));
+  cache.set(dir, chains);
   return chains;
 }
 

@@ -1,10 +1,15 @@
-// A thread of the built-in grep engine (see pool.ts): it is handed a pattern, then
-// batches of files, searches them with the same code as the main thread, and at the end
-// hands back its collector. Messages: init → files… → done; it answers each batch with
-// "ack" and "done" with "result".
+// A helper thread, for grep or for glob. For the built-in grep engine (see pool.ts): it
+// is handed a pattern, then batches of files, searches them with the same code as the
+// main thread, and at the end hands back its collector. Messages: init → files… → done;
+// it answers each batch with "ack" and "done" with "result". For glob (see
+// globscan.ts): it is handed directories to walk, gives half of those it has not read
+// yet when asked, says when it has nothing left (both through shared memory), and hands
+// back what it found on "glob-finish".
 import { searchFile } from "./builtin.ts";
 import { Collector } from "./collect.ts";
 import { reviveMatcher, type PoolMessage, type WorkerMessage } from "./pool.ts";
+import { GlobScan, packDirs, SharedState, toWire, unpackDirs, type GlobReply, type GlobRequest } from "./globscan.ts";
+import { Walker } from "./walk.ts";
 
 declare const self: Worker;
 
@@ -19,13 +24,51 @@ const unreadable: string[] = [];
 let batches = 0;
 const GC_BATCHES = 32;
 
-function reply(message: WorkerMessage): void {
+function reply(message: WorkerMessage | GlobReply): void {
   self.postMessage(message);
 }
 
-self.onmessage = (event: MessageEvent<PoolMessage>) => {
+let glob: { scan: GlobScan; walker: Walker; shared: Int32Array } | null = null;
+
+/**
+ * Walks the directories it was given, without stopping for messages (a request for half
+ * of them arrives through shared memory), then says it is idle. The exchange to IDLE
+ * answers a request made meanwhile, so that every request gets its one answer.
+ */
+function walkGlob(): void {
+  const { scan, walker, shared } = glob!;
+  const { STATE, STOP, RUNNING, IDLE, STEAL } = SharedState;
+  while (walker.pending > 0 && Atomics.load(shared, STOP) === 0) {
+    const ended = walker.step(scan.visit, 16);
+    if (ended?.timedOut) {
+      scan.timedOut = true;
+      break;
+    }
+    if (Atomics.load(shared, STATE) === STEAL) {
+      reply({ type: "glob-stolen", dirs: walker.pending >= 2 ? packDirs(walker.split()) : "" });
+      Atomics.store(shared, STATE, RUNNING);
+    }
+  }
+  // Directories left unread (stopped at the time limit): the result is partial.
+  if (walker.pending > 0) scan.timedOut = true;
+  if (Atomics.exchange(shared, STATE, IDLE) === STEAL) reply({ type: "glob-stolen", dirs: "" });
+}
+
+self.onmessage = (event: MessageEvent<PoolMessage | GlobRequest>) => {
   const message = event.data;
   switch (message.type) {
+    case "glob": {
+      const scan = new GlobScan(message.config);
+      glob = { scan, walker: new Walker(scan.walkOptions(), []), shared: new Int32Array(message.shared) };
+      break;
+    }
+    case "glob-dirs":
+      glob!.walker.add(unpackDirs(message.dirs));
+      walkGlob();
+      break;
+    case "glob-finish":
+      reply({ type: "glob-result", result: toWire(glob!.scan.result()) });
+      break;
     case "init":
       matcher = reviveMatcher(message.matcher);
       if (message.probe) {

@@ -1,15 +1,13 @@
 // glob (SPEC §4.5): files below a directory whose path (relative to it) matches a
 // picomatch pattern, newest first. Same walk and ignore rules as grep.
 import * as z from "zod/mini";
-import { extname, join } from "node:path";
-import picomatch from "picomatch";
+import { join } from "node:path";
 import { distance } from "fastest-levenshtein";
 import description from "./glob.txt" with { type: "text" };
 import { defineTool, type ToolContext, type ToolOutput } from "./tool.ts";
 import { spillFile } from "../core/truncate.ts";
 import { count, makePlan, pathShower, shownPath, timeLimitMs, type SearchPlan } from "../search/plan.ts";
-import { walk } from "../search/walk.ts";
-import { Mtimes } from "../search/mtimes.ts";
+import { plainName, scanGlob, type Seen } from "../search/globscan.ts";
 import { suggestions } from "./_suggest.ts";
 
 /** Paths shown; the rest go to the spill file. */
@@ -19,23 +17,6 @@ export const Parameters = z.strictObject({
   pattern: z.string().check(z.minLength(1), z.describe('Glob pattern to match file paths against, relative to path (e.g. "**/*.ts").')),
   path: z.optional(z.string().check(z.describe("Directory to search in. Defaults to the working directory."))),
 });
-
-interface Found {
-  rel: string;
-  mtimeMs: number;
-}
-
-/** What the walk learns for the zero-match hint. */
-interface Seen {
-  /** Files a slash-less pattern matches by base name at any depth. */
-  deeper: number;
-  /** Extensions of files matching the pattern with its extension wildcarded. */
-  near: Map<string, number>;
-  /** Extensions of every file walked. */
-  all: Map<string, number>;
-  /** For a pattern ending in a plain file name: files within two edits of it, by distance. */
-  names: { rel: string; d: number }[];
-}
 
 export default defineTool({
   name: "glob",
@@ -47,43 +28,27 @@ export default defineTool({
   annotations: { readOnlyHint: true, destructiveHint: false },
   async execute(input, ctx) {
     const plan = makePlan(ctx, { tool: "glob", path: input.path, glob: input.pattern, basename: false });
-    const glob = plan.glob!;
-    const rels: string[] = [];
-    const stats = new Mtimes();
-    const unreadable: string[] = [];
-    const seen: Seen = { deeper: 0, near: new Map(), all: new Map(), names: [] };
-    const name = plainName(glob);
-    const deeper = glob.includes("/") || glob.startsWith("**") ? null : picomatch(glob, { dot: true, basename: true });
-    const relaxed = relaxedMatcher(glob);
-    let timedOut = false;
-    if (!plan.missing) {
-      const result = walk(
-        { root: plan.walkRoot, hidden: plan.hidden, noise: plan.noise, deadline: plan.deadline, onUnreadable: (abs) => unreadable.push(abs.slice(plan.real.length + 1)) },
-        (abs, rel) => {
-          const full = plan.walkRel ? `${plan.walkRel}/${rel}` : rel;
-          if (plan.match!(full)) {
-            rels.push(full);
-            stats.add(abs);
-          } else if (rels.length === 0) {
-            if (deeper?.(full)) seen.deeper++;
-            if (name) nameNearMiss(seen, name, full);
-            const ext = extname(full);
-            if (ext) {
-              if (relaxed?.(full)) seen.near.set(ext, (seen.near.get(ext) ?? 0) + 1);
-              seen.all.set(ext, (seen.all.get(ext) ?? 0) + 1);
-            }
-          }
-        },
-      );
-      timedOut = result.timedOut;
-    }
-    const mtimes = await stats.finish();
-    if (rels.length === 0) return noFiles(ctx, plan, input.pattern, seen, unreadable, timedOut);
-    const found: Found[] = rels.map((rel, i) => ({ rel, mtimeMs: mtimes[i]! }));
-    found.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
-    return render(ctx, plan, input.pattern, found, unreadable, timedOut);
+    if (plan.missing) return noFiles(ctx, plan, input.pattern, { deeper: 0, near: new Map(), all: new Map(), names: [] }, [], false);
+    const found = await scanGlob({
+      real: plan.real,
+      walkRoot: plan.walkRoot,
+      walkRel: plan.walkRel,
+      glob: plan.glob!,
+      hidden: plan.hidden,
+      noise: [...plan.noise],
+      deadline: Date.now() + (plan.deadline - performance.now()),
+    });
+    if (found.rels.length === 0) return noFiles(ctx, plan, input.pattern, found.seen, found.unreadable, found.timedOut, found.threads);
+    return render(ctx, plan, input.pattern, newestFirst(found.rels, found.mtimes), found.unreadable, found.timedOut, found.threads);
   },
 });
+
+/** The paths newest first, ties by path. */
+function newestFirst(rels: readonly string[], mtimes: Float64Array): string[] {
+  const order = Array.from({ length: rels.length }, (_, i) => i);
+  order.sort((a, b) => mtimes[b]! - mtimes[a]! || (rels[a]! < rels[b]! ? -1 : rels[a]! > rels[b]! ? 1 : 0));
+  return order.map((i) => rels[i]!);
+}
 
 function notes(ctx: ToolContext, plan: SearchPlan, unreadable: string[], timedOut: boolean): string[] {
   const out: string[] = [];
@@ -101,12 +66,12 @@ function notes(ctx: ToolContext, plan: SearchPlan, unreadable: string[], timedOu
 /** What the shown paths may take, well under the 64 KB backstop. */
 const SHOWN_BYTES = 56 * 1024;
 
-function render(ctx: ToolContext, plan: SearchPlan, pattern: string, found: Found[], unreadable: string[], timedOut: boolean): ToolOutput {
+function render(ctx: ToolContext, plan: SearchPlan, pattern: string, rels: string[], unreadable: string[], timedOut: boolean, threads: number): ToolOutput {
   const show = pathShower(ctx, plan);
-  const n = found.length;
+  const n = rels.length;
   const partial = timedOut ? " (partial)" : "";
   const header = n === 1 ? `1 file matches "${pattern}"${partial}:` : `${count(n, "file", "files")} match "${pattern}" (newest first)${partial}:`;
-  const paths = found.map((f) => show(f.rel));
+  const paths = rels.map(show);
   const after = notes(ctx, plan, unreadable, timedOut);
   const title = `Glob ${pattern} · ${count(n, "file", "files")}`;
   let shown = 0;
@@ -114,7 +79,7 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, found: Foun
     bytes += Buffer.byteLength(paths[shown]!) + 1;
     if (bytes > SHOWN_BYTES && shown > 0) break;
   }
-  if (shown === n) return { content: [header, ...paths, ...after].join("\n"), title, files: n, extra: { partial: timedOut } };
+  if (shown === n) return { content: [header, ...paths, ...after].join("\n"), title, files: n, extra: { partial: timedOut, threads } };
   const full = [header, ...paths].join("\n");
   const spillPath = spillFile(ctx, "glob", `${full}\n`);
   const tail = spillPath
@@ -132,37 +97,8 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, found: Foun
       omittedLines: n - shown,
       ...(spillPath ? { spillPath } : {}),
     },
-    extra: { partial: timedOut },
+    extra: { partial: timedOut, threads },
   };
-}
-
-/** The pattern with its extension made a wildcard (…/*.tsx → …/*.*), for the extension hint. */
-function relaxedMatcher(glob: string): ((rel: string) => boolean) | null {
-  const m = /^(.*?)(\.[A-Za-z0-9_-]+|\.\{[^/{}]*\})$/.exec(glob);
-  if (!m || m[1]!.endsWith("/") || m[1] === "") return null;
-  return picomatch(`${m[1]}.*`, { dot: true });
-}
-
-/** The pattern's last segment when it is a plain file name (no glob syntax). */
-function plainName(glob: string): string | null {
-  const last = glob.slice(glob.lastIndexOf("/") + 1);
-  return last !== "" && !/[*?[\]{}()!+@\\]/.test(last) ? last : null;
-}
-
-/** Keeps the files whose name is within two edits of `name`, closest first, at most 3. */
-function nameNearMiss(seen: Seen, name: string, rel: string): void {
-  const base = rel.slice(rel.lastIndexOf("/") + 1);
-  if (Math.abs(base.length - name.length) > 2) return;
-  // A cheap filter before the distance: a near name keeps its first or its last character.
-  const first = base.charCodeAt(0) | 32;
-  const last = base.charCodeAt(base.length - 1) | 32;
-  if (first !== (name.charCodeAt(0) | 32) && last !== (name.charCodeAt(name.length - 1) | 32)) return;
-  const d = distance(base.toLowerCase(), name.toLowerCase());
-  const third = seen.names[2];
-  if (d > 2 || (third && (d > third.d || (d === third.d && rel > third.rel)))) return;
-  seen.names.push({ rel, d });
-  seen.names.sort((a, b) => a.d - b.d || (a.rel < b.rel ? -1 : 1));
-  if (seen.names.length > 3) seen.names.pop();
 }
 
 function wantedExtension(glob: string): string | null {
@@ -170,7 +106,7 @@ function wantedExtension(glob: string): string | null {
   return m ? `.${m[1]}` : null;
 }
 
-function noFiles(ctx: ToolContext, plan: SearchPlan, pattern: string, seen: Seen, unreadable: string[], timedOut: boolean): ToolOutput {
+function noFiles(ctx: ToolContext, plan: SearchPlan, pattern: string, seen: Seen, unreadable: string[], timedOut: boolean, threads = 1): ToolOutput {
   const head = `No files match "${pattern}" under ${plan.abs}`;
   let text: string;
   if (plan.missing) {
@@ -182,7 +118,7 @@ function noFiles(ctx: ToolContext, plan: SearchPlan, pattern: string, seen: Seen
     text = `${head} at the top level ("*" does not cross directories). "**/${plan.glob}" matches ${count(seen.deeper, "file", "files")} at any depth.`;
   } else if (plainName(plan.glob!)) {
     const show = pathShower(ctx, plan);
-    const near = seen.names.sort((a, b) => a.d - b.d || (a.rel < b.rel ? -1 : 1)).slice(0, 3).map((n) => show(n.rel));
+    const near = seen.names.map((n) => show(n.rel));
     text = `${head}.${near.length ? ` Files with a similar name: ${near.join(", ")}.` : ` No file here has a name like ${plainName(plan.glob!)}; check the name, or search a wider path.`}`;
   } else {
     text = `${head}.${extensionHint(plan.glob!, seen)}`;
@@ -191,7 +127,7 @@ function noFiles(ctx: ToolContext, plan: SearchPlan, pattern: string, seen: Seen
     content: [text, ...notes(ctx, plan, unreadable, false)].join("\n"),
     title: `Glob ${pattern} · no files`,
     files: 0,
-    extra: { partial: timedOut },
+    extra: { partial: timedOut, threads },
   };
 }
 

@@ -1,0 +1,412 @@
+// The walk behind glob: every file whose path matches the pattern, with its modification
+// time (glob lists newest first), and what the zero-match hint needs to know. A large
+// tree is walked by two threads sharing one walk: this one starts, and past a thousand
+// files a worker thread (worker.ts) takes half the directories still to be read; when
+// either runs out, it takes half of the other's. Each stats its own matches, so the
+// stat calls, which cost as much as the walk, are shared too. The result does not depend
+// on which thread saw what: the list is sorted afterwards, counts are summed, and the
+// near names are ranked by (distance, path).
+import { statSync } from "node:fs";
+import { extname } from "node:path";
+import picomatch from "picomatch";
+import { distance } from "fastest-levenshtein";
+import { Walker, type DirRef, type WalkOptions } from "./walk.ts";
+import { workerUrl } from "./pool.ts";
+
+/** What a thread needs to scan (plain data: it crosses to the worker). */
+export interface GlobScanConfig {
+  /** The search path's real path: unreadable directories are reported relative to it. */
+  real: string;
+  walkRoot: string;
+  /** walkRoot relative to real ("" when the same). */
+  walkRel: string;
+  glob: string;
+  hidden: boolean;
+  noise: string[];
+  /** Wall-clock (Date.now()) time after which the walk stops. */
+  deadline: number;
+}
+
+export interface NearName {
+  rel: string;
+  d: number;
+}
+
+export interface GlobScanResult {
+  rels: string[];
+  /** Modification times, index for index with rels (0: vanished before its stat). */
+  mtimes: Float64Array;
+  /** Directories that could not be listed, relative to `real`. */
+  unreadable: string[];
+  timedOut: boolean;
+  /** The zero-match hint's material, gathered while nothing had matched. */
+  seen: Seen;
+  /** Threads that walked (1: this one alone). */
+  threads: number;
+}
+
+export interface Seen {
+  /** Files a slash-less pattern matches by base name at any depth. */
+  deeper: number;
+  /** Extensions of files matching the pattern with its extension wildcarded. */
+  near: Map<string, number>;
+  /** Extensions of every file walked. */
+  all: Map<string, number>;
+  /** For a pattern ending in a plain file name: files within two edits of it, closest first, at most 3. */
+  names: NearName[];
+}
+
+/** Files walked on this thread alone before a worker is started; KT_GLOB_PARALLEL_AFTER
+ * exists for tests only. */
+function parallelAfter(): number {
+  const raw = Number(process.env.KT_GLOB_PARALLEL_AFTER);
+  return Number.isFinite(raw) && raw >= 0 ? raw : 1000;
+}
+
+/** The pattern's last segment when it is a plain file name (no glob syntax). */
+export function plainName(glob: string): string | null {
+  const last = glob.slice(glob.lastIndexOf("/") + 1);
+  return last !== "" && !/[*?[\]{}()!+@\\]/.test(last) ? last : null;
+}
+
+/** The pattern with its extension made a wildcard (…/*.tsx → …/*.*), for the extension hint. */
+function relaxedMatcher(glob: string): ((rel: string) => boolean) | null {
+  const m = /^(.*?)(\.[A-Za-z0-9_-]+|\.\{[^/{}]*\})$/.exec(glob);
+  if (!m || m[1]!.endsWith("/") || m[1] === "") return null;
+  return picomatch(`${m[1]}.*`, { dot: true });
+}
+
+/** What one thread finds. */
+export class GlobScan {
+  readonly rels: string[] = [];
+  private mtimes = new Float64Array(1024);
+  readonly unreadable: string[] = [];
+  timedOut = false;
+  readonly seen: Seen = { deeper: 0, near: new Map(), all: new Map(), names: [] };
+  private readonly match: (rel: string) => boolean;
+  private readonly deeper: ((rel: string) => boolean) | null;
+  private readonly relaxed: ((rel: string) => boolean) | null;
+  private readonly name: string | null;
+  /** Files walked, matching or not. */
+  walked = 0;
+
+  constructor(private readonly config: GlobScanConfig) {
+    const glob = config.glob;
+    this.match = picomatch(glob, { dot: true });
+    this.deeper = glob.includes("/") || glob.startsWith("**") ? null : picomatch(glob, { dot: true, basename: true });
+    this.relaxed = relaxedMatcher(glob);
+    this.name = plainName(glob);
+  }
+
+  walkOptions(): WalkOptions {
+    const { walkRoot, hidden, noise, deadline, real } = this.config;
+    return {
+      root: walkRoot,
+      hidden,
+      noise: new Set(noise),
+      // This thread's clock: performance.now() differs between threads, Date.now() does not.
+      deadline: performance.now() + (deadline - Date.now()),
+      onUnreadable: (abs) => this.unreadable.push(abs.slice(real.length + 1)),
+    };
+  }
+
+  readonly visit = (abs: string, rel: string): void => {
+    this.walked++;
+    const { walkRel } = this.config;
+    const full = walkRel ? `${walkRel}/${rel}` : rel;
+    if (this.match(full)) {
+      const n = this.rels.length;
+      if (n === this.mtimes.length) {
+        const bigger = new Float64Array(n * 2);
+        bigger.set(this.mtimes);
+        this.mtimes = bigger;
+      }
+      this.mtimes[n] = mtimeOf(abs);
+      this.rels.push(full);
+      return;
+    }
+    if (this.rels.length > 0) return;
+    const seen = this.seen;
+    if (this.deeper?.(full)) seen.deeper++;
+    if (this.name) nameNearMiss(seen, this.name, full);
+    const ext = extname(full);
+    if (ext) {
+      if (this.relaxed?.(full)) seen.near.set(ext, (seen.near.get(ext) ?? 0) + 1);
+      seen.all.set(ext, (seen.all.get(ext) ?? 0) + 1);
+    }
+  };
+
+  result(): GlobScanResult {
+    return { rels: this.rels, mtimes: this.mtimes.subarray(0, this.rels.length), unreadable: this.unreadable, timedOut: this.timedOut, seen: this.seen, threads: 1 };
+  }
+}
+
+function mtimeOf(path: string): number {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    // Vanished during the walk: listed, as the oldest.
+    return 0;
+  }
+}
+
+/** Keeps the files whose name is within two edits of `name`, closest first, at most 3. */
+function nameNearMiss(seen: Seen, name: string, rel: string): void {
+  const base = rel.slice(rel.lastIndexOf("/") + 1);
+  if (Math.abs(base.length - name.length) > 2) return;
+  // A cheap filter before the distance: a near name keeps its first or its last character.
+  const first = base.charCodeAt(0) | 32;
+  const last = base.charCodeAt(base.length - 1) | 32;
+  if (first !== (name.charCodeAt(0) | 32) && last !== (name.charCodeAt(name.length - 1) | 32)) return;
+  const d = distance(base.toLowerCase(), name.toLowerCase());
+  if (d <= 2) keepNearest(seen.names, { rel, d });
+}
+
+function byDistance(a: NearName, b: NearName): number {
+  return a.d - b.d || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0);
+}
+
+function keepNearest(names: NearName[], candidate: NearName): void {
+  const third = names[2];
+  if (third && byDistance(candidate, third) >= 0) return;
+  names.push(candidate);
+  names.sort(byDistance);
+  if (names.length > 3) names.pop();
+}
+
+/** Folds another thread's result into `into` (which then stands for both). */
+function merge(into: GlobScanResult, other: GlobScanResult): GlobScanResult {
+  const mtimes = new Float64Array(into.rels.length + other.rels.length);
+  mtimes.set(into.mtimes);
+  mtimes.set(other.mtimes, into.rels.length);
+  const seen = into.seen;
+  seen.deeper += other.seen.deeper;
+  for (const [ext, n] of other.seen.near) seen.near.set(ext, (seen.near.get(ext) ?? 0) + n);
+  for (const [ext, n] of other.seen.all) seen.all.set(ext, (seen.all.get(ext) ?? 0) + n);
+  for (const name of other.seen.names) keepNearest(seen.names, name);
+  return {
+    rels: into.rels.concat(other.rels),
+    mtimes,
+    unreadable: into.unreadable.concat(other.unreadable),
+    timedOut: into.timedOut || other.timedOut,
+    seen,
+    threads: into.threads + other.threads,
+  };
+}
+
+/** Messages between this thread and the glob worker (worker.ts). Directory lists and path
+ * lists cross as one "\0"-joined string: far cheaper than arrays of strings. Whether the
+ * worker is busy, and a request for its directories, go through shared memory instead
+ * (see SharedState): a thread busy walking does not get to read its messages. */
+export type GlobRequest =
+  | { type: "glob"; config: GlobScanConfig; shared: SharedArrayBuffer }
+  | { type: "glob-dirs"; dirs: string }
+  | { type: "glob-finish" };
+
+export type GlobReply = { type: "glob-stolen"; dirs: string } | { type: "glob-result"; result: WireResult };
+
+/**
+ * The word both threads share (index STATE of an Int32Array over the shared buffer):
+ * RUNNING while the worker walks, IDLE when it has nothing left, STEAL when this thread
+ * asks for half of its directories. Every STEAL that replaced RUNNING is answered with
+ * exactly one "glob-stolen" (empty when the worker ran out first). STOP (index STOP) set
+ * to 1 makes the worker stop walking (the time limit).
+ */
+export const SharedState = { STATE: 0, STOP: 1, RUNNING: 0, IDLE: 1, STEAL: 2 } as const;
+
+export interface WireResult {
+  rels: string;
+  count: number;
+  mtimes: Float64Array;
+  unreadable: string[];
+  timedOut: boolean;
+  deeper: number;
+  near: [string, number][];
+  all: [string, number][];
+  names: NearName[];
+}
+
+export function packDirs(dirs: readonly DirRef[]): string {
+  return dirs.map((d) => `${d.abs}\0${d.rel}`).join("\0");
+}
+
+export function unpackDirs(packed: string): DirRef[] {
+  if (packed === "") return [];
+  const parts = packed.split("\0");
+  const dirs: DirRef[] = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) dirs.push({ abs: parts[i]!, rel: parts[i + 1]! });
+  return dirs;
+}
+
+export function toWire(r: GlobScanResult): WireResult {
+  return {
+    rels: r.rels.join("\0"),
+    count: r.rels.length,
+    mtimes: r.mtimes.slice(),
+    unreadable: r.unreadable,
+    timedOut: r.timedOut,
+    deeper: r.seen.deeper,
+    near: [...r.seen.near],
+    all: [...r.seen.all],
+    names: r.seen.names,
+  };
+}
+
+function fromWire(w: WireResult): GlobScanResult {
+  return {
+    rels: w.count === 0 ? [] : w.rels.split("\0"),
+    mtimes: w.mtimes,
+    unreadable: w.unreadable,
+    timedOut: w.timedOut,
+    seen: { deeper: w.deeper, near: new Map(w.near), all: new Map(w.all), names: w.names },
+    threads: 1,
+  };
+}
+
+/** A worker thread failed: the scan is run again on this thread alone. */
+class HelperFailure extends Error {}
+
+/** The worker's side of the shared walk, as this thread sees it. */
+class Helper {
+  private replies: GlobReply[] = [];
+  private wake: (() => void) | null = null;
+  private failure: string | null = null;
+  private readonly shared = new Int32Array(new SharedArrayBuffer(8));
+
+  private constructor(private readonly worker: Worker) {
+    Atomics.store(this.shared, SharedState.STATE, SharedState.IDLE);
+    worker.onmessage = (event: MessageEvent<GlobReply>) => {
+      this.replies.push(event.data);
+      this.poke();
+    };
+    worker.onerror = (event) => {
+      this.failure ??= event.message || "a glob thread failed";
+      this.poke();
+    };
+  }
+
+  static start(config: GlobScanConfig, url = workerUrl()): Helper | null {
+    try {
+      const helper = new Helper(new Worker(url));
+      helper.worker.postMessage({ type: "glob", config, shared: helper.shared.buffer as SharedArrayBuffer } satisfies GlobRequest);
+      return helper;
+    } catch {
+      return null;
+    }
+  }
+
+  /** The worker has no directories left (or was never given any). */
+  get idle(): boolean {
+    if (this.failure) throw new HelperFailure(this.failure);
+    return Atomics.load(this.shared, SharedState.STATE) === SharedState.IDLE;
+  }
+
+  private poke(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+
+  /** Waits for the next message from the worker. */
+  private async next(): Promise<void> {
+    if (this.failure) throw new HelperFailure(this.failure);
+    await new Promise<void>((resolve) => {
+      this.wake = resolve;
+    });
+    if (this.failure) throw new HelperFailure(this.failure);
+  }
+
+  private async reply<T extends GlobReply["type"]>(type: T): Promise<Extract<GlobReply, { type: T }>> {
+    for (;;) {
+      const at = this.replies.findIndex((r) => r.type === type);
+      if (at !== -1) return this.replies.splice(at, 1)[0] as Extract<GlobReply, { type: T }>;
+      await this.next();
+    }
+  }
+
+  /** Hands directories to the idle worker. */
+  give(dirs: DirRef[]): void {
+    Atomics.store(this.shared, SharedState.STATE, SharedState.RUNNING);
+    this.worker.postMessage({ type: "glob-dirs", dirs: packDirs(dirs) } satisfies GlobRequest);
+  }
+
+  /** Half of the worker's unread directories (none when it has fewer than two, or has
+   * run out meanwhile). */
+  async steal(): Promise<DirRef[]> {
+    if (Atomics.compareExchange(this.shared, SharedState.STATE, SharedState.RUNNING, SharedState.STEAL) !== SharedState.RUNNING) return [];
+    return unpackDirs((await this.reply("glob-stolen")).dirs);
+  }
+
+  /** Waits a moment (the worker is walking the last of the directories). */
+  async pause(): Promise<void> {
+    await Bun.sleep(1);
+    if (this.failure) throw new HelperFailure(this.failure);
+  }
+
+  /** Stops the worker (wherever it is) and takes what it found. */
+  async finish(): Promise<GlobScanResult> {
+    try {
+      Atomics.store(this.shared, SharedState.STOP, 1);
+      this.worker.postMessage({ type: "glob-finish" } satisfies GlobRequest);
+      return fromWire((await this.reply("glob-result")).result);
+    } finally {
+      this.worker.terminate();
+    }
+  }
+
+  terminate(): void {
+    this.worker.terminate();
+  }
+}
+
+/** Walks the tree for `config`, with a worker thread on a large tree. */
+export async function scanGlob(config: GlobScanConfig): Promise<GlobScanResult> {
+  try {
+    return await scan(config, true);
+  } catch (error) {
+    if (!(error instanceof HelperFailure)) throw error;
+    return scan(config, false);
+  }
+}
+
+async function scan(config: GlobScanConfig, parallel: boolean): Promise<GlobScanResult> {
+  const own = new GlobScan(config);
+  const walker = new Walker(own.walkOptions());
+  const after = parallelAfter();
+  let helper: Helper | null = null;
+  let tried = !parallel || (navigator.hardwareConcurrency || 1) < 2;
+  try {
+    for (;;) {
+      if (walker.pending > 0) {
+        // Small steps until the worker is asked for, so that even a small tree (in tests)
+        // still has directories left to share when it is.
+        const ended = walker.step(own.visit, tried ? 32 : 4);
+        if (ended?.timedOut) {
+          own.timedOut = true;
+          break;
+        }
+      }
+      if (!tried && own.walked >= after && walker.pending >= 2) {
+        tried = true;
+        helper = Helper.start(config);
+      }
+      if (helper === null) {
+        if (walker.pending === 0) break;
+        continue;
+      }
+      if (helper.idle && walker.pending >= 2) helper.give(walker.split());
+      if (walker.pending > 0) continue;
+      // Nothing left here: take half of the worker's, or wait for it to finish.
+      if (helper.idle) break;
+      const stolen = await helper.steal();
+      if (stolen.length > 0) walker.add(stolen);
+      else if (!helper.idle) await helper.pause();
+    }
+    if (!helper) return own.result();
+    const theirs = await helper.finish();
+    helper = null;
+    return merge(own.result(), theirs);
+  } finally {
+    helper?.terminate();
+  }
+}

@@ -33,6 +33,7 @@ export interface NearName {
 }
 
 export interface GlobScanResult {
+  /** Newest first, ties by path. */
   rels: string[];
   /** Modification times, index for index with rels (0: vanished before its stat). */
   mtimes: Float64Array;
@@ -136,8 +137,15 @@ export class GlobScan {
     }
   };
 
+  /** What this thread found, its paths sorted (each thread sorts its own). */
   result(): GlobScanResult {
-    return { rels: this.rels, mtimes: this.mtimes.subarray(0, this.rels.length), unreadable: this.unreadable, timedOut: this.timedOut, seen: this.seen, threads: 1 };
+    const mtimes = this.mtimes;
+    const rels = this.rels;
+    const order = Array.from({ length: rels.length }, (_, i) => i);
+    order.sort((a, b) => mtimes[b]! - mtimes[a]! || (rels[a]! < rels[b]! ? -1 : rels[a]! > rels[b]! ? 1 : 0));
+    const sorted = new Float64Array(rels.length);
+    for (let i = 0; i < order.length; i++) sorted[i] = mtimes[order[i]!]!;
+    return { rels: order.map((i) => rels[i]!), mtimes: sorted, unreadable: this.unreadable, timedOut: this.timedOut, seen: this.seen, threads: 1 };
   }
 }
 
@@ -174,18 +182,35 @@ function keepNearest(names: NearName[], candidate: NearName): void {
   if (names.length > 3) names.pop();
 }
 
-/** Folds another thread's result into `into` (which then stands for both). */
+/** Newer first, ties by path. */
+function before(at: number, a: string, bt: number, b: string): boolean {
+  return at > bt || (at === bt && a < b);
+}
+
+/** Folds another thread's result into `into` (which then stands for both): the two
+ * sorted lists merged. */
 function merge(into: GlobScanResult, other: GlobScanResult): GlobScanResult {
-  const mtimes = new Float64Array(into.rels.length + other.rels.length);
-  mtimes.set(into.mtimes);
-  mtimes.set(other.mtimes, into.rels.length);
+  const n = into.rels.length + other.rels.length;
+  const rels: string[] = new Array(n);
+  const mtimes = new Float64Array(n);
+  let i = 0;
+  let j = 0;
+  for (let k = 0; k < n; k++) {
+    if (j >= other.rels.length || (i < into.rels.length && before(into.mtimes[i]!, into.rels[i]!, other.mtimes[j]!, other.rels[j]!))) {
+      rels[k] = into.rels[i]!;
+      mtimes[k] = into.mtimes[i++]!;
+    } else {
+      rels[k] = other.rels[j]!;
+      mtimes[k] = other.mtimes[j++]!;
+    }
+  }
   const seen = into.seen;
   seen.deeper += other.seen.deeper;
   for (const [ext, n] of other.seen.near) seen.near.set(ext, (seen.near.get(ext) ?? 0) + n);
   for (const [ext, n] of other.seen.all) seen.all.set(ext, (seen.all.get(ext) ?? 0) + n);
   for (const name of other.seen.names) keepNearest(seen.names, name);
   return {
-    rels: into.rels.concat(other.rels),
+    rels,
     mtimes,
     unreadable: into.unreadable.concat(other.unreadable),
     timedOut: into.timedOut || other.timedOut,
@@ -403,9 +428,11 @@ async function scan(config: GlobScanConfig, parallel: boolean): Promise<GlobScan
       else if (!helper.idle) await helper.pause();
     }
     if (!helper) return own.result();
-    const theirs = await helper.finish();
+    // Both threads sort their own paths at the same time; then one merge.
+    const finishing = helper.finish();
     helper = null;
-    return merge(own.result(), theirs);
+    const mine = own.result();
+    return merge(mine, await finishing);
   } finally {
     helper?.terminate();
   }

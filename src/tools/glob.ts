@@ -39,16 +39,9 @@ export default defineTool({
       deadline: Date.now() + (plan.deadline - performance.now()),
     });
     if (found.rels.length === 0) return noFiles(ctx, plan, input.pattern, found.seen, found.unreadable, found.timedOut, found.threads);
-    return render(ctx, plan, input.pattern, newestFirst(found.rels, found.mtimes), found.unreadable, found.timedOut, found.threads);
+    return render(ctx, plan, input.pattern, found.rels, found.unreadable, found.timedOut, found.threads);
   },
 });
-
-/** The paths newest first, ties by path. */
-function newestFirst(rels: readonly string[], mtimes: Float64Array): string[] {
-  const order = Array.from({ length: rels.length }, (_, i) => i);
-  order.sort((a, b) => mtimes[b]! - mtimes[a]! || (rels[a]! < rels[b]! ? -1 : rels[a]! > rels[b]! ? 1 : 0));
-  return order.map((i) => rels[i]!);
-}
 
 function notes(ctx: ToolContext, plan: SearchPlan, unreadable: string[], timedOut: boolean): string[] {
   const out: string[] = [];

@@ -219,16 +219,16 @@ function merge(into: GlobScanResult, other: GlobScanResult): GlobScanResult {
   };
 }
 
-/** Messages between this thread and the glob worker (worker.ts). Directory lists and path
- * lists cross as one "\0"-joined string: far cheaper than arrays of strings. Whether the
+/** Messages between this thread and the glob worker (worker.ts). The found paths cross
+ * as one "\0"-joined string: far cheaper than an array of strings. Whether the
  * worker is busy, and a request for its directories, go through shared memory instead
  * (see SharedState): a thread busy walking does not get to read its messages. */
 export type GlobRequest =
   | { type: "glob"; config: GlobScanConfig; shared: SharedArrayBuffer }
-  | { type: "glob-dirs"; dirs: string }
+  | { type: "glob-dirs"; dirs: DirRef[] }
   | { type: "glob-finish" };
 
-export type GlobReply = { type: "glob-stolen"; dirs: string } | { type: "glob-result"; result: WireResult };
+export type GlobReply = { type: "glob-stolen"; dirs: DirRef[] } | { type: "glob-result"; result: WireResult };
 
 /**
  * The word both threads share (index STATE of an Int32Array over the shared buffer):
@@ -249,18 +249,6 @@ export interface WireResult {
   near: [string, number][];
   all: [string, number][];
   names: NearName[];
-}
-
-export function packDirs(dirs: readonly DirRef[]): string {
-  return dirs.map((d) => `${d.abs}\0${d.rel}`).join("\0");
-}
-
-export function unpackDirs(packed: string): DirRef[] {
-  if (packed === "") return [];
-  const parts = packed.split("\0");
-  const dirs: DirRef[] = [];
-  for (let i = 0; i + 1 < parts.length; i += 2) dirs.push({ abs: parts[i]!, rel: parts[i + 1]! });
-  return dirs;
 }
 
 export function toWire(r: GlobScanResult): WireResult {
@@ -352,14 +340,14 @@ class Helper {
   /** Hands directories to the idle worker. */
   give(dirs: DirRef[]): void {
     Atomics.store(this.shared, SharedState.STATE, SharedState.RUNNING);
-    this.worker.postMessage({ type: "glob-dirs", dirs: packDirs(dirs) } satisfies GlobRequest);
+    this.worker.postMessage({ type: "glob-dirs", dirs } satisfies GlobRequest);
   }
 
   /** Half of the worker's unread directories (none when it has fewer than two, or has
    * run out meanwhile). */
   async steal(): Promise<DirRef[]> {
     if (Atomics.compareExchange(this.shared, SharedState.STATE, SharedState.RUNNING, SharedState.STEAL) !== SharedState.RUNNING) return [];
-    return unpackDirs((await this.reply("glob-stolen")).dirs);
+    return (await this.reply("glob-stolen")).dirs;
   }
 
   /** Waits a moment (the worker is walking the last of the directories). */
@@ -403,9 +391,10 @@ async function scan(config: GlobScanConfig, parallel: boolean): Promise<GlobScan
   try {
     for (;;) {
       if (walker.pending > 0) {
-        // Small steps until the worker is asked for, so that even a small tree (in tests)
-        // still has directories left to share when it is.
-        const ended = walker.step(own.visit, tried ? 32 : 4);
+        // Small steps (a slice of a large directory counts as one), so that a worker gone
+        // idle is soon given more, and a small tree (in tests) still has directories
+        // left to share when the worker is asked for.
+        const ended = walker.step(own.visit, 4);
         if (ended?.timedOut) {
           own.timedOut = true;
           break;

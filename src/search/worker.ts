@@ -8,7 +8,7 @@
 import { searchFile } from "./builtin.ts";
 import { Collector } from "./collect.ts";
 import { reviveMatcher, type PoolMessage, type WorkerMessage } from "./pool.ts";
-import { GlobScan, packDirs, SharedState, toWire, unpackDirs, type GlobReply, type GlobRequest } from "./globscan.ts";
+import { GlobScan, SharedState, toWire, type GlobReply, type GlobRequest } from "./globscan.ts";
 import { Walker } from "./walk.ts";
 
 declare const self: Worker;
@@ -39,19 +39,19 @@ function walkGlob(): void {
   const { scan, walker, shared } = glob!;
   const { STATE, STOP, RUNNING, IDLE, STEAL } = SharedState;
   while (walker.pending > 0 && Atomics.load(shared, STOP) === 0) {
-    const ended = walker.step(scan.visit, 16);
+    const ended = walker.step(scan.visit, 4);
     if (ended?.timedOut) {
       scan.timedOut = true;
       break;
     }
     if (Atomics.load(shared, STATE) === STEAL) {
-      reply({ type: "glob-stolen", dirs: walker.pending >= 2 ? packDirs(walker.split()) : "" });
+      reply({ type: "glob-stolen", dirs: walker.pending >= 2 ? walker.split() : [] });
       Atomics.store(shared, STATE, RUNNING);
     }
   }
   // Directories left unread (stopped at the time limit): the result is partial.
   if (walker.pending > 0) scan.timedOut = true;
-  if (Atomics.exchange(shared, STATE, IDLE) === STEAL) reply({ type: "glob-stolen", dirs: "" });
+  if (Atomics.exchange(shared, STATE, IDLE) === STEAL) reply({ type: "glob-stolen", dirs: [] });
 }
 
 self.onmessage = (event: MessageEvent<PoolMessage | GlobRequest>) => {
@@ -63,7 +63,7 @@ self.onmessage = (event: MessageEvent<PoolMessage | GlobRequest>) => {
       break;
     }
     case "glob-dirs":
-      glob!.walker.add(unpackDirs(message.dirs));
+      glob!.walker.add(message.dirs);
       walkGlob();
       break;
     case "glob-finish":

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { tempDir } from "./_helpers.ts";
 import { RG, RG_NOISE, rgFiles, walked, writeTree } from "./_search.ts";
 import { compileIgnore, Match } from "../src/search/ignore.ts";
-import { walk } from "../src/search/walk.ts";
+import { walk, Walker } from "../src/search/walk.ts";
 
 /** Asserts the walk yields `expected`, and that rg agrees when the rule is one rg knows. */
 function expectFiles(root: string, expected: string[], opts: { rg?: boolean } = {}): void {
@@ -196,6 +196,43 @@ describe("walk", () => {
     expect(seen).toBe(3);
     const late = walk({ root: tmp.path, hidden: true, noise: new Set(), deadline: performance.now() - 1 }, () => {});
     expect(late.timedOut).toBe(true);
+  });
+});
+
+describe("two walkers sharing one walk", () => {
+  test("a large directory is visited in slices; directories and slices handed back and forth are each walked once", () => {
+    using tmp = tempDir();
+    const files: Record<string, string> = { ".gitignore": "*.skip\n", ".git/HEAD": "x\n", "sub/.gitignore": "!keep.skip\n" };
+    for (let i = 0; i < 1300; i++) files[`big/f${i}.txt`] = "";
+    for (let i = 0; i < 40; i++) files[`big/x${i}.skip`] = "";
+    for (let d = 0; d < 30; d++) for (let i = 0; i < 5; i++) files[`d${d}/e${i}/g${i}.ts`] = "";
+    files["sub/keep.skip"] = "";
+    files["sub/other.skip"] = "";
+    writeTree(tmp.path, files);
+    const expected = walked(tmp.path);
+    expect(expected).toContain("sub/keep.skip");
+    expect(expected).not.toContain("big/x1.skip");
+    expect(expected.filter((f) => f.startsWith("big/"))).toHaveLength(1300);
+    // Two walkers stepping in turn; before each step, the one with less work takes half of
+    // the other's (far more often than a real walk would, so slices cross too).
+    const opts = { root: tmp.path, hidden: true, noise: new Set(["node_modules", "dist", ".git"]) };
+    const a = new Walker(opts);
+    const b = new Walker(opts, []);
+    const seen: string[] = [];
+    let handed = 0;
+    for (let turn = 0; a.pending + b.pending > 0; turn++) {
+      const [from, to] = a.pending >= b.pending ? [a, b] : [b, a];
+      if (from.pending >= 2) {
+        const given = from.split();
+        handed += given.filter((g) => g.files).length;
+        to.add(given);
+      }
+      (turn % 2 ? a : b).step((_abs, rel) => {
+        seen.push(rel);
+      }, 1);
+    }
+    expect(handed).toBeGreaterThan(0);
+    expect(seen.sort()).toEqual(expected);
   });
 });
 

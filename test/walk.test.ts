@@ -220,7 +220,8 @@ describe("two walkers sharing one walk", () => {
     const b = new Walker(opts, []);
     const seen: string[] = [];
     let handed = 0;
-    for (let turn = 0; a.pending + b.pending > 0; turn++) {
+    // Bounded: a walker that re-read what it was handed would never end.
+    for (let turn = 0; a.pending + b.pending > 0 && turn < 20_000; turn++) {
       const [from, to] = a.pending >= b.pending ? [a, b] : [b, a];
       if (from.pending >= 2) {
         const given = from.split();
@@ -231,6 +232,7 @@ describe("two walkers sharing one walk", () => {
         seen.push(rel);
       }, 1);
     }
+    expect(a.pending + b.pending).toBe(0);
     expect(handed).toBeGreaterThan(0);
     expect(seen.sort()).toEqual(expected);
   });

@@ -333,8 +333,8 @@ describe("command line and engines", () => {
   test.skipIf(!RG)("rg engine: one pass with the probe; given up and run again without it once a match is in and the probe's lines pile up", async () => {
     using tmp = tempDir();
     const files: Record<string, string> = {
-      // 3,000 probe lines ("todo" in other cases; halves "TO"/"DO") and one match.
-      "noise.txt": "to do, or not to do\n".repeat(3000),
+      // 30,000 probe lines ("todo" in other cases; halves "TO"/"DO") and one match.
+      "noise.txt": "to do, or not to do\n".repeat(30_000),
       "hit.ts": "// TODO: the one match\n",
       "near.ts": "// TOD0 near\n",
     };

@@ -30,15 +30,11 @@ export class Collector {
   private evicted = false;
   /** The files that still keep lines: only they take part in an eviction. */
   private live: FileHits[] = [];
+  /** After an eviction, the oldest file that kept lines (see beyond). */
+  private frontier: FileHits | null = null;
 
-  /** Adds one file's matches; `abs` is stat'ed for its mtime. */
-  add(rel: string, abs: string, hits: Hit[], count: number, cut: boolean): void {
-    let mtimeMs = 0;
-    try {
-      mtimeMs = statSync(abs).mtimeMs;
-    } catch {
-      // Vanished since it was read: it still had these matches.
-    }
+  /** Adds one file's matches; `abs` is stat'ed for its mtime unless it is given. */
+  add(rel: string, abs: string, hits: Hit[], count: number, cut: boolean, mtimeMs = mtimeOf(abs)): void {
     const file = { rel: own(rel), mtimeMs, count, hits, cut };
     this.files.push(file);
     if (hits.length > 0) this.live.push(file);
@@ -54,6 +50,7 @@ export class Collector {
     this.lines = 0;
     this.kept = 0;
     this.evicted = false;
+    this.frontier = null;
   }
 
   /** What another thread's collector hands over (see merge). */
@@ -89,11 +86,26 @@ export class Collector {
     return this.files;
   }
 
+  /**
+   * Whether a file with this mtime and path would keep none of its lines: after an
+   * eviction, a file older than the oldest that kept lines comes after at least
+   * MAX_KEPT / 2 kept lines in display order, and so does it at the end. Its lines need
+   * only be counted, not read. (`trimming`: there is such a frontier.)
+   */
+  get trimming(): boolean {
+    return this.frontier !== null;
+  }
+
+  beyond(mtimeMs: number, rel: string): boolean {
+    return this.frontier !== null && byRecency({ mtimeMs, rel } as FileHits, this.frontier) > 0;
+  }
+
   private evict(): void {
     this.evicted = true;
     this.live.sort(byRecency);
     this.trim(this.live);
     this.live = this.live.filter((file) => file.hits.length > 0);
+    if (this.kept >= MAX_KEPT / 2) this.frontier = this.live[this.live.length - 1] ?? null;
   }
 
   /** Keeps the first MAX_KEPT / 2 lines of `files` (in display order; files without
@@ -115,6 +127,15 @@ export class Collector {
       kept += file.hits.length;
     }
     this.kept = kept;
+  }
+}
+
+/** A file's mtime; 0 when it vanished since it was read (it still had its matches). */
+export function mtimeOf(abs: string): number {
+  try {
+    return statSync(abs).mtimeMs;
+  } catch {
+    return 0;
   }
 }
 

@@ -5,7 +5,7 @@
 // which rg met a NUL byte. Ordering, caps and counting are the collector's, as for the
 // built-in engine, so both print the same bytes.
 import type { Compiled } from "./regex.ts";
-import { Collector, displayLine, garbage, MAX_KEPT, type Hit } from "./collect.ts";
+import { Collector, displayLine, garbage, MAX_KEPT, mtimeOf, type Hit } from "./collect.ts";
 import { PathChecker } from "./walk.ts";
 import type { SearchOutcome, SearchPlan } from "./plan.ts";
 import { statSync } from "node:fs";
@@ -24,11 +24,13 @@ export interface RgOutcome extends SearchOutcome {
 export function rgArgs(plan: SearchPlan, compiled: Compiled, probe: Compiled | null = null): { args: string[]; cwd: string; typed: boolean } {
   // With the probe, rg searches for the probe alone, case-insensitively: it is wider than
   // the pattern (it matches every line the pattern matches, in any case), and the lines
-  // are sorted exactly in JavaScript. A probe made of plain strings goes as -F: rg finds
-  // fixed strings case-insensitively far faster than the same alternation as a regex.
+  // are sorted exactly in JavaScript. A probe made of plain strings goes as -F (also when
+  // searched for alone): rg finds fixed strings case-insensitively far faster than the
+  // same alternation as a regex.
   const insensitive = compiled.caseInsensitive || probe !== null;
   const args = ["--heading", "-n", "-H", "--null", "--color=never", "--stats", "--no-config", "--no-ignore-global", "--no-mmap", "--crlf", insensitive ? "-i" : "-s"];
-  const patterns = probe === null ? ["-e", compiled.rust] : probe.fixed ? ["-F", ...probe.fixed.flatMap((f) => ["-e", f])] : ["-e", probe.rust];
+  const searched = probe ?? compiled;
+  const patterns = searched.fixed ? ["-F", ...searched.fixed.flatMap((f) => ["-e", f])] : ["-e", searched.rust];
   if (plan.file) return { args: [...args, ...patterns, "--", basename(plan.real)], cwd: dirname(plan.real), typed: false };
   if (!plan.hidden) args.push("--hidden");
   for (const name of plan.noise) args.push("-g", `!${name}/`);
@@ -91,6 +93,10 @@ interface FileState {
   cut: boolean;
   binary: boolean;
   near: { hits: Hit[]; count: number; cut: boolean };
+  /** Stat'ed when its header was read, if it was. */
+  mtimeMs: number | undefined;
+  /** None of its lines would be kept (Collector.beyond): they are only counted. */
+  skip: boolean;
 }
 
 type Pass = Omit<RgOutcome, "probed" | "passes">;
@@ -124,7 +130,7 @@ async function pass(rg: string, plan: SearchPlan, compiled: Compiled, collector:
   const flush = (): void => {
     if (current !== null && !current.binary && (current.count > 0 || current.near.count > 0) && keeps(current.rel)) {
       const abs = plan.file ? plan.real : `${plan.real}/${current.rel}`;
-      if (current.count > 0) collector.add(current.rel, abs, current.hits, current.count, current.cut);
+      if (current.count > 0) collector.add(current.rel, abs, current.hits, current.count, current.cut, current.mtimeMs);
       else if (probing) probing.found.add(current.rel, abs, current.near.hits, current.near.count, current.near.cut);
     }
     current = null;
@@ -161,11 +167,24 @@ async function pass(rg: string, plan: SearchPlan, compiled: Compiled, collector:
       }
       flush();
       const raw = buf.toString("utf8", start, z);
-      current = { raw, rel: relOf(raw, plan), hits: [], count: 0, cut: false, binary: false, near: { hits: [], count: 0, cut: false } };
+      const rel = relOf(raw, plan);
+      let mtimeMs: number | undefined;
+      let skip = false;
+      // Many matches: a file too old to keep any of its lines is only counted.
+      if (probing === null && !compiled.verify && collector.trimming) {
+        mtimeMs = mtimeOf(plan.file ? plan.real : `${plan.real}/${rel}`);
+        skip = collector.beyond(mtimeMs, rel);
+      }
+      current = { raw, rel, hits: [], count: 0, cut: false, binary: false, near: { hits: [], count: 0, cut: false }, mtimeMs, skip };
       colon = buf.indexOf(58, z + 1);
       start = z + 1;
     }
     if (current === null) return;
+    if (current.skip) {
+      current.count++;
+      current.cut = true;
+      return;
+    }
     const ok = valid || isUtf8(buf.subarray(colon + 1, end));
     let number = 0;
     for (let i = start; i < colon; i++) number = number * 10 + buf[i]! - 48;
@@ -173,7 +192,14 @@ async function pass(rg: string, plan: SearchPlan, compiled: Compiled, collector:
     const text = buf.toString("utf8", colon + 1, end);
     // One pass for both: the line is the pattern's if the pattern matches it, else the
     // probe's if the probe (a wider pattern, checked exactly) does.
-    if (probing === null || test(re, text)) {
+    if (probing === null) {
+      // The probe searched for as the pattern (a second pass): rg's part is only a
+      // necessary condition.
+      if (compiled.verify && !test(re, text)) return;
+      keep(current, number, text, re);
+      return;
+    }
+    if (test(re, text)) {
       matched = true;
       keep(current, number, text, re);
       return;

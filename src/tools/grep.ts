@@ -53,8 +53,9 @@ export default defineTool({
     const compiled = compilePattern(input.pattern);
     const plan = makePlan(ctx, { tool: "grep", path: input.path, glob: input.include, basename: true }, started);
     const engine = chooseEngine(ctx);
-    const run = await search(engine, plan, compiled, ctx, probeFor(compiled));
-    if (run.collector.lines === 0) return noMatches(ctx, plan, compiled, input.include, run);
+    const probe = probeFor(compiled);
+    const run = await search(engine, plan, compiled, ctx, engine.name === "builtin" || compiled.caseInsensitive ? probe : null);
+    if (run.collector.lines === 0) return await noMatches(ctx, plan, compiled, probe, input.include, engine, run);
     return render(ctx, plan, input.pattern, run);
   },
 });
@@ -169,7 +170,7 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, run: Run): 
   };
 }
 
-function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, include: string | undefined, run: Run): ToolOutput {
+async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, probe: Compiled | null, include: string | undefined, engine: Engine, run: Run): Promise<ToolOutput> {
   const { pattern } = compiled;
   const scope = `${plan.abs}${include !== undefined && !plan.file ? ` (include "${include}")` : ""}`;
   let text: string;
@@ -180,7 +181,7 @@ function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, inclu
   } else if (run.outcome.timedOut) {
     text = `No matches for "${pattern}" in ${scope} before the ${seconds(timeLimitMs())} time limit, so the search is partial. Narrow path or include to search fewer files.`;
   } else {
-    const hint = nearMiss(compiled, run);
+    const hint = await nearMiss(ctx, plan, compiled, probe, engine, run);
     text = `No matches for "${pattern}" in ${scope}. Check the regex${hint === null ? "" : ` (did you mean "${hint}"?)`} or broaden the scope.`;
   }
   const after = notes(ctx, plan, { ...run.outcome, timedOut: false });
@@ -193,9 +194,19 @@ function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, inclu
   };
 }
 
-/** The near-miss hint: the text nearest the pattern among what the probe (the same
- * files, a wider pattern) found in the search's own pass. */
-function nearMiss(compiled: Compiled, run: Run): string | null {
-  const probed = run.probed;
-  return probed && probed.found.lines > 0 ? nearest(compiled, probed.probe, probed.found) : null;
+/**
+ * The near-miss hint: the text nearest the pattern among what the probe (the same files,
+ * a wider pattern) found. The built-in engine searches for the probe in the search's own
+ * pass, and so does rg for a case-insensitive pattern (then the probe, case-insensitive
+ * too, costs rg little more than the search); for a case-sensitive pattern a
+ * case-insensitive rg pass would cost every search 20–40% more, so the probe gets a
+ * second pass, only when nothing matched.
+ */
+async function nearMiss(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, probe: Compiled | null, engine: Engine, first: Run): Promise<string | null> {
+  if (first.probed) return first.probed.found.lines === 0 ? null : nearest(compiled, first.probed.probe, first.probed.found);
+  if (!probe) return null;
+  const quiet = { ...ctx, warn: () => {} };
+  const run = await search(engine, plan, probe, quiet);
+  if (run.outcome.timedOut || run.collector.lines === 0) return null;
+  return nearest(compiled, probe, run.collector);
 }

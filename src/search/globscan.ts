@@ -95,8 +95,8 @@ export class GlobScan {
     const glob = config.glob;
     this.match = picomatch(glob, { dot: true });
     this.deeper = glob.includes("/") || glob.startsWith("**") ? null : picomatch(glob, { dot: true, basename: true });
-    this.relaxed = relaxedMatcher(glob);
     this.name = plainName(glob);
+    this.relaxed = this.name ? null : relaxedMatcher(glob);
   }
 
   walkOptions(): WalkOptions {
@@ -129,7 +129,11 @@ export class GlobScan {
     if (this.rels.length > 0) return;
     const seen = this.seen;
     if (this.deeper?.(full)) seen.deeper++;
-    if (this.name) nameNearMiss(seen, this.name, full);
+    // A plain file name gets the similar-names hint, anything else the extension hint.
+    if (this.name) {
+      nameNearMiss(seen, this.name, full);
+      return;
+    }
     const ext = extname(full);
     if (ext) {
       if (this.relaxed?.(full)) seen.near.set(ext, (seen.near.get(ext) ?? 0) + 1);

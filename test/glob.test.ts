@@ -5,6 +5,8 @@ import { chmodSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { callTool, KT, kt, tempDir } from "./_helpers.ts";
 import { ageInOrder, writeTree } from "./_search.ts";
+import picomatch from "picomatch";
+import { globMatcher } from "../src/search/globscan.ts";
 
 async function glob(root: string, input: Record<string, unknown>, env: Record<string, string> = {}) {
   const stateDir = join(root, "..", "state");
@@ -25,6 +27,18 @@ async function glob(root: string, input: Record<string, unknown>, env: Record<st
   expect(cli.exitCode).toBe(r.isError ? 1 : 0);
   return r;
 }
+
+describe("glob matcher", () => {
+  test("the quick shapes match exactly what picomatch matches", () => {
+    const globs = ["**", "**/*", "**/*.ts", "**/package.json", "**/*.{js,ts}", "**/.*", "**/[a-c]*.md", "**/*.@(js|cjs)", "**/!(*.js)", "**/!x.ts", "**/a**b", "src/**/*.ts", "*.ts"];
+    const paths = ["a.ts", "src/a.ts", "src/deep/b.js", ".hidden/c.ts", "x/.env", "x/.d.ts", "pkg/package.json", "package.json", "a/b/c.md", "d.cjs", "x.ts", "!x.ts", "a/aXb", "q/a/b"];
+    for (const glob of globs) {
+      const reference = picomatch(glob, { dot: true });
+      const quick = globMatcher(glob);
+      for (const path of paths) expect({ glob, path, match: quick(path) }).toEqual({ glob, path, match: reference(path) });
+    }
+  });
+});
 
 describe("glob", () => {
   test("over 100 files: the newest 100, the full list in a spill file", async () => {

@@ -77,6 +77,19 @@ function relaxedMatcher(glob: string): ((rel: string) => boolean) | null {
   return picomatch(`${m[1]}.*`, { dot: true });
 }
 
+// picomatch's test for a glob on a path (dot files included), quicker for the commonest
+// shapes: "**" and "**/*" match every file, and "**/NAME" (NAME without a slash) matches
+// exactly the paths whose base name NAME matches.
+export function globMatcher(glob: string): (rel: string) => boolean {
+  if (glob === "**" || glob === "**/*") return () => true;
+  const last = /^\*\*\/([^/]+)$/.exec(glob);
+  if (last && !last[1]!.startsWith("!") && !last[1]!.includes("**")) {
+    const name = picomatch(last[1]!, { dot: true });
+    return (rel) => name(rel.slice(rel.lastIndexOf("/") + 1));
+  }
+  return picomatch(glob, { dot: true });
+}
+
 /** What one thread finds. */
 export class GlobScan {
   readonly rels: string[] = [];
@@ -93,7 +106,7 @@ export class GlobScan {
 
   constructor(private readonly config: GlobScanConfig) {
     const glob = config.glob;
-    this.match = picomatch(glob, { dot: true });
+    this.match = globMatcher(glob);
     this.deeper = glob.includes("/") || glob.startsWith("**") ? null : picomatch(glob, { dot: true, basename: true });
     this.name = plainName(glob);
     this.relaxed = this.name ? null : relaxedMatcher(glob);

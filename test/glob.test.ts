@@ -1,12 +1,12 @@
 // glob cases that need trees built at test time, compared whole in-process and through
 // dist/kt.
 import { describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { callTool, KT, kt, tempDir } from "./_helpers.ts";
 import { ageInOrder, writeTree } from "./_search.ts";
 import picomatch from "picomatch";
-import { globMatcher } from "../src/search/globscan.ts";
+import { globMatcher, scanGlob } from "../src/search/globscan.ts";
 
 async function glob(root: string, input: Record<string, unknown>, env: Record<string, string> = {}) {
   const stateDir = join(root, "..", "state");
@@ -36,6 +36,32 @@ describe("glob matcher", () => {
       const reference = picomatch(glob, { dot: true });
       const quick = globMatcher(glob);
       for (const path of paths) expect({ glob, path, match: quick(path) }).toEqual({ glob, path, match: reference(path) });
+    }
+  });
+});
+
+describe("glob's shared walk", () => {
+  test("a worker thread that fails mid-walk: the walk is done again on this thread, with the same result", async () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    const names = Array.from({ length: 60 }, (_, i) => `d${i % 12}/e${i % 5}/f${i}.ts`);
+    writeTree(root, Object.fromEntries(names.map((n) => [n, ""])));
+    ageInOrder(root, names);
+    const bad = join(tmp.path, "bad-worker.ts");
+    writeFileSync(bad, "self.onmessage = (e) => { if (e.data.type === 'glob-dirs') throw new Error('boom'); };\n");
+    const config = { real: root, walkRoot: root, walkRel: "", glob: "**/*.ts", hidden: true, noise: ["node_modules", "dist", ".git"], deadline: Date.now() + 10_000 };
+    const saved = process.env.KT_GLOB_PARALLEL_AFTER;
+    process.env.KT_GLOB_PARALLEL_AFTER = "0";
+    try {
+      const failed = await scanGlob(config, bad);
+      expect(failed.threads).toBe(1);
+      expect(failed.rels).toEqual([...names].reverse());
+      const shared = await scanGlob(config);
+      expect(shared.threads).toBe(2);
+      expect(shared.rels).toEqual(failed.rels);
+    } finally {
+      if (saved === undefined) delete process.env.KT_GLOB_PARALLEL_AFTER;
+      else process.env.KT_GLOB_PARALLEL_AFTER = saved;
     }
   });
 });

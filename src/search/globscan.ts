@@ -315,7 +315,7 @@ class Helper {
     };
   }
 
-  static start(config: GlobScanConfig, url = workerUrl()): Helper | null {
+  static start(config: GlobScanConfig, url: string): Helper | null {
     try {
       const helper = new Helper(new Worker(url));
       helper.worker.postMessage({ type: "glob", config, shared: helper.shared.buffer as SharedArrayBuffer } satisfies GlobRequest);
@@ -390,21 +390,22 @@ class Helper {
 }
 
 /** Walks the tree for `config`, with a worker thread on a large tree. */
-export async function scanGlob(config: GlobScanConfig): Promise<GlobScanResult> {
+export async function scanGlob(config: GlobScanConfig, url = workerUrl()): Promise<GlobScanResult> {
   try {
-    return await scan(config, true);
+    return await scan(config, url);
   } catch (error) {
     if (!(error instanceof HelperFailure)) throw error;
-    return scan(config, false);
+    return scan(config, null);
   }
 }
 
-async function scan(config: GlobScanConfig, parallel: boolean): Promise<GlobScanResult> {
+/** `url`: the worker script (tests give others); null: this thread alone. */
+async function scan(config: GlobScanConfig, url: string | null): Promise<GlobScanResult> {
   const own = new GlobScan(config);
   const walker = new Walker(own.walkOptions());
   const after = parallelAfter();
   let helper: Helper | null = null;
-  let tried = !parallel || (navigator.hardwareConcurrency || 1) < 2;
+  let tried = url === null || (navigator.hardwareConcurrency || 1) < 2;
   try {
     for (;;) {
       if (walker.pending > 0) {
@@ -419,7 +420,7 @@ async function scan(config: GlobScanConfig, parallel: boolean): Promise<GlobScan
       }
       if (!tried && own.walked >= after && walker.pending >= 2) {
         tried = true;
-        helper = Helper.start(config);
+        helper = Helper.start(config, url!);
       }
       if (helper === null) {
         if (walker.pending === 0) break;

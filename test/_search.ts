@@ -36,10 +36,11 @@ export function walked(root: string, opts: { hidden?: boolean; noise?: readonly 
 
 /** `rg --files` below `root` with kt's fixed flags (no config, no global gitignore). */
 export function rgFiles(root: string, extra: string[] = []): string[] {
-  const proc = Bun.spawnSync([RG!, "--files", "--no-config", "--no-ignore-global", ...extra], { cwd: root, stdout: "pipe", stderr: "pipe" });
+  // NUL-separated: a name may hold a newline.
+  const proc = Bun.spawnSync([RG!, "--files", "--null", "--no-config", "--no-ignore-global", ...extra], { cwd: root, stdout: "pipe", stderr: "pipe" });
   return proc.stdout
     .toString()
-    .split("\n")
+    .split("\0")
     .filter(Boolean)
     .map((p) => (p.startsWith("./") ? p.slice(2) : p))
     .sort();

@@ -7,6 +7,7 @@ import { callTool, KT, kt, tempDir } from "./_helpers.ts";
 import { ageInOrder, writeTree } from "./_search.ts";
 import picomatch from "picomatch";
 import { globMatcher, scanGlob } from "../src/search/globscan.ts";
+import { onOneLine } from "../src/search/plan.ts";
 
 async function glob(root: string, input: Record<string, unknown>, env: Record<string, string> = {}) {
   const stateDir = join(root, "..", "state");
@@ -27,6 +28,19 @@ async function glob(root: string, input: Record<string, unknown>, env: Record<st
   expect(cli.exitCode).toBe(r.isError ? 1 : 0);
   return r;
 }
+
+describe("odd names", () => {
+  test("a newline, tab or escape character in a name is written as an escape, one entry per line", async () => {
+    expect(onOneLine("a\nb\tc\u001bd\re\u007f")).toBe("a\\nb\\tc\\x1bd\\re\\x7f");
+    expect(onOneLine("plain/ü name.ts")).toBe("plain/ü name.ts");
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    writeTree(root, { "new\nline.ts": "", "ok.ts": "" });
+    ageInOrder(root, ["new\nline.ts", "ok.ts"]);
+    const r = await glob(root, { pattern: "**/*.ts" });
+    expect(r.content).toBe('2 files match "**/*.ts" (newest first):\nok.ts\nnew\\nline.ts');
+  });
+});
 
 describe("glob matcher", () => {
   test("the quick shapes match exactly what picomatch matches", () => {

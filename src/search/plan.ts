@@ -125,9 +125,20 @@ export function shownPath(ctx: Pick<ToolContext, "cwd">, plan: SearchPlan, rel: 
 export function pathShower(ctx: Pick<ToolContext, "cwd">, plan: SearchPlan): (rel: string) => string {
   const base = relative(ctx.cwd, plan.abs);
   // A search root above the working directory can hold paths below it: those go one by one.
-  if (base.startsWith("..") || isAbsolute(base)) return (rel) => displayPath(ctx, rel === "" ? plan.abs : join(plan.abs, rel));
+  if (base.startsWith("..") || isAbsolute(base)) return (rel) => onOneLine(displayPath(ctx, rel === "" ? plan.abs : join(plan.abs, rel)));
   const prefix = base === "" ? "" : `${base}/`;
-  return (rel) => (rel === "" ? displayPath(ctx, plan.abs) : prefix + rel);
+  return (rel) => onOneLine(rel === "" ? displayPath(ctx, plan.abs) : prefix + rel);
+}
+
+const CONTROL = /[\x00-\x1f\x7f]/;
+const CONTROLS = /[\x00-\x1f\x7f]/g;
+const ESCAPES: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+/** A path as one line of a listing: a control character in a name (a newline, say) is
+ * written as an escape (\n, \t, \x1b), or the name would read as two entries. */
+export function onOneLine(path: string): string {
+  if (!CONTROL.test(path)) return path;
+  return path.replace(CONTROLS, (c) => ESCAPES[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
 }
 
 /** The leading directory segments without glob syntax (never the last segment). */

@@ -145,8 +145,14 @@ async function pass(rg: string, plan: SearchPlan, compiled: Compiled, collector:
   // NUL met after a match: the file is binary and dropped) or the --stats block. Lines
   // are read from the bytes, so that a kept text is its own string and not a slice
   // pinning a whole chunk of output.
+  /** Lines since the last blank line that were neither a match nor a heading: the start
+   * of the next heading when a path holds a newline ("a\nb.txt\0…" arrives as two lines). */
+  let fragment: string | null = null;
   const onLine = (buf: Buffer, start: number, end: number, valid: boolean): void => {
-    if (start === end) return;
+    if (start === end) {
+      fragment = null;
+      return;
+    }
     const first = buf[start]!;
     let z = -1;
     let colon = -1;
@@ -159,14 +165,19 @@ async function pass(rg: string, plan: SearchPlan, compiled: Compiled, collector:
     if (colon === -1 || colon >= end) {
       z = buf.indexOf(0, start);
       if (z === -1 || z >= end) {
-        const note = buf.toString("utf8", start, end);
-        if (note.endsWith(" files searched")) summary = true;
-        const binary = /^(.*): (?:WARNING: stopped searching binary file|binary file matches)/.exec(note);
-        if (binary && current !== null && current.raw === binary[1]) current.binary = true;
+        const line = buf.toString("utf8", start, end);
+        if (line.endsWith(" files searched")) summary = true;
+        const note = fragment === null ? line : `${fragment}\n${line}`;
+        const binary = /^([^]*): (?:WARNING: stopped searching binary file|binary file matches)/.exec(note);
+        if (binary && current !== null && current.raw === binary[1]) {
+          current.binary = true;
+          fragment = null;
+        } else fragment = note;
         return;
       }
       flush();
-      const raw = buf.toString("utf8", start, z);
+      const raw = (fragment === null ? "" : `${fragment}\n`) + buf.toString("utf8", start, z);
+      fragment = null;
       const rel = relOf(raw, plan);
       let mtimeMs: number | undefined;
       let skip = false;
@@ -179,6 +190,7 @@ async function pass(rg: string, plan: SearchPlan, compiled: Compiled, collector:
       colon = buf.indexOf(58, z + 1);
       start = z + 1;
     }
+    fragment = null;
     if (current === null) return;
     if (current.skip) {
       current.count++;

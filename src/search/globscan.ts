@@ -1,11 +1,12 @@
 // The walk behind glob: every file whose path matches the pattern, with its modification
 // time (glob lists newest first), and what the zero-match hint needs to know. A large
 // tree is walked by two threads sharing one walk: this one starts, and past a thousand
-// files a worker thread (worker.ts) takes half the directories still to be read; when
-// either runs out, it takes half of the other's. Each stats its own matches, so the
-// stat calls, which cost as much as the walk, are shared too. The result does not depend
-// on which thread saw what: the list is sorted afterwards, counts are summed, and the
-// near names are ranked by (distance, path).
+// files a worker thread (worker.ts) takes half the directories still to be read (a very
+// large directory waits in slices of files, which go the same way); when either runs
+// out, it takes half of the other's. Each stats its own matches, so the stat calls,
+// which cost as much as the walk, are shared too. The result does not depend on which
+// thread saw what: each sorts its own list and the two are merged, counts are summed,
+// and the near names are ranked by (distance, path).
 import { statSync } from "node:fs";
 import { extname } from "node:path";
 import picomatch from "picomatch";

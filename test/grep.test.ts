@@ -193,6 +193,25 @@ describe("files and lines", () => {
 });
 
 describe("limits and permissions", () => {
+  test("a long line is shown around its first match, found where the engine found it (multi-byte text before it, a regex that backtracks)", async () => {
+    using tmp = tempDir();
+    const long = `${"é".repeat(200)}${"日本🎉".repeat(60)} the Error( x ${"w".repeat(400)}Error( y`;
+    writeTree(tmp.path, { "a.txt": `${long}\nshort AbcError( z\n` });
+    const shown = async (pattern: string) => (await grep(tmp.path, { pattern })).content.split("\n")[3]!;
+    // The first "Error(" lies past the 250th character: the line is shown around it (the
+    // engines and the binary print the same bytes: grep() checks).
+    for (const pattern of [String.raw`Error\(`, String.raw`e Error\(`, String.raw`[^a-z]Error\(`]) {
+      const line = await shown(pattern);
+      expect({ pattern, start: line.slice(0, 6), around: line.includes("日本🎉 the Error( x www") }).toEqual({ pattern, start: "  1: …", around: true });
+      expect(line.length).toBeLessThan(260);
+    }
+    // \w+Error\( first matches from the start of the 400 w's ("the Error(" has a space
+    // before it): shown from 40 characters before them.
+    const words = await shown(String.raw`\w+Error\(`);
+    expect(words.startsWith("  1: …") && words.endsWith("…")).toBe(true);
+    expect(words).toContain(`🎉 the Error( x ${"w".repeat(100)}`);
+  });
+
   test("wide lines: fewer than 100 are shown when 100 would not fit well under 64 KB", async () => {
     using tmp = tempDir();
     const root = join(tmp.path, "tree");

@@ -264,14 +264,15 @@ export function searchText(text: string, re: RegExp, line: number, out: FileResu
     let lineEnd = text.indexOf("\n", at);
     if (lineEnd === -1) lineEnd = text.length;
     const lineText = text.slice(lineStart, lineEnd);
-    let hit = prefilter === null;
-    if (!hit) {
+    // Where the line's first match starts, for showing a long line around it.
+    let first: number | null = at - lineStart;
+    if (prefilter !== null) {
       re.lastIndex = 0;
-      hit = re.test(lineText);
+      first = re.exec(lineText)?.index ?? null;
     }
-    if (hit) {
+    if (first !== null) {
       out.count++;
-      if (out.hits.length < MAX_KEPT) out.hits.push({ line, text: displayLine(lineText, re) });
+      if (out.hits.length < MAX_KEPT) out.hits.push({ line, text: displayLine(lineText, re, false, first) });
       else out.cut = true;
     }
     // The last line, without a "\n": nothing follows it.

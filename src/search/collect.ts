@@ -166,10 +166,11 @@ export function byRecency(a: FileHits, b: FileHits): number {
 /**
  * A matched line as shown: without its "\r", at most MAX_LINE_CHARS characters with "…"
  * where it was cut; a long line whose first match lies past the cut is shown around it.
- * `fresh`: `raw` is a string of its own, not a slice of a larger one.
+ * `fresh`: `raw` is a string of its own, not a slice of a larger one. `at`: where the
+ * first match starts, when known.
  */
-export function displayLine(raw: string, re: RegExp, fresh = false): string {
-  const shown = cutLine(raw, re);
+export function displayLine(raw: string, re: RegExp, fresh = false, at?: number): string {
+  const shown = cutLine(raw, re, at);
   // A short line of a fresh string is returned as is; anything cut from a bigger string
   // is copied out of it.
   return fresh && shown.length === raw.length ? shown : own(shown);
@@ -184,12 +185,30 @@ export function own(s: string): string {
   return Buffer.from(s, "utf16le").toString("utf16le");
 }
 
-function cutLine(raw: string, re: RegExp): string {
-  const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-  if (line.length <= MAX_LINE_CHARS) return line;
+/** Sticky copies of the patterns, to match at a known position. */
+const stickies = new WeakMap<RegExp, RegExp>();
+
+/** The first match of `re` in `line`; `at`, when given, is where it starts (found by
+ * whoever found the line), so that a long line is not searched again from its start: a
+ * pattern like \w+Error\( backtracks over every word of a minified line. */
+function firstMatch(line: string, re: RegExp, at: number | undefined): RegExpExecArray | null {
+  if (at !== undefined && at < line.length) {
+    let sticky = stickies.get(re);
+    if (!sticky) stickies.set(re, (sticky = new RegExp(re.source, `${re.flags.replace("g", "")}y`)));
+    sticky.lastIndex = at;
+    const m = sticky.exec(line);
+    if (m) return m;
+  }
   re.lastIndex = 0;
   const m = re.exec(line);
   re.lastIndex = 0;
+  return m;
+}
+
+function cutLine(raw: string, re: RegExp, at: number | undefined): string {
+  const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+  if (line.length <= MAX_LINE_CHARS) return line;
+  const m = firstMatch(line, re, at);
   const end = m ? m.index + m[0].length : 0;
   if (end <= MAX_LINE_CHARS) return `${cut(line, 0, MAX_LINE_CHARS)}…`;
   const start = Math.max(0, Math.min(m!.index - 40, line.length - MAX_LINE_CHARS));

@@ -5,7 +5,7 @@
 // which rg met a NUL byte. Ordering, caps and counting are the collector's, as for the
 // built-in engine, so both print the same bytes.
 import type { Compiled } from "./regex.ts";
-import { Collector, displayLine, garbage, MAX_KEPT, mtimeOf, type Hit } from "./collect.ts";
+import { Collector, displayLine, garbage, MAX_KEPT, MAX_LINE_CHARS, mtimeOf, type Hit } from "./collect.ts";
 import { PathChecker } from "./walk.ts";
 import type { SearchOutcome, SearchPlan } from "./plan.ts";
 import { statSync } from "node:fs";
@@ -31,6 +31,10 @@ export function rgArgs(plan: SearchPlan, compiled: Compiled, probe: Compiled | n
   const args = ["--heading", "-n", "-H", "--null", "--color=never", "--stats", "--no-config", "--no-ignore-global", "--no-mmap", "--crlf", insensitive ? "-i" : "-s"];
   const searched = probe ?? compiled;
   const patterns = searched.fixed ? ["-F", ...searched.fixed.flatMap((f) => ["-e", f])] : ["-e", searched.rust];
+  // Where each line's first match starts ("number:column:text"), so that a long line is
+  // shown around it without searching it again in JavaScript; not with the probe, whose
+  // column may be the probe's.
+  if (probe === null) args.push("--column");
   if (plan.file) return { args: [...args, ...patterns, "--", basename(plan.real)], cwd: dirname(plan.real), typed: false };
   if (!plan.hidden) args.push("--hidden");
   for (const name of plan.noise) args.push("-g", `!${name}/`);
@@ -135,10 +139,10 @@ async function pass(rg: string, plan: SearchPlan, compiled: Compiled, collector:
     }
     current = null;
   };
-  const keep = (into: { hits: Hit[]; count: number; cut: boolean }, line: number, text: string, re: RegExp): void => {
+  const keep = (into: { hits: Hit[]; count: number; cut: boolean }, line: number, text: string, re: RegExp, at?: number): void => {
     into.count++;
     if (into.hits.length >= MAX_KEPT) into.cut = true;
-    else into.hits.push({ line, text: displayLine(text, re, true) });
+    else into.hits.push({ line, text: displayLine(text, re, true, at) });
   };
   // rg prints each file's matches under its path: "path\0number:text" for the first, then
   // "number:text", a blank line between files. Any other line is one of rg's notes (a
@@ -197,20 +201,29 @@ async function pass(rg: string, plan: SearchPlan, compiled: Compiled, collector:
       current.cut = true;
       return;
     }
-    const ok = valid || isUtf8(buf.subarray(colon + 1, end));
     let number = 0;
     for (let i = start; i < colon; i++) number = number * 10 + buf[i]! - 48;
+    // With --column: "column:" (1-based, in bytes) before the text.
+    let column = 0;
+    let from = colon + 1;
+    if (probing === null) {
+      while (from < end && buf[from] !== 58) column = column * 10 + buf[from++]! - 48;
+      from++;
+    }
+    const ok = valid || isUtf8(buf.subarray(from, end));
     const re = ok ? compiled.jsValid : compiled.js;
-    const text = buf.toString("utf8", colon + 1, end);
-    // One pass for both: the line is the pattern's if the pattern matches it, else the
-    // probe's if the probe (a wider pattern, checked exactly) does.
+    const text = buf.toString("utf8", from, end);
     if (probing === null) {
       // The probe searched for as the pattern (a second pass): rg's part is only a
       // necessary condition.
       if (compiled.verify && !test(re, text)) return;
-      keep(current, number, text, re);
+      // The match's start in UTF-16 units, needed only to show a long line.
+      const at = text.length > MAX_LINE_CHARS && column > 0 ? buf.toString("utf8", from, from + column - 1).length : undefined;
+      keep(current, number, text, re, at);
       return;
     }
+    // One pass for both: the line is the pattern's if the pattern matches it, else the
+    // probe's if the probe (a wider pattern, checked exactly) does.
     if (test(re, text)) {
       matched = true;
       keep(current, number, text, re);

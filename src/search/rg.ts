@@ -237,7 +237,19 @@ async function pass(rg: string, plan: SearchPlan, compiled: Compiled, collector:
   let abandoned = false;
   let pending: Buffer | null = null;
   for await (const chunk of proc.stdout) {
-    const buf: Buffer = pending ? Buffer.concat([pending, chunk]) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    let buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    if (pending) {
+      // Only the line cut at the end of the last chunk is joined, not the whole chunk.
+      const nl = buf.indexOf(10);
+      if (nl === -1) {
+        pending = Buffer.concat([pending, buf]);
+        continue;
+      }
+      const joined = Buffer.concat([pending, buf.subarray(0, nl + 1)]);
+      eachLine(joined, joined.length - 1, onLine);
+      buf = buf.subarray(nl + 1);
+      pending = null;
+    }
     const last = buf.lastIndexOf(10);
     if (last === -1) {
       pending = Buffer.from(buf);

@@ -63,7 +63,7 @@ describe("glob's shared walk", () => {
     ageInOrder(root, names);
     const bad = join(tmp.path, "bad-worker.ts");
     writeFileSync(bad, "self.onmessage = (e) => { if (e.data.type === 'glob-dirs') throw new Error('boom'); };\n");
-    const config = { real: root, walkRoot: root, walkRel: "", glob: "**/*.ts", hidden: true, noise: ["node_modules", "dist", ".git"], deadline: Date.now() + 10_000 };
+    const config = { real: root, walkRoot: root, walkRel: "", glob: "**/*.ts", hidden: true, noise: ["node_modules", "dist", ".git"], deadline: Date.now() + 10_000, statRelative: false };
     const saved = process.env.KT_GLOB_PARALLEL_AFTER;
     process.env.KT_GLOB_PARALLEL_AFTER = "0";
     try {

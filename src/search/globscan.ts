@@ -26,6 +26,9 @@ export interface GlobScanConfig {
   noise: string[];
   /** Wall-clock (Date.now()) time after which the walk stops. */
   deadline: number;
+  /** walkRoot is the process's working directory (which threads share): files are
+   * stat'ed by their relative path, which the kernel resolves faster (fewer components). */
+  statRelative: boolean;
 }
 
 export interface NearName {
@@ -136,7 +139,7 @@ export class GlobScan {
         bigger.set(this.mtimes);
         this.mtimes = bigger;
       }
-      this.mtimes[n] = mtimeOf(abs);
+      this.mtimes[n] = mtimeOf(this.config.statRelative ? rel : abs);
       this.rels.push(full);
       return;
     }

@@ -37,6 +37,7 @@ export default defineTool({
       hidden: plan.hidden,
       noise: [...plan.noise],
       deadline: Date.now() + (plan.deadline - performance.now()),
+      statRelative: plan.walkRoot === process.cwd(),
     });
     if (found.rels.length === 0) return noFiles(ctx, plan, input.pattern, found.seen, found.unreadable, found.timedOut, found.threads);
     return render(ctx, plan, input.pattern, found.rels, found.unreadable, found.timedOut, found.threads);

@@ -102,6 +102,24 @@ describe("truncation and spill", () => {
     expect(cli.stderr).toContain("could not save the full output to the state directory");
   });
 
+  test("many files past 20,000 lines: files too old to keep a line are still counted", async () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    const names = Array.from({ length: 40 }, (_, i) => `d${i % 4}/f${String(i).padStart(2, "0")}.txt`);
+    writeTree(root, Object.fromEntries(names.map((n) => [n, "x\n".repeat(1000)])));
+    ageInOrder(root, names);
+    for (const after of ["1000000000", "0"]) {
+      const r = await grep(root, { pattern: "x" }, { env: { KT_GREP_PARALLEL_AFTER: after } });
+      expect(r.metadata.matches).toBe(40_000);
+      expect(r.metadata.files).toBe(40);
+      const full = readFileSync(r.metadata.truncation!.spillPath!, "utf8").split("\n");
+      expect(full[0]).toBe('40,000 matches in 40 files for "x":');
+      // The 10 newest files' lines, newest first; nothing of the 30 others.
+      expect(full.filter((l) => !l.startsWith("  ") && l.endsWith(".txt"))).toEqual([...names].reverse().slice(0, 10));
+      expect(full.filter((l) => l.startsWith("  ")).length).toBe(10_000);
+    }
+  });
+
   test("past 20,000 lines the spill keeps the newest files' lines and says what it left out", async () => {
     using tmp = tempDir();
     const root = join(tmp.path, "tree");

@@ -1,7 +1,8 @@
 // The matches of one grep, whichever engine found them: lines grouped by file, files
 // ordered newest first (ties by path), every line's text already cut for display. Memory
 // is bounded: past MAX_KEPT lines the oldest files keep only their counts, so the kept
-// lines are always a prefix of the full result in display order.
+// lines are always a prefix of the full result in display order, and a file too old to
+// keep any line is not even listed, only counted.
 import { statSync } from "node:fs";
 
 export const MAX_LINE_CHARS = 250;
@@ -24,7 +25,12 @@ export interface FileHits {
 }
 
 export class Collector {
+  /** The files with matches, but not those past the frontier (see beyond), which are
+   * only counted: they would keep no lines, and many matching files would otherwise
+   * each hold an entry. */
   readonly files: FileHits[] = [];
+  /** Files with matches only counted. */
+  private counted = 0;
   lines = 0;
   private kept = 0;
   private evicted = false;
@@ -35,17 +41,27 @@ export class Collector {
 
   /** Adds one file's matches; `abs` is stat'ed for its mtime unless it is given. */
   add(rel: string, abs: string, hits: Hit[], count: number, cut: boolean, mtimeMs = mtimeOf(abs)): void {
+    this.lines += count;
+    if (this.beyond(mtimeMs, rel)) {
+      this.counted++;
+      return;
+    }
     const file = { rel: own(rel), mtimeMs, count, hits, cut };
     this.files.push(file);
     if (hits.length > 0) this.live.push(file);
-    this.lines += count;
     this.kept += hits.length;
     if (this.kept > MAX_KEPT) this.evict();
+  }
+
+  /** Files with at least one matching line. */
+  get fileCount(): number {
+    return this.files.length + this.counted;
   }
 
   /** Forgets everything collected: the search starts again. */
   reset(): void {
     this.files.length = 0;
+    this.counted = 0;
     this.live = [];
     this.lines = 0;
     this.kept = 0;
@@ -55,7 +71,7 @@ export class Collector {
 
   /** What another thread's collector hands over (see merge). */
   snapshot(): Snapshot {
-    return { files: this.files, lines: this.lines, evicted: this.evicted };
+    return { files: this.files, counted: this.counted, lines: this.lines, evicted: this.evicted };
   }
 
   /**
@@ -64,7 +80,12 @@ export class Collector {
    * file would: each kept at least that prefix of its own files.
    */
   merge(other: Snapshot): void {
+    this.counted += other.counted;
     for (const file of other.files) {
+      if (this.beyond(file.mtimeMs, file.rel)) {
+        this.counted++;
+        continue;
+      }
       this.files.push(file);
       if (file.hits.length > 0) this.live.push(file);
       this.kept += file.hits.length;
@@ -155,6 +176,7 @@ export function garbage(bytes: number): void {
 
 export interface Snapshot {
   files: FileHits[];
+  counted: number;
   lines: number;
   evicted: boolean;
 }

@@ -134,13 +134,13 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, run: Run): 
   const files = collector.sorted();
   const total = collector.lines;
   const partial = outcome.timedOut ? ` (partial: stopped at the ${seconds(timeLimitMs())} limit)` : "";
-  const summary = `${count(total, "match", "matches")} in ${count(files.length, "file", "files")} for "${pattern}"${partial}:`;
-  const title = `Search "${pattern}" · ${count(total, "match", "matches")} in ${count(files.length, "file", "files")}`;
+  const summary = `${count(total, "match", "matches")} in ${count(collector.fileCount, "file", "files")} for "${pattern}"${partial}:`;
+  const title = `Search "${pattern}" · ${count(total, "match", "matches")} in ${count(collector.fileCount, "file", "files")}`;
   const extra = { engine: run.engine, partial: outcome.timedOut, unreadable: outcome.unreadable.length, ...(run.threads ? { threads: run.threads } : {}) };
   const after = notes(ctx, plan, outcome);
   const shown = shownGroups(ctx, plan, files, MAX_SHOWN);
   if (shown.shown === total) {
-    return { content: [summary, "", ...shown.lines, ...after].join("\n"), title, matches: total, files: files.length, extra };
+    return { content: [summary, "", ...shown.lines, ...after].join("\n"), title, matches: total, files: collector.fileCount, extra };
   }
   const all = groups(ctx, plan, files, Number.POSITIVE_INFINITY);
   const unsaved = total - all.shown;
@@ -148,7 +148,7 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, run: Run): 
   if (unsaved > 0) full.push(`[… ${count(unsaved, "more matching line", "more matching lines")} not saved: too many results. Narrow the pattern, path or include to see them.]`);
   const fullText = full.join("\n");
   const spillPath = spillFile(ctx, "grep", `${fullText}\n`);
-  const header = `Showing first ${shown.shown} of ${total.toLocaleString("en-US")} matching lines (${count(files.length, "file", "files")}) for "${pattern}"${partial}:`;
+  const header = `Showing first ${shown.shown} of ${total.toLocaleString("en-US")} matching lines (${count(collector.fileCount, "file", "files")}) for "${pattern}"${partial}:`;
   const tail = spillPath
     ? `[Results truncated. Full results: ${spillPath} — or use a more specific pattern, path, or include filter.]`
     : "[Results truncated (the full results could not be saved). Use a more specific pattern, path, or include filter.]";
@@ -157,7 +157,7 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, run: Run): 
     content: [header, "", ...shown.lines, ...after, tail].join("\n"),
     title: `${title} (showing ${shown.shown})`,
     matches: total,
-    files: files.length,
+    files: collector.fileCount,
     truncation: {
       originalBytes: Buffer.byteLength(fullText),
       originalLines: fullLines,

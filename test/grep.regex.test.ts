@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { compilePattern } from "../src/search/regex.ts";
+import { anchorsOf, compilePattern } from "../src/search/regex.ts";
 import { searchText } from "../src/search/builtin.ts";
 import { KtError } from "../src/tools/tool.ts";
 import { kt, tempDir } from "./_helpers.ts";
@@ -167,6 +167,22 @@ describe("refusals through dist/kt", () => {
       const r = kt(["grep", "--json", "--", pattern], { cwd: tmp.path, stateDir: join(tmp.path, "state") });
       const result = JSON.parse(r.stdout);
       expect({ pattern, content: result.content, code: result.error.code, exit: r.exitCode }).toEqual({ pattern, content: prose, code: "INVALID_REGEX", exit: 1 });
+    }
+  });
+});
+
+describe("anchors", () => {
+  test("a case-insensitive literal's anchors are the case spellings of its rarest ASCII window, found in every spelling of it", () => {
+    expect(anchorsOf("readFileSync", true)!.map(String)).toContain("ync");
+    expect(anchorsOf("the_zone", true)!.map(String)).toContain("_zo");
+    expect(anchorsOf("日本語", true)).toBeNull();
+    expect(anchorsOf("kiss", true)).toBeNull();
+    for (const word of ["readFileSync", "ContextEngine", "the_zone", "a-b-c-d", "x1y2z3"]) {
+      const anchors = anchorsOf(word, true)!;
+      for (const spelling of [word, word.toLowerCase(), word.toUpperCase(), word.replace(/./g, (c, i) => (i % 2 ? c.toUpperCase() : c.toLowerCase()))]) {
+        const text = Buffer.from(`some text before ${spelling} and after`);
+        expect({ word, spelling, found: anchors.some((a) => text.indexOf(a) !== -1) }).toEqual({ word, spelling, found: true });
+      }
     }
   });
 });

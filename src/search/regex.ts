@@ -69,27 +69,43 @@ export function compilePattern(pattern: string, forceInsensitive = false): Compi
 /** No ASCII letter outside these has a non-ASCII case partner (K: U+212A, S: U+017F). */
 const FOLDS_OUTSIDE_ASCII = new Set("kKsS");
 
+/** Letters from commonest to rarest in English text and code; a window of rare ones
+ * (or of digits and punctuation, which have one case) rules out more of the text. */
+const COMMON = "etaoinsrhldcumfpgwybvkxjqz";
+
+/** How common a window's characters are: lower is rarer. */
+function commonness(window: readonly string[]): number {
+  let score = 0;
+  for (const c of window) {
+    const at = COMMON.indexOf(c.toLowerCase());
+    score += at === -1 ? 0 : COMMON.length - at;
+  }
+  return score;
+}
+
 /**
  * Byte strings, one of which occurs wherever `text` does (case-insensitively when
- * `insensitive`): the text itself; or, ignoring case, every case spelling of a three-
- * character ASCII window of it whose letters fold only within ASCII. Null when there is
- * no such window.
+ * `insensitive`): the text itself; or, ignoring case, every case spelling of the rarest
+ * three-character ASCII window of it whose letters fold only within ASCII. Null when
+ * there is no such window.
  */
 export function anchorsOf(text: string, insensitive: boolean): Buffer[] | null {
   if (text.length < 2) return null;
   if (!insensitive) return [Buffer.from(text, "utf8")];
   const chars = [...text];
+  let best: string[] | null = null;
   for (let at = 0; at + 3 <= chars.length; at++) {
     const window = chars.slice(at, at + 3);
     if (!window.every((c) => c.charCodeAt(0) < 128 && !FOLDS_OUTSIDE_ASCII.has(c))) continue;
-    let spellings = [""];
-    for (const c of window) {
-      const cases = new Set([c.toLowerCase(), c.toUpperCase()]);
-      spellings = spellings.flatMap((s) => [...cases].map((v) => s + v));
-    }
-    return spellings.map((s) => Buffer.from(s, "latin1"));
+    if (best === null || commonness(window) < commonness(best)) best = window;
   }
-  return null;
+  if (best === null) return null;
+  let spellings = [""];
+  for (const c of best) {
+    const cases = new Set([c.toLowerCase(), c.toUpperCase()]);
+    spellings = spellings.flatMap((s) => [...cases].map((v) => s + v));
+  }
+  return spellings.map((s) => Buffer.from(s, "latin1"));
 }
 
 /** A pattern in this syntax that matches `text` literally. */

@@ -4,7 +4,8 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { anchorsOf, compilePattern } from "../src/search/regex.ts";
+import { compilePattern } from "../src/search/regex.ts";
+import { anchorsOf, holds } from "../src/search/anchor.ts";
 import { searchText } from "../src/search/builtin.ts";
 import { KtError } from "../src/tools/tool.ts";
 import { kt, tempDir } from "./_helpers.ts";
@@ -173,16 +174,46 @@ describe("refusals through dist/kt", () => {
 
 describe("anchors", () => {
   test("a case-insensitive literal's anchors are the case spellings of its rarest ASCII window, found in every spelling of it", () => {
-    expect(anchorsOf("readFileSync", true)!.map(String)).toContain("ync");
-    expect(anchorsOf("the_zone", true)!.map(String)).toContain("_zo");
+    expect(anchorsOf("readFileSync", true)!.map((a) => String(a.bytes))).toContain("ync");
+    expect(anchorsOf("the_zone", true)!.map((a) => String(a.bytes))).toContain("_zo");
     expect(anchorsOf("日本語", true)).toBeNull();
     expect(anchorsOf("kiss", true)).toBeNull();
     for (const word of ["readFileSync", "ContextEngine", "the_zone", "a-b-c-d", "x1y2z3"]) {
       const anchors = anchorsOf(word, true)!;
       for (const spelling of [word, word.toLowerCase(), word.toUpperCase(), word.replace(/./g, (c, i) => (i % 2 ? c.toUpperCase() : c.toLowerCase()))]) {
         const text = Buffer.from(`some text before ${spelling} and after`);
-        expect({ word, spelling, found: anchors.some((a) => text.indexOf(a) !== -1) }).toEqual({ word, spelling, found: true });
+        expect({ word, spelling, found: anchors.some((a) => holds(text, a)) }).toEqual({ word, spelling, found: true });
       }
     }
+  });
+});
+
+describe("anchor words", () => {
+  test("a buffer holding a case-insensitive match always holds an anchor (Kelvin sign and long s included); a chunk with the letters but not the word does not", () => {
+    const pieces = ["a", "K", "k", "\u212a", "s", "S", "\u017f", "y", "n", "c", "e", "l", "_", "é", "\u0130", " "];
+    let seed = 7;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    for (const word of ["leSync", "Sync", "lesync", "bakery_tray", "Skyline", "queryKit", "quiz_mask", "kiss_keys"]) {
+      const anchors = anchorsOf(word, true);
+      if (anchors === null) {
+        expect(word).toBe("kiss_keys");
+        continue;
+      }
+      const re = new RegExp(word.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&"), "iu");
+      for (let n = 0; n < 3000; n++) {
+        let text = "";
+        for (let k = Math.floor(rnd() * 12); k > 0; k--) text += pieces[Math.floor(rnd() * pieces.length)];
+        if (rnd() < 0.5) {
+          // A spelling of the word: each letter in either case, k and s sometimes as U+212A / U+017F.
+          text += [...word].map((c) => (c === "k" || c === "K") && rnd() < 0.3 ? "\u212a" : (c === "s" || c === "S") && rnd() < 0.3 ? "\u017f" : rnd() < 0.5 ? c.toUpperCase() : c.toLowerCase()).join("");
+        }
+        for (let k = Math.floor(rnd() * 12); k > 0; k--) text += pieces[Math.floor(rnd() * pieces.length)];
+        const buf = Buffer.from(text, "utf8");
+        if (re.test(text)) expect({ word, text, held: anchors.some((a) => holds(buf, a)) }).toEqual({ word, text, held: true });
+      }
+    }
+    const sync = anchorsOf("readFileSync", true)!;
+    expect(sync.some((a) => holds(Buffer.from("async function fsync() {}"), a))).toBe(false);
+    expect(sync.some((a) => holds(Buffer.from("x = READFILESYNC(y)"), a))).toBe(true);
   });
 });

@@ -7,6 +7,7 @@ import { closeSync, openSync, readSync } from "node:fs";
 import { relative } from "node:path";
 import { isUtf8 } from "node:buffer";
 import type { Compiled } from "./regex.ts";
+import { holds } from "./anchor.ts";
 import { Collector, displayLine, garbage, MAX_KEPT, type Hit } from "./collect.ts";
 import { Walker } from "./walk.ts";
 import { Pool, PoolFailure } from "./pool.ts";
@@ -227,7 +228,7 @@ function scan(fd: number, matchers: readonly Matcher[]): FileResult[] | null {
     }
     const bytes = buf.subarray(skip, end);
     // A chunk without the bytes every match needs is not decoded.
-    if (end > skip && jobs.some((job) => job.matcher.anchors === null || job.matcher.anchors.some((anchor) => bytes.indexOf(anchor) !== -1))) {
+    if (end > skip && jobs.some((job) => job.matcher.anchors === null || job.matcher.anchors.some((anchor) => holds(bytes, anchor)))) {
       if (counted < offset + skip) line += newlinesIn(fd, counted, offset + skip);
       line = searchAll(jobs, bytes.toString("utf8"), isUtf8(bytes), line);
       counted = offset + end;

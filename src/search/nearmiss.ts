@@ -4,7 +4,8 @@
 // the found text closest to the pattern, chosen from the collected lines alone, so both
 // engines give the same hint. "Closest" counts two swapped letters as one edit, as the
 // probe does: "licnese" must suggest "license", not some rarer word one letter shorter.
-import { anchorsOf, compilePattern, escapeLiteral, type Compiled } from "./regex.ts";
+import { compilePattern, escapeLiteral, type Compiled } from "./regex.ts";
+import { anchorsOf } from "./anchor.ts";
 import type { Collector } from "./collect.ts";
 
 const MIN_FUZZY = 4;

@@ -18,7 +18,7 @@ export interface MatcherSpec {
   js: Source;
   jsValid: Source;
   prefilter: Source | null;
-  anchors: Uint8Array[] | null;
+  anchors: { bytes: Uint8Array; word: string | null; at: number }[] | null;
 }
 
 /** "files" carries "abs\0rel\0abs\0rel…": one string crosses threads far more cheaply
@@ -49,7 +49,7 @@ export function reviveMatcher(spec: MatcherSpec): Matcher {
     js: new RegExp(...spec.js),
     jsValid: new RegExp(...spec.jsValid),
     prefilter: spec.prefilter ? new RegExp(...spec.prefilter) : null,
-    anchors: spec.anchors ? spec.anchors.map((a) => Buffer.from(a)) : null,
+    anchors: spec.anchors ? spec.anchors.map((a) => ({ ...a, bytes: Buffer.from(a.bytes) })) : null,
   };
 }
 

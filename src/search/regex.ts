@@ -10,6 +10,7 @@
 //   alternative, as is anything malformed. Lone "{", "}" and "]" are literals.
 // Smart case: case-insensitive unless a character written in the pattern is uppercase.
 import { KtError } from "../tools/tool.ts";
+import { anchorsOf, type Anchor } from "./anchor.ts";
 
 export interface Compiled {
   /** The pattern as the model gave it. */
@@ -26,9 +27,9 @@ export interface Compiled {
   /** A fast test every buffer holding a match passes (a literal the pattern requires),
    * for patterns whose own regex is slow to run over text that cannot match. */
   prefilter: RegExp | null;
-  /** Byte strings one of which every matching line contains: a chunk with none of them
-   * is not even decoded (null: no such test). */
-  anchors: Buffer[] | null;
+  /** What every matching line contains one of: a chunk with none of them is not even
+   * decoded (null: no such test). */
+  anchors: Anchor[] | null;
   /** `rust` is only a necessary condition: a line rg reports counts if `js` matches it. */
   verify?: boolean;
   /** Plain strings `rust` is the alternation of: rg finds them faster as fixed strings
@@ -64,48 +65,6 @@ export function compilePattern(pattern: string, forceInsensitive = false): Compi
   const prefilter = literal === null && required.length >= 3 ? new RegExp([...required].map(jsLiteral).join(""), caseInsensitive ? "giu" : "gu") : null;
   const anchors = anchorsOf(literal ?? required, caseInsensitive);
   return { pattern, js: re, jsValid: reValid, rust: rs, caseInsensitive, literal, prefilter, anchors };
-}
-
-/** No ASCII letter outside these has a non-ASCII case partner (K: U+212A, S: U+017F). */
-const FOLDS_OUTSIDE_ASCII = new Set("kKsS");
-
-/** Letters from commonest to rarest in English text and code; a window of rare ones
- * (or of digits and punctuation, which have one case) rules out more of the text. */
-const COMMON = "etaoinsrhldcumfpgwybvkxjqz";
-
-/** How common a window's characters are: lower is rarer. */
-function commonness(window: readonly string[]): number {
-  let score = 0;
-  for (const c of window) {
-    const at = COMMON.indexOf(c.toLowerCase());
-    score += at === -1 ? 0 : COMMON.length - at;
-  }
-  return score;
-}
-
-/**
- * Byte strings, one of which occurs wherever `text` does (case-insensitively when
- * `insensitive`): the text itself; or, ignoring case, every case spelling of the rarest
- * three-character ASCII window of it whose letters fold only within ASCII. Null when
- * there is no such window.
- */
-export function anchorsOf(text: string, insensitive: boolean): Buffer[] | null {
-  if (text.length < 2) return null;
-  if (!insensitive) return [Buffer.from(text, "utf8")];
-  const chars = [...text];
-  let best: string[] | null = null;
-  for (let at = 0; at + 3 <= chars.length; at++) {
-    const window = chars.slice(at, at + 3);
-    if (!window.every((c) => c.charCodeAt(0) < 128 && !FOLDS_OUTSIDE_ASCII.has(c))) continue;
-    if (best === null || commonness(window) < commonness(best)) best = window;
-  }
-  if (best === null) return null;
-  let spellings = [""];
-  for (const c of best) {
-    const cases = new Set([c.toLowerCase(), c.toUpperCase()]);
-    spellings = spellings.flatMap((s) => [...cases].map((v) => s + v));
-  }
-  return spellings.map((s) => Buffer.from(s, "latin1"));
 }
 
 /** A pattern in this syntax that matches `text` literally. */

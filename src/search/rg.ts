@@ -235,29 +235,32 @@ async function pass(rg: string, plan: SearchPlan, compiled: Compiled, collector:
   };
 
   let abandoned = false;
-  let pending: Buffer | null = null;
+  /** The pieces of a line not yet ended (a minified line can span hundreds of chunks:
+   * they are joined once, when its newline comes, not chunk by chunk). */
+  let pending: Buffer[] = [];
   for await (const chunk of proc.stdout) {
     let buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    if (pending) {
+    if (pending.length > 0) {
       // Only the line cut at the end of the last chunk is joined, not the whole chunk.
       const nl = buf.indexOf(10);
       if (nl === -1) {
-        pending = Buffer.concat([pending, buf]);
+        pending.push(Buffer.from(buf));
         continue;
       }
-      const joined = Buffer.concat([pending, buf.subarray(0, nl + 1)]);
+      pending.push(buf.subarray(0, nl + 1));
+      const joined = Buffer.concat(pending);
       eachLine(joined, joined.length - 1, onLine);
       buf = buf.subarray(nl + 1);
-      pending = null;
+      pending = [];
     }
     const last = buf.lastIndexOf(10);
     if (last === -1) {
-      pending = Buffer.from(buf);
+      if (buf.length > 0) pending.push(Buffer.from(buf));
       continue;
     }
     eachLine(buf, last, onLine);
     garbage(last);
-    pending = last + 1 < buf.length ? Buffer.from(buf.subarray(last + 1)) : null;
+    if (last + 1 < buf.length) pending.push(Buffer.from(buf.subarray(last + 1)));
     if (matched && probeLines > PROBE_LINES_AFTER_MATCH) {
       abandoned = true;
       proc.kill("SIGKILL");
@@ -270,7 +273,10 @@ async function pass(rg: string, plan: SearchPlan, compiled: Compiled, collector:
     await stderr;
     return "abandoned";
   }
-  if (pending) eachLine(pending, pending.length, onLine);
+  if (pending.length > 0) {
+    const rest = Buffer.concat(pending);
+    eachLine(rest, rest.length, onLine);
+  }
   flush();
   await proc.exited;
   clearTimeout(timer);

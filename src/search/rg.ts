@@ -63,7 +63,7 @@ function prefilterGlob(glob: string): string | null {
  * the search starts again without the probe: for a pattern whose probe is common ("TODO"
  * probes for "to" and "do": 946,000 lines of /usr/share) reading the probe's lines would
  * cost more than a new pass. Below it, reading them costs a few milliseconds, far less
- * than a pass ("readFileSync" in node_modules: 2,100 lines, mostly "readFile").
+ * than a pass ("readfilesync" in node_modules: 2,100 probe lines, mostly "readFile").
  */
 const PROBE_LINES_AFTER_MATCH = 20_000;
 

@@ -113,6 +113,8 @@ function generatedTree(root: string): void {
   files["enc/bom.ts"] = "\uFEFFTODO bom\n";
   files["enc/u16.txt"] = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("TODO wide\r\nalpha\r\n", "utf16le")]);
   files["enc/latin1.txt"] = Buffer.from([0x54, 0x4f, 0x44, 0x4f, 0x20, 0xe9, 0x0a]);
+  // Invalid UTF-8 on one line, a real U+FFFD on the next: "." matches only the real one.
+  files["enc/mixed.txt"] = Buffer.concat([Buffer.from("TODO bad "), Buffer.from([0xff]), Buffer.from(" x.y\nTODO real x\uFFFDy\n")]);
   // Names that would break a line-oriented listing: both engines show them escaped.
   files["odd/new\nline.ts"] = "TODO newline ContextEngine\n";
   files["odd/tab\there.md"] = "TODO tab\n";
@@ -161,6 +163,8 @@ const PATTERNS: Record<string, unknown>[] = [
   { pattern: "ContextEngien" },
   { pattern: "contextEngine" },
   { pattern: "Zzqx" },
+  { pattern: "x.y" },
+  { pattern: "[^a-z ]y" },
 ];
 
 describe.skipIf(!RG)("builtin and rg print the same bytes", () => {

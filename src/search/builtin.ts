@@ -168,6 +168,28 @@ function searchAll(jobs: Job[], text: string, valid: boolean, line: number): num
   return next;
 }
 
+/**
+ * A chunk that is not all valid UTF-8, searched in runs of lines that are (where U+FFFD
+ * is a real character) and runs that are not (where it stands for bytes no class
+ * matches), as rg decides line by line; returns the number of the line after it.
+ */
+function searchMixed(jobs: Job[], bytes: Buffer, line: number): number {
+  let runStart = 0;
+  let runValid: boolean | null = null;
+  for (let start = 0; start < bytes.length; ) {
+    const nl = bytes.indexOf(10, start);
+    const end = nl === -1 ? bytes.length : nl + 1;
+    const valid = isUtf8(bytes.subarray(start, end));
+    if (runValid !== null && valid !== runValid) {
+      line = searchAll(jobs, bytes.toString("utf8", runStart, start), runValid, line);
+      runStart = start;
+    }
+    runValid = valid;
+    start = end;
+  }
+  return searchAll(jobs, bytes.toString("utf8", runStart), runValid ?? true, line);
+}
+
 let scratch = Buffer.allocUnsafe(0);
 
 /** Newlines in the file's bytes [from, to), read again: chunks skipped undecoded are
@@ -230,7 +252,7 @@ function scan(fd: number, matchers: readonly Matcher[]): FileResult[] | null {
     // A chunk without the bytes every match needs is not decoded.
     if (end > skip && jobs.some((job) => job.matcher.anchors === null || job.matcher.anchors.some((anchor) => holds(bytes, anchor)))) {
       if (counted < offset + skip) line += newlinesIn(fd, counted, offset + skip);
-      line = searchAll(jobs, bytes.toString("utf8"), isUtf8(bytes), line);
+      line = isUtf8(bytes) ? searchAll(jobs, bytes.toString("utf8"), true, line) : searchMixed(jobs, bytes, line);
       counted = offset + end;
       garbage(bytes.length);
     }

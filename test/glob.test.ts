@@ -70,6 +70,12 @@ describe("glob's shared walk", () => {
       const failed = await scanGlob(config, bad);
       expect(failed.threads).toBe(1);
       expect(failed.rels).toEqual([...names].reverse());
+      // A worker that exits without a word is a failure too, not a wait for ever.
+      const quitter = join(tmp.path, "quit-worker.ts");
+      writeFileSync(quitter, "self.onmessage = (e) => { if (e.data.type === 'glob-dirs') process.exit(0); };\n");
+      const quit = await scanGlob(config, quitter);
+      expect(quit.threads).toBe(1);
+      expect(quit.rels).toEqual(failed.rels);
       const shared = await scanGlob(config);
       expect(shared.threads).toBe(2);
       expect(shared.rels).toEqual(failed.rels);

@@ -365,6 +365,12 @@ describe("command line and engines", () => {
     const pool = Pool.start(1, compilePattern("x"), Date.now() + 10_000, null, bad)!;
     pool.add("/nonexistent", "x");
     await expect(pool.finish()).rejects.toBeInstanceOf(PoolFailure);
+    // One that exits without a word is a failure too, not a wait for ever.
+    const quitter = join(tmp.path, "quit-worker.ts");
+    writeFileSync(quitter, "self.onmessage = (e) => { if (e.data.type === 'files') process.exit(0); };\n");
+    const quit = Pool.start(1, compilePattern("x"), Date.now() + 10_000, null, quitter)!;
+    quit.add("/nonexistent", "x");
+    await expect(quit.finish()).rejects.toBeInstanceOf(PoolFailure);
   });
 
   test.skipIf(!RG)("rg engine: one pass with the probe; given up and run again without it once a match is in and the probe's lines pile up", async () => {

@@ -317,6 +317,11 @@ class Helper {
       this.failure ??= event.message || "a glob thread failed";
       this.poke();
     };
+    // A thread that ends before its result is in (it is terminated only after): failed.
+    worker.addEventListener("close", () => {
+      if (!this.replies.some((r) => r.type === "glob-result")) this.failure ??= "a glob thread ended early";
+      this.poke();
+    });
   }
 
   static start(config: GlobScanConfig, url: string): Helper | null {

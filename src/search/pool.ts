@@ -134,6 +134,10 @@ export class Pool {
     };
     worker.onerror = (event) => this.fail(event.message || "a search thread failed");
     worker.onmessageerror = () => this.fail("a search thread sent an unreadable message");
+    // A thread that ends before its result is in (it is terminated only after): failed.
+    worker.addEventListener("close", () => {
+      if (slot.result === null) this.fail("a search thread ended early");
+    });
     worker.postMessage({ type: "init", matcher, probe, deadline } satisfies PoolMessage);
     this.slots.push(slot);
   }

@@ -4,7 +4,7 @@
 // the found text closest to the pattern, chosen from the collected lines alone, so both
 // engines give the same hint. "Closest" counts two swapped letters as one edit, as the
 // probe does: "licnese" must suggest "license", not some rarer word one letter shorter.
-import { compilePattern, escapeLiteral, type Compiled } from "./regex.ts";
+import { compilePattern, escapeLiteral, NEVER_INVALID, NEVER_VALID, type Compiled } from "./regex.ts";
 import { anchorsOf } from "./anchor.ts";
 import type { Collector } from "./collect.ts";
 
@@ -27,22 +27,36 @@ export function probeFor(compiled: Compiled): Compiled | null {
     const mid = Math.floor(chars.length / 2);
     const swapped = [...chars.slice(0, mid - 1), chars[mid]!, chars[mid - 1]!, ...chars.slice(mid + 1)];
     const parts = compilePattern([lit(chars.slice(0, mid)), lit(chars.slice(mid)), lit(swapped)].join("|"), true);
-    const trie = compilePattern(trieOf(chars, 0), true);
     const spellings = [chars.slice(0, mid), chars.slice(mid), swapped].map((cs) => anchorsOf(cs.join(""), true));
     const anchors = spellings.every((a) => a !== null) ? spellings.flatMap((a) => a!) : null;
     const fixed = [chars.slice(0, mid), chars.slice(mid), swapped].map((cs) => cs.join(""));
-    return { ...trie, rust: parts.rust, prefilter: parts.js, anchors, verify: true, fixed };
+    // The trie is written straight as JavaScript (it holds only escaped text and "."):
+    // through the pattern parser it cost a few milliseconds on every search.
+    const trie = (never: string) => new RegExp(trieOf(chars, 0, `[^${never}]`), "giu");
+    return {
+      pattern: parts.pattern,
+      js: trie(NEVER_INVALID),
+      jsValid: trie(NEVER_VALID),
+      rust: parts.rust,
+      caseInsensitive: true,
+      literal: null,
+      prefilter: parts.js,
+      anchors,
+      verify: true,
+      fixed,
+    };
   }
   if (compiled.caseInsensitive) return null;
   return compilePattern(compiled.pattern, true);
 }
 
-/** The strings within one edit of chars[i..], given chars[..i] matched exactly. */
-function trieOf(chars: string[], i: number): string {
+/** The strings within one edit of chars[i..], given chars[..i] matched exactly; `any`
+ * stands for one character. */
+function trieOf(chars: string[], i: number, any: string): string {
   const lit = (cs: string[]) => escapeLiteral(cs.join(""));
-  if (i === chars.length) return ".??";
+  if (i === chars.length) return `${any}??`;
   const rest = chars.slice(i + 1);
-  const alternatives = [`${lit([chars[i]!])}${trieOf(chars, i + 1)}`, lit(rest), `.${lit(rest)}`, `.${lit(chars.slice(i))}`];
+  const alternatives = [`${lit([chars[i]!])}${trieOf(chars, i + 1, any)}`, lit(rest), `${any}${lit(rest)}`, `${any}${lit(chars.slice(i))}`];
   if (i + 1 < chars.length) alternatives.push(lit([chars[i + 1]!, chars[i]!, ...chars.slice(i + 2)]));
   return `(?:${alternatives.join("|")})`;
 }

@@ -41,8 +41,8 @@ const MAX_REPEAT = 1000;
 /** What "." and negated classes never match: line endings; and, in text that is not
  * valid UTF-8, U+FFFD, which is how undecodable bytes reach JavaScript (rg's classes
  * never match invalid UTF-8, but do match a real U+FFFD). */
-const NEVER_INVALID = "\\n\\r\\uFFFD";
-const NEVER_VALID = "\\n\\r";
+export const NEVER_INVALID = "\\n\\r\\uFFFD";
+export const NEVER_VALID = "\\n\\r";
 const JS_SYNTAX = new Set("^$\\.*+?()[]{}|/");
 const RS_META = new Set("\\.+*?()|[]{}^$#&-~");
 const JS_CLASS_ESCAPE = new Set("\\]^-[");

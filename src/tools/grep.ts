@@ -53,9 +53,12 @@ export default defineTool({
     const compiled = compilePattern(input.pattern);
     const plan = makePlan(ctx, { tool: "grep", path: input.path, glob: input.include, basename: true }, started);
     const engine = chooseEngine(ctx);
-    const probe = probeFor(compiled);
-    const run = await search(engine, plan, compiled, ctx, engine.name === "builtin" || compiled.caseInsensitive ? probe : null);
-    if (run.collector.lines === 0) return await noMatches(ctx, plan, compiled, probe, input.include, engine, run);
+    // The probe shares the search's pass where that is cheap (see nearMiss); else it is
+    // made only if nothing matched.
+    const together = engine.name === "builtin" || compiled.caseInsensitive;
+    const probe = together ? probeFor(compiled) : null;
+    const run = await search(engine, plan, compiled, ctx, probe);
+    if (run.collector.lines === 0) return await noMatches(ctx, plan, compiled, together ? probe : probeFor(compiled), input.include, engine, run);
     return render(ctx, plan, input.pattern, run);
   },
 });

@@ -175,7 +175,9 @@ export function normalizeGlob(raw: string, abs: string, real: string, tool: stri
     picomatch.makeRe(glob, { strictBrackets: true, dot: true });
   } catch (error) {
     const why = (error as Error).message.replace(/ - use .*$/, "").replace(/^Missing closing: /, "missing closing ");
-    throw invalidGlob(tool, raw, why, `Close it, or escape the literal character with a backslash (e.g. \\[).`);
+    // The example escapes the opening character that is left unclosed.
+    const opening = { "]": "[", "}": "{", ")": "(" }[/"(.)"/.exec(why)?.[1] ?? "]"] ?? "[";
+    throw invalidGlob(tool, raw, why, `Close it, or escape the literal character with a backslash (e.g. \\${opening}).`);
   }
   return glob;
 }

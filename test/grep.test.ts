@@ -419,6 +419,16 @@ describe("command line and engines", () => {
     expect(r.exitCode).toBe(1);
   });
 
+  test("a very long pattern is repeated cut to 200 characters", async () => {
+    using tmp = tempDir();
+    writeTree(tmp.path, { "a.txt": `${"ab".repeat(300)}\n` });
+    const long = "ab".repeat(300);
+    const found = await grep(tmp.path, { pattern: long });
+    expect(found.content.split("\n")[0]).toBe(`1 match in 1 file for "${"ab".repeat(100)}…":`);
+    const none = await grep(tmp.path, { pattern: `${long}x` });
+    expect(none.content).toBe(`No matches for "${"ab".repeat(100)}…" in ${tmp.path}. Check the regex or broaden the scope.`);
+  });
+
   test("an empty pattern is invalid input", async () => {
     using tmp = tempDir();
     const r = await callTool("grep", { pattern: "" }, { cwd: tmp.path, stateDir: join(tmp.path, "s") });

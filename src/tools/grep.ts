@@ -59,7 +59,7 @@ export default defineTool({
     const probe = together ? probeFor(compiled) : null;
     const run = await search(engine, plan, compiled, ctx, probe);
     if (run.collector.lines === 0) return await noMatches(ctx, plan, compiled, together ? probe : probeFor(compiled), input.include, engine, run);
-    return render(ctx, plan, input.pattern, run);
+    return render(ctx, plan, quoted(input.pattern), run);
   },
 });
 
@@ -85,6 +85,12 @@ async function search(engine: Engine, plan: SearchPlan, compiled: Compiled, ctx:
   }
   const { collector, outcome, threads, probed } = await searchBuiltin(plan, compiled, probe);
   return { collector, outcome, engine: "builtin", threads, ...(probe && probed ? { probed: { probe, found: probed } } : {}) };
+}
+
+/** The pattern as the answer repeats it: a very long one is cut (as INVALID_REGEX prose
+ * cuts it), the model has it whole in its own call. */
+function quoted(pattern: string): string {
+  return pattern.length > 200 ? `${Array.from(pattern).slice(0, 200).join("")}…` : pattern;
 }
 
 function seconds(ms: number): string {
@@ -174,7 +180,7 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, run: Run): 
 }
 
 async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, probe: Compiled | null, include: string | undefined, engine: Engine, run: Run): Promise<ToolOutput> {
-  const { pattern } = compiled;
+  const pattern = quoted(compiled.pattern);
   const scope = `${plan.abs}${include !== undefined && !plan.file ? ` (include "${include}")` : ""}`;
   let text: string;
   if (plan.missing) {

@@ -147,6 +147,15 @@ describe("glob", () => {
     expect(r.content).toBe('1 file matches "**/*.ts":\na/x.ts');
   });
 
+  test("a very long pattern is repeated cut to 200 characters", async () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    writeTree(root, { "a.ts": "" });
+    const long = `${"x".repeat(300)}.ts`;
+    const r = await glob(root, { pattern: long });
+    expect(r.content.split("\n")[0]).toStartWith(`No files match "${"x".repeat(200)}…" under ${root}`);
+  });
+
   test("the time limit marks a partial list", async () => {
     using tmp = tempDir();
     const root = join(tmp.path, "tree");

@@ -151,9 +151,15 @@ export function literalPrefix(segments: readonly string[]): string {
   return out.join("/");
 }
 
+/** A pattern as an answer repeats it: a very long one is cut (the model has it whole in
+ * its own call). */
+export function quoted(pattern: string): string {
+  return pattern.length > 200 ? `${Array.from(pattern).slice(0, 200).join("")}…` : pattern;
+}
+
 function invalidGlob(tool: string, glob: string, problem: string, fix: string): KtError {
   const field = tool === "grep" ? "include" : "pattern";
-  return new KtError("INVALID_GLOB", `Invalid glob ${field} "${glob}": ${problem}. ${fix}`);
+  return new KtError("INVALID_GLOB", `Invalid glob ${field} "${quoted(glob)}": ${problem}. ${fix}`);
 }
 
 /** Checks a glob and makes it relative to the search directory. */

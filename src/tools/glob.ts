@@ -6,7 +6,7 @@ import { distance } from "fastest-levenshtein";
 import description from "./glob.txt" with { type: "text" };
 import { defineTool, type ToolContext, type ToolOutput } from "./tool.ts";
 import { spillFile } from "../core/truncate.ts";
-import { count, makePlan, pathShower, shownPath, timeLimitMs, type SearchPlan } from "../search/plan.ts";
+import { count, makePlan, pathShower, quoted, shownPath, timeLimitMs, type SearchPlan } from "../search/plan.ts";
 import { plainName, scanGlob, type Seen } from "../search/globscan.ts";
 import { suggestions } from "./_suggest.ts";
 
@@ -28,7 +28,7 @@ export default defineTool({
   annotations: { readOnlyHint: true, destructiveHint: false },
   async execute(input, ctx) {
     const plan = makePlan(ctx, { tool: "glob", path: input.path, glob: input.pattern, basename: false });
-    if (plan.missing) return noFiles(ctx, plan, input.pattern, { deeper: 0, near: new Map(), all: new Map(), names: [] }, [], false);
+    if (plan.missing) return noFiles(ctx, plan, quoted(input.pattern), { deeper: 0, near: new Map(), all: new Map(), names: [] }, [], false);
     const found = await scanGlob({
       real: plan.real,
       walkRoot: plan.walkRoot,
@@ -39,8 +39,8 @@ export default defineTool({
       deadline: Date.now() + (plan.deadline - performance.now()),
       statRelative: plan.walkRoot === process.cwd(),
     });
-    if (found.rels.length === 0) return noFiles(ctx, plan, input.pattern, found.seen, found.unreadable, found.timedOut, found.threads);
-    return render(ctx, plan, input.pattern, found.rels, found.unreadable, found.timedOut, found.threads);
+    if (found.rels.length === 0) return noFiles(ctx, plan, quoted(input.pattern), found.seen, found.unreadable, found.timedOut, found.threads);
+    return render(ctx, plan, quoted(input.pattern), found.rels, found.unreadable, found.timedOut, found.threads);
   },
 });
 

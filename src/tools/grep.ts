@@ -7,7 +7,7 @@ import description from "./grep.txt" with { type: "text" };
 import { defineTool, type ToolContext, type ToolOutput } from "./tool.ts";
 import { spillFile } from "../core/truncate.ts";
 import { compilePattern, type Compiled } from "../search/regex.ts";
-import { count, makePlan, shownPath, timeLimitMs, type SearchOutcome, type SearchPlan } from "../search/plan.ts";
+import { count, makePlan, quoted, shownPath, timeLimitMs, type SearchOutcome, type SearchPlan } from "../search/plan.ts";
 import { Collector, type FileHits } from "../search/collect.ts";
 import { searchBuiltin, searchFile } from "../search/builtin.ts";
 import { searchRg } from "../search/rg.ts";
@@ -85,12 +85,6 @@ async function search(engine: Engine, plan: SearchPlan, compiled: Compiled, ctx:
   }
   const { collector, outcome, threads, probed } = await searchBuiltin(plan, compiled, probe);
   return { collector, outcome, engine: "builtin", threads, ...(probe && probed ? { probed: { probe, found: probed } } : {}) };
-}
-
-/** The pattern as the answer repeats it: a very long one is cut (as INVALID_REGEX prose
- * cuts it), the model has it whole in its own call. */
-function quoted(pattern: string): string {
-  return pattern.length > 200 ? `${Array.from(pattern).slice(0, 200).join("")}…` : pattern;
 }
 
 function seconds(ms: number): string {

@@ -118,7 +118,7 @@ export class Collector {
   }
 
   beyond(mtimeMs: number, rel: string): boolean {
-    return this.frontier !== null && byRecency({ mtimeMs, rel } as FileHits, this.frontier) > 0;
+    return this.frontier !== null && newestFirst(mtimeMs, rel, this.frontier.mtimeMs, this.frontier.rel) > 0;
   }
 
   private evict(): void {
@@ -182,7 +182,12 @@ export interface Snapshot {
 }
 
 export function byRecency(a: FileHits, b: FileHits): number {
-  return b.mtimeMs - a.mtimeMs || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0);
+  return newestFirst(a.mtimeMs, a.rel, b.mtimeMs, b.rel);
+}
+
+/** The order grep and glob list files in: newest first, ties by path (a comparator). */
+export function newestFirst(aTime: number, aRel: string, bTime: number, bRel: string): number {
+  return bTime - aTime || (aRel < bRel ? -1 : aRel > bRel ? 1 : 0);
 }
 
 /**

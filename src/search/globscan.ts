@@ -7,12 +7,12 @@
 // which cost as much as the walk, are shared too. The result does not depend on which
 // thread saw what: each sorts its own list and the two are merged, counts are summed,
 // and the near names are ranked by (distance, path).
-import { statSync } from "node:fs";
 import { extname } from "node:path";
 import picomatch from "picomatch";
 import { distance } from "fastest-levenshtein";
 import { Walker, type DirRef, type WalkOptions } from "./walk.ts";
 import { workerUrl } from "./pool.ts";
+import { mtimeOf, newestFirst } from "./collect.ts";
 
 /** What a thread needs to scan (plain data: it crosses to the worker). */
 export interface GlobScanConfig {
@@ -163,19 +163,10 @@ export class GlobScan {
     const mtimes = this.mtimes;
     const rels = this.rels;
     const order = Array.from({ length: rels.length }, (_, i) => i);
-    order.sort((a, b) => mtimes[b]! - mtimes[a]! || (rels[a]! < rels[b]! ? -1 : rels[a]! > rels[b]! ? 1 : 0));
+    order.sort((a, b) => newestFirst(mtimes[a]!, rels[a]!, mtimes[b]!, rels[b]!));
     const sorted = new Float64Array(rels.length);
     for (let i = 0; i < order.length; i++) sorted[i] = mtimes[order[i]!]!;
     return { rels: order.map((i) => rels[i]!), mtimes: sorted, unreadable: this.unreadable, timedOut: this.timedOut, seen: this.seen, threads: 1 };
-  }
-}
-
-function mtimeOf(path: string): number {
-  try {
-    return statSync(path).mtimeMs;
-  } catch {
-    // Vanished during the walk: listed, as the oldest.
-    return 0;
   }
 }
 
@@ -203,11 +194,6 @@ function keepNearest(names: NearName[], candidate: NearName): void {
   if (names.length > 3) names.pop();
 }
 
-/** Newer first, ties by path. */
-function before(at: number, a: string, bt: number, b: string): boolean {
-  return at > bt || (at === bt && a < b);
-}
-
 /** Folds another thread's result into `into` (which then stands for both): the two
  * sorted lists merged. */
 function merge(into: GlobScanResult, other: GlobScanResult): GlobScanResult {
@@ -217,7 +203,7 @@ function merge(into: GlobScanResult, other: GlobScanResult): GlobScanResult {
   let i = 0;
   let j = 0;
   for (let k = 0; k < n; k++) {
-    if (j >= other.rels.length || (i < into.rels.length && before(into.mtimes[i]!, into.rels[i]!, other.mtimes[j]!, other.rels[j]!))) {
+    if (j >= other.rels.length || (i < into.rels.length && newestFirst(into.mtimes[i]!, into.rels[i]!, other.mtimes[j]!, other.rels[j]!) < 0)) {
       rels[k] = into.rels[i]!;
       mtimes[k] = into.mtimes[i++]!;
     } else {
@@ -276,7 +262,7 @@ export function toWire(r: GlobScanResult): WireResult {
   return {
     rels: r.rels.join("\0"),
     count: r.rels.length,
-    mtimes: r.mtimes.slice(),
+    mtimes: r.mtimes,
     unreadable: r.unreadable,
     timedOut: r.timedOut,
     deeper: r.seen.deeper,

@@ -56,17 +56,9 @@ async function run(plan: SearchPlan, compiled: Compiled, probe: Compiled | null,
   const alone = [compiled];
   let pool: Pool | null = null;
   const searchOne = (abs: string, rel: string): boolean => {
-    const results = searchFile(abs, probed ? both : alone);
-    if (results === "unreadable") unreadable.push(rel);
-    else if (results) {
-      const [found, near] = results;
-      if (found!.count > 0) {
-        collector.add(rel, abs, found!.hits, found!.count, found!.cut);
-        if (probed) {
-          probed = null;
-          pool?.stopProbing();
-        }
-      } else if (probed && near && near.count > 0) probed.add(rel, abs, near.hits, near.count, near.cut);
+    if (searchInto(abs, rel, probed ? both : alone, collector, probed, unreadable) && probed) {
+      probed = null;
+      pool?.stopProbing();
     }
     return performance.now() <= plan.deadline;
   };
@@ -122,6 +114,25 @@ async function run(plan: SearchPlan, compiled: Compiled, probe: Compiled | null,
     (pool as Pool | null)?.terminate();
   }
   return { collector, outcome: { timedOut: timedOut || walked.timedOut, unreadable }, threads: pool ? (pool as Pool).size : 1, probed };
+}
+
+/**
+ * Searches one file for `matchers` (the pattern, then maybe the probe) and adds what it
+ * found: the pattern's lines to `collector`, else the probe's to `probed`; an unreadable
+ * file to `unreadable`. True when the pattern matched (the probe is then of no more use).
+ * The main thread and the worker threads search each file with this.
+ */
+export function searchInto(abs: string, rel: string, matchers: readonly Matcher[], collector: Collector, probed: Collector | null, unreadable: string[]): boolean {
+  const results = searchFile(abs, matchers);
+  if (results === "unreadable") unreadable.push(rel);
+  if (results === "unreadable" || results === null) return false;
+  const [found, near] = results;
+  if (found!.count > 0) {
+    collector.add(rel, abs, found!.hits, found!.count, found!.cut);
+    return true;
+  }
+  if (probed && near && near.count > 0) probed.add(rel, abs, near.hits, near.count, near.cut);
+  return false;
 }
 
 interface FileResult {

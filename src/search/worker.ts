@@ -5,7 +5,7 @@
 // globscan.ts): it is handed directories to walk, gives half of those it has not read
 // yet when asked, says when it has nothing left (both through shared memory), and hands
 // back what it found on "glob-finish".
-import { searchFile } from "./builtin.ts";
+import { searchInto } from "./builtin.ts";
 import { Collector } from "./collect.ts";
 import { reviveMatcher, type PoolMessage, type WorkerMessage } from "./pool.ts";
 import { GlobScan, SharedState, toWire, type GlobReply, type GlobRequest } from "./globscan.ts";
@@ -90,15 +90,7 @@ self.onmessage = (event: MessageEvent<PoolMessage | GlobRequest>) => {
           timedOut = true;
           break;
         }
-        const result = searchFile(abs, probed ? [matcher!, probe!] : [matcher!]);
-        if (result === "unreadable") unreadable.push(rel);
-        else if (result) {
-          const [found, near] = result;
-          if (found!.count > 0) {
-            collector.add(rel, abs, found!.hits, found!.count, found!.cut);
-            probed = null;
-          } else if (probed && near && near.count > 0) probed.add(rel, abs, near.hits, near.count, near.cut);
-        }
+        if (searchInto(abs, rel, probed ? [matcher!, probe!] : [matcher!], collector, probed, unreadable)) probed = null;
       }
       // Batches leave garbage even when nothing is decoded (then garbage() never runs).
       if (++batches % GC_BATCHES === 0) Bun.gc(true);

@@ -63,27 +63,26 @@ export function anchorsOf(text: string, insensitive: boolean): Anchor[] | null {
   return spellings.map((s) => ({ bytes: Buffer.from(s, "latin1"), word, at: best - from }));
 }
 
-const KELVIN = [0xe2, 0x84, 0xaa];
-const LONG_S = [0xc5, 0xbf];
+/** For each lowercase ASCII character, the UTF-8 byte strings that match it ignoring
+ * case: itself, its uppercase, and for k and s the Kelvin sign and the long s. */
+const SPELLINGS: readonly (readonly number[])[][] = Array.from({ length: 128 }, (_, c) => {
+  const out: number[][] = [[c]];
+  if (c >= 97 && c <= 122) out.push([c - 32]);
+  if (c === 107) out.push([0xe2, 0x84, 0xaa]);
+  if (c === 115) out.push([0xc5, 0xbf]);
+  return out;
+});
 
-/** Bytes of `buf` that spell the lowercase ASCII character `c` case-insensitively at
- * [i, …): 1 for ASCII, 3 for the Kelvin sign, 2 for the long s; 0 when they do not. */
-function spellsAt(buf: Uint8Array, i: number, c: number): number {
-  if (i >= buf.length) return 0;
-  const b = buf[i]!;
-  if (b === c || (c >= 97 && c <= 122 && b === c - 32)) return 1;
-  if (c === 107 && b === KELVIN[0] && buf[i + 1] === KELVIN[1] && buf[i + 2] === KELVIN[2]) return 3;
-  if (c === 115 && b === LONG_S[0] && buf[i + 1] === LONG_S[1]) return 2;
-  return 0;
-}
-
-/** The same, for the bytes ending just before `end`. */
-function spellsBefore(buf: Uint8Array, end: number, c: number): number {
-  if (end <= 0) return 0;
-  const b = buf[end - 1]!;
-  if (b === c || (c >= 97 && c <= 122 && b === c - 32)) return 1;
-  if (c === 107 && end >= 3 && buf[end - 3] === KELVIN[0] && buf[end - 2] === KELVIN[1] && b === KELVIN[2]) return 3;
-  if (c === 115 && end >= 2 && buf[end - 2] === LONG_S[0] && b === LONG_S[1]) return 2;
+/** The length of a spelling of `c` in `buf` starting at `i` (or, `backward`, ending just
+ * before it); 0 when there is none. */
+function spelled(buf: Uint8Array, i: number, c: number, backward: boolean): number {
+  for (const bytes of SPELLINGS[c]!) {
+    const from = backward ? i - bytes.length : i;
+    if (from < 0 || from + bytes.length > buf.length) continue;
+    let k = 0;
+    while (k < bytes.length && buf[from + k] === bytes[k]) k++;
+    if (k === bytes.length) return k;
+  }
   return 0;
 }
 
@@ -95,13 +94,13 @@ export function holds(buf: Uint8Array & { indexOf(value: Uint8Array, from?: numb
     let ok = true;
     let i = p + bytes.length;
     for (let j = at + bytes.length; ok && j < word.length; j++) {
-      const n = spellsAt(buf, i, word.charCodeAt(j));
+      const n = spelled(buf, i, word.charCodeAt(j), false);
       ok = n > 0;
       i += n;
     }
     let e = p;
     for (let j = at - 1; ok && j >= 0; j--) {
-      const n = spellsBefore(buf, e, word.charCodeAt(j));
+      const n = spelled(buf, e, word.charCodeAt(j), true);
       ok = n > 0;
       e -= n;
     }

@@ -80,11 +80,16 @@ async function search(engine: Engine, plan: SearchPlan, compiled: Compiled, ctx:
   if (engine.name === "rg") {
     const collector = new Collector();
     const outcome = await searchRg(engine.path, plan, compiled, collector, probe);
-    if (outcome.failed === undefined) return { collector, outcome, engine: "rg", ...(probe && outcome.probed ? { probed: { probe, found: outcome.probed } } : {}) };
+    if (outcome.failed === undefined) return { collector, outcome, engine: "rg", ...withProbed(probe, outcome.probed) };
     ctx.warn(`kt: rg could not run this search (${outcome.failed.split("\n")[0]}); using the built-in engine`);
   }
   const { collector, outcome, threads, probed } = await searchBuiltin(plan, compiled, probe);
-  return { collector, outcome, engine: "builtin", threads, ...(probe && probed ? { probed: { probe, found: probed } } : {}) };
+  return { collector, outcome, engine: "builtin", threads, ...withProbed(probe, probed) };
+}
+
+/** Run's `probed`, when the engine searched for the probe and nothing matched. */
+function withProbed(probe: Compiled | null, found: Collector | null): Pick<Run, "probed"> {
+  return probe && found ? { probed: { probe, found } } : {};
 }
 
 function seconds(ms: number): string {

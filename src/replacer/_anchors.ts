@@ -125,7 +125,7 @@ function tooManyBlocks(total: number): Finding {
 
 /** The merge along the block's alignment, refusing where applying it would be a guess. */
 export function guardedRewrite(hay: Haystack, match: Candidate, old: string, neu: string): Rewrite {
-  const merged = merge({ file: hay.content.slice(match.start, match.end), old, neu, pairs: match.pairs, guard: true });
+  const merged = merge({ file: hay.content.slice(match.start, match.end), old, neu, pairs: match.pairs, guard: true, context: hay.context(match.end) });
   if ("text" in merged) return merged;
   return {
     refusal: {

@@ -2,7 +2,8 @@
 // only when first asked for. It never holds a modified copy of the content: every offset it
 // hands out is an offset into `content`.
 import { lineOfOffset, lineStarts } from "./lines.ts";
-import { fold, hasFoldable, looseKey, squeezeKey } from "./_text.ts";
+import { fold, hasFoldable, isBlank, looseKey, squeezeKey } from "./_text.ts";
+import { detectUnit, type MergeContext, type Unit } from "./_merge.ts";
 
 export class Haystack {
   readonly content: string;
@@ -14,6 +15,7 @@ export class Haystack {
   #looseKeys?: (string | undefined)[];
   #squeezed?: Map<string, number[]>;
   #folded?: string;
+  #unit?: Unit;
 
   constructor(content: string) {
     this.content = content;
@@ -94,6 +96,14 @@ export class Haystack {
       else map.set(key, [i]);
     }
     return (this.#squeezed = map);
+  }
+
+  /** What a merge needs to know of the file beyond a span ending at `end`: the next non-blank line, the indentation unit. */
+  context(end: number): MergeContext {
+    this.#unit ??= detectUnit(this.content.split("\n"));
+    let line = end > 0 && this.content[end - 1] === "\n" ? this.lineOf(end) - 1 : this.lineOf(end);
+    while (line < this.lineCount && isBlank(this.line(line))) line++;
+    return { unit: this.#unit, ...(line < this.lineCount ? { after: this.line(line) } : {}) };
   }
 
   /** The content with typographic look-alikes folded; same length, so offsets carry over. */

@@ -21,6 +21,15 @@ export interface MergeInput {
    * where the alignment is itself a guess (block-anchor, context-aware).
    */
   guard: boolean;
+  /** What the file says beyond the span, for placing a line the model's indentation cannot place. */
+  context?: MergeContext;
+}
+
+export interface MergeContext {
+  /** The file's first non-blank line after the span, if any. */
+  after?: string;
+  /** The whole file's indentation unit (a span is often too short to show it). */
+  unit?: Unit;
 }
 
 export type MergeResult =
@@ -28,8 +37,8 @@ export type MergeResult =
   | { doubt: DoubtKind; fileLine: number; expected: string; actual: string };
 
 /** The unguarded merge, for strategies whose alignment is certain (every line equivalent). */
-export function mergeLoose(file: string, old: string, neu: string): string {
-  const merged = merge({ file, old, neu, guard: false });
+export function mergeLoose(file: string, old: string, neu: string, context?: MergeContext): string {
+  const merged = merge({ file, old, neu, guard: false, context });
   return "text" in merged ? merged.text : neu;
 }
 
@@ -38,9 +47,16 @@ export function merge(input: MergeInput): MergeResult {
   const O = splitModel(input.old);
   const N = splitModel(input.neu);
   const pairs = input.pairs ?? O.lines.map((_, i) => (i < S.lines.length ? i : -1));
-  const units = { model: detectUnit([...O.lines, ...N.lines]), file: detectUnit(S.lines) };
+  const units = { model: detectUnit([...O.lines, ...N.lines]), file: input.context?.unit ?? detectUnit(S.lines) };
+  const style: Style = {
+    units,
+    drift: indentDrift(O.lines, S.lines, pairs),
+    strayTrail: trailAdded(O.lines, S.lines, pairs),
+  };
 
   const out: string[] = [];
+  /** Indices in `out` of lines inserted by the model (not the file's, not a change of one). */
+  const placed = new Set<number>();
   let cursor = 0;
   const flush = (j: number) => {
     while (cursor < j) out.push(S.lines[cursor++]!);
@@ -84,11 +100,17 @@ export function merge(input: MergeInput): MergeResult {
       const line = N.lines[n]!;
       const o = op.partner[k]!;
       if (o >= 0 && pairs[o]! >= 0) {
-        out.push(mergeLine(O.lines[o]!, S.lines[pairs[o]!]!, line, units));
+        out.push(mergeLine(O.lines[o]!, S.lines[pairs[o]!]!, line, style));
+        continue;
+      }
+      const inserted = op.removed.every((r) => pairs[r]! < 0);
+      if (inserted) {
+        out.push(placeLine(line, neighbours(ops, index, pairs, O.lines, S.lines, input.context?.after), out, placed, style));
+        placed.add(out.length - 1);
         continue;
       }
       const ref = reference(ops, index, op.removed, pairs, O.lines);
-      out.push(ref < 0 ? line : shiftLine(line, O.lines[ref]!, S.lines[pairs[ref]!]!, units));
+      out.push(ref < 0 ? keepTrail(line, style) : shiftLine(line, O.lines[ref]!, S.lines[pairs[ref]!]!, style));
     }
   }
   flush(S.lines.length);
@@ -213,26 +235,136 @@ function reference(ops: readonly Op[], index: number, removed: number[], pairs: 
   return -1;
 }
 
+/** How the model's quote relates to the file's lines, for writing the lines it changed or added. */
+interface Style {
+  units: Units;
+  /** Some line the model quoted (and the file has) is indented differently in the file. */
+  drift: boolean;
+  /** The model quoted trailing whitespace that the file's line does not have. */
+  strayTrail: boolean;
+}
+
+/** Whether any quoted non-blank line's indentation differs from its file line's. */
+function indentDrift(O: readonly string[], S: readonly string[], pairs: readonly number[]): boolean {
+  for (let o = 0; o < O.length; o++) {
+    const j = pairs[o]!;
+    if (j < 0 || isBlank(O[o]!) || isBlank(S[j]!)) continue;
+    if (leadOf(O[o]!) !== leadOf(S[j]!)) return true;
+  }
+  return false;
+}
+
+/** Whether the model quoted trailing whitespace on a line where the file has none. */
+function trailAdded(O: readonly string[], S: readonly string[], pairs: readonly number[]): boolean {
+  for (let o = 0; o < O.length; o++) {
+    const j = pairs[o]!;
+    if (j < 0) continue;
+    const ot = isBlank(O[o]!) ? O[o]! : splitLine(O[o]!)[2];
+    const ft = isBlank(S[j]!) ? S[j]! : splitLine(S[j]!)[2];
+    if (ot.length > ft.length && !ot.endsWith(ft)) return true;
+    if (ft === "" && ot !== "") return true;
+  }
+  return false;
+}
+
+/** A new or changed line's trailing whitespace: none where the model's quote showed it adds stray spaces. */
+function trailOf(nt: string, style: Style): string {
+  return style.strayTrail ? "" : nt;
+}
+
+function keepTrail(n: string, style: Style): string {
+  if (isBlank(n)) return "";
+  const [nl, nb, nt] = splitLine(n);
+  return nl + nb + trailOf(nt, style);
+}
+
 /** A changed line: the model's edit of `o` applied onto the file's version `f` of that line. */
-function mergeLine(o: string, f: string, n: string, units: Units): string {
+function mergeLine(o: string, f: string, n: string, style: Style): string {
   if (isBlank(n)) return "";
   const [ol, ob, ot] = splitLine(o);
   const [fl, fb, ft] = splitLine(f);
   const [nl, nb, nt] = splitLine(n);
-  if (isBlank(o) || isBlank(f)) return shiftLine(n, o, f, units);
-  const lead = reindent(nl, ol, fl, units);
-  const trail = nt === ot ? ft : nt;
+  if (isBlank(o) || isBlank(f)) return shiftLine(n, o, f, style);
+  const lead = style.drift ? reindent(nl, ol, fl, style.units) : nl;
+  const trail = nt === ot ? ft : trailOf(nt, style);
   const body = nb === ob ? fb : ob === fb ? nb : mergeBody(ob, fb, nb);
   return lead + body + trail;
 }
 
 /** A new line: the model's indentation delta against its reference line, applied to the file's. */
-function shiftLine(n: string, refOld: string, refFile: string, units: Units): string {
+function shiftLine(n: string, refOld: string, refFile: string, style: Style): string {
   if (isBlank(n)) return "";
   const [nl, nb, nt] = splitLine(n);
   const [ol, , ot] = splitLine(refOld);
   const [fl, , ft] = splitLine(refFile);
-  return reindent(nl, ol, fl, units) + nb + (nt !== "" && nt === ot ? ft : nt);
+  const lead = style.drift ? reindent(nl, ol, fl, style.units) : nl;
+  return lead + nb + (nt !== "" && nt === ot ? ft : trailOf(nt, style));
+}
+
+/** An unchanged line next to an insertion: as the model quoted it and as the file has it. */
+interface Neighbour {
+  old: string;
+  file: string;
+}
+
+/**
+ * The nearest unchanged non-blank lines before and after an insertion. Past the end of the
+ * quote the file's next line stands in for the following one, known only as the file has it.
+ */
+function neighbours(
+  ops: readonly Op[], index: number, pairs: readonly number[], O: readonly string[], S: readonly string[], after: string | undefined,
+): { prev?: Neighbour; next?: Neighbour; beyond?: string } {
+  const at = (k: number): Neighbour | undefined => {
+    const op = ops[k]!;
+    if (op.kind !== "common" || pairs[op.o]! < 0 || isBlank(O[op.o]!) || isBlank(S[pairs[op.o]!]!)) return undefined;
+    return { old: O[op.o]!, file: S[pairs[op.o]!]! };
+  };
+  let prev: Neighbour | undefined;
+  for (let k = index - 1; k >= 0 && !prev; k--) prev = at(k);
+  let next: Neighbour | undefined;
+  for (let k = index + 1; k < ops.length && !next; k++) next = at(k);
+  return { prev, next, beyond: next ? undefined : after };
+}
+
+/** A line ending like this opens a block: the line after it belongs inside. */
+const OPENER = /(?:[:{([]|=>|\bdo|\bthen)$/;
+
+/**
+ * An inserted line. Without indentation drift, exactly as the model wrote it. Otherwise the
+ * model's delta against whichever unchanged neighbour it indented most alike, the following
+ * one on a tie (all indentation stripped: the model cannot say, and a line placed before
+ * another most often sits at its depth) — and never at or left of a block opener just above
+ * it when the block's body is deeper: a Python file must not stop parsing.
+ */
+function placeLine(
+  n: string, near: { prev?: Neighbour; next?: Neighbour; beyond?: string }, out: readonly string[], placed: ReadonlySet<number>, style: Style,
+): string {
+  if (isBlank(n)) return "";
+  const [nl, nb, nt] = splitLine(n);
+  const trail = trailOf(nt, style);
+  if (!style.drift) return nl + nb + trail;
+  const { units } = style;
+  const cols = columns(nl, units.model);
+  const dist = (x?: Neighbour) => (x ? Math.abs(columns(leadOf(x.old), units.model) - cols) : Infinity);
+  const ref = near.next && dist(near.next) <= dist(near.prev) ? near.next : near.prev;
+  let lead = ref ? reindent(nl, leadOf(ref.old), leadOf(ref.file), units) : nl;
+  const k = lastSolid(out);
+  const above = k < 0 ? undefined : out[k]!;
+  if (above !== undefined && OPENER.test(above.trimEnd())) {
+    const openerCols = columns(leadOf(above), units.file);
+    if (columns(lead, units.file) <= openerCols) {
+      // The file's own block body, when the opener is the file's; a block the model opened has none yet.
+      const body = placed.has(k) ? undefined : (near.next?.file ?? near.beyond);
+      if (body === undefined) lead = render(openerCols + units.file.width, units.file, leadOf(above));
+      else if (columns(leadOf(body), units.file) > openerCols) lead = leadOf(body);
+    }
+  }
+  return lead + nb + trail;
+}
+
+function lastSolid(out: readonly string[]): number {
+  for (let k = out.length - 1; k >= 0; k--) if (!isBlank(out[k]!)) return k;
+  return -1;
 }
 
 /**
@@ -284,7 +416,7 @@ function alignBodies(ob: string, fb: string): string[] | null {
   return i === ob.length && j === fb.length ? map : null;
 }
 
-interface Unit {
+export interface Unit {
   tabs: boolean;
   /** Columns per indentation level. */
   width: number;
@@ -324,8 +456,12 @@ function columns(lead: string, unit: Unit): number {
   return cols;
 }
 
-function render(cols: number, unit: Unit): string {
+function render(cols: number, unit: Unit, like?: string): string {
   if (cols <= 0) return "";
+  if (like !== undefined && cols > columns(like, unit)) {
+    const extra = cols - columns(like, unit);
+    return like + (unit.tabs && extra % unit.width === 0 ? "\t".repeat(extra / unit.width) : " ".repeat(extra));
+  }
   if (!unit.tabs) return " ".repeat(cols);
   return "\t".repeat(Math.floor(cols / unit.width)) + " ".repeat(cols % unit.width);
 }

@@ -43,11 +43,14 @@ export function foldChar(c: string): string {
   return FOLD[c] ?? c;
 }
 
-const ESCAPES: Record<string, string> = { n: "\n", t: "\t", '"': '"', "'": "'", "\\": "\\" };
+const ESCAPES: Record<string, string> = { n: "\n", t: "\t", '"': '"', "'": "'", "\\": "\\", $: "$", "`": "`" };
 
-/** Literal `\n \t \" \' \\` → the characters they stand for, left to right in one pass. */
+/**
+ * Literal `\n \t \" \' \\ \$ \`` → the characters they stand for, left to right in one pass
+ * (`\$` and `\`` are a model escaping a template literal it quotes).
+ */
 export function unescape(text: string): string {
-  return text.replace(/\\([nt"'\\])/g, (_, c: string) => ESCAPES[c]!);
+  return text.replace(/\\([nt"'\\$`])/g, (_, c: string) => ESCAPES[c]!);
 }
 
 /** Lines of `text` without a final empty line; `trail` says whether the text ended in "\n". */

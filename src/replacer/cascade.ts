@@ -12,9 +12,9 @@ import { Haystack } from "./_haystack.ts";
 import { occurrences, splitModel } from "./_text.ts";
 import { nearMiss, describe, focus, type Hint } from "./near-miss.ts";
 import { exact } from "./exact.ts";
-import { lineTrimmed } from "./line-trimmed.ts";
-import { whitespaceNormalized } from "./whitespace-normalized.ts";
+import { trailingWhitespace } from "./trailing-whitespace.ts";
 import { indentationFlexible } from "./indentation-flexible.ts";
+import { whitespaceNormalized } from "./whitespace-normalized.ts";
 import { escapeNormalized } from "./escape-normalized.ts";
 import { trimmedBoundary } from "./trimmed-boundary.ts";
 import { blockAnchor } from "./block-anchor.ts";
@@ -24,9 +24,9 @@ import { multiOccurrence } from "./multi-occurrence.ts";
 /** SPEC §4.3, in order. */
 export const CASCADE: readonly Strategy[] = [
   exact,
-  lineTrimmed,
-  whitespaceNormalized,
+  trailingWhitespace,
   indentationFlexible,
+  whitespaceNormalized,
   escapeNormalized,
   trimmedBoundary,
   blockAnchor,

@@ -1,4 +1,4 @@
-// 5 · escape-normalized: equal once literal \n \t \" \' \\ in old_string are unescaped, or once
+// 5 · escape-normalized: equal once literal \n \t \" \' \\ \$ \` in old_string are unescaped, or once
 // typographic look-alikes (curly quotes, dashes, the minus sign, odd spaces) are folded to ASCII
 // on both sides, or both. new_string is read the same way; lines the model kept stay the file's.
 // Must never fold anything outside the matched span, nor leave new_string's escapes literal
@@ -44,6 +44,7 @@ export const escapeNormalized: Strategy = {
     const file = hay.content.slice(match.start, match.end);
     const unescaping = match.variant !== "typographic";
     if (match.variant === "unescape") return { text: unescape(neu) };
-    return { text: unescaping ? mergeLoose(file, unescape(old), unescape(neu)) : mergeLoose(file, old, neu) };
+    const context = hay.context(match.end);
+    return { text: unescaping ? mergeLoose(file, unescape(old), unescape(neu), context) : mergeLoose(file, old, neu, context) };
   },
 };

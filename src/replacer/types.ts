@@ -4,9 +4,9 @@ import type { Haystack } from "./_haystack.ts";
 
 export type StrategyName =
   | "exact"
-  | "line-trimmed"
-  | "whitespace-normalized"
+  | "trailing-whitespace"
   | "indentation-flexible"
+  | "whitespace-normalized"
   | "escape-normalized"
   | "trimmed-boundary"
   | "block-anchor"

@@ -1,4 +1,4 @@
-// 3 · whitespace-normalized: equal once every whitespace run on both sides is one space; old_string
+// 4 · whitespace-normalized: equal once every whitespace run on both sides is one space; old_string
 // needs a non-space token. Tolerates different spacing, indentation and line breaks between
 // tokens. Must never match where old_string has no whitespace and the file has some (or the
 // reverse), nor let boundary whitespace cross more line breaks than old_string's did.
@@ -89,6 +89,6 @@ export const whitespaceNormalized: Strategy = {
     // Line by line only when the file breaks lines where the model did; otherwise the model's
     // text wholesale, since no line of it corresponds to one line of the file.
     if (S.length !== O.length || S.some((line, i) => looseKey(line) !== looseKey(O[i]!))) return { text: neu };
-    return { text: mergeLoose(file, old, neu) };
+    return { text: mergeLoose(file, old, neu, hay.context(match.end)) };
   },
 };

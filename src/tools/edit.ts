@@ -193,9 +193,9 @@ class Lf {
 
 const LABELS: Record<StrategyName, string> = {
   exact: "matched exactly",
-  "line-trimmed": "matched with indentation and trailing whitespace ignored",
-  "whitespace-normalized": "matched with whitespace normalization",
+  "trailing-whitespace": "matched with trailing whitespace ignored",
   "indentation-flexible": "matched with indentation adjusted",
+  "whitespace-normalized": "matched with whitespace normalization",
   "escape-normalized": "matched after unescaping",
   "trimmed-boundary": "matched with leading and trailing whitespace trimmed",
   "block-anchor": "matched by its first and last lines",

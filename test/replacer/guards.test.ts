@@ -16,7 +16,7 @@ describe("uniqueness", () => {
   });
   test("a fuzzy strategy with two windows is ambiguous too", () => {
     const r = run("  a();\n  b();\n\ta();\n\tb();\n", "a();\nb();", "a();\nc();");
-    expect(r).toMatchObject({ kind: "ambiguous", strategy: "line-trimmed", lines: [1, 3] });
+    expect(r).toMatchObject({ kind: "ambiguous", strategy: "indentation-flexible", lines: [1, 3] });
   });
   test("two blocks scoring alike under block-anchor are ambiguous", () => {
     const file = 'if (ready) {\n  start(1);\n  log("one");\n}\nmid();\nif (ready) {\n  start(2);\n  log("two");\n}\n';
@@ -151,7 +151,7 @@ describe("strict", () => {
     const r = expectNotApplied("\tfoo();\n", "    foo();", "    bar();", { strict: true });
     expect(r.kind).toBe("not-found");
     const skipped = r.trace.filter((s) => s.decision === "skipped").map((s) => s.strategy);
-    expect(skipped).toEqual(["line-trimmed", "whitespace-normalized", "indentation-flexible", "escape-normalized", "trimmed-boundary", "block-anchor", "context-aware", "multi-occurrence"]);
+    expect(skipped).toEqual(["trailing-whitespace", "indentation-flexible", "whitespace-normalized", "escape-normalized", "trimmed-boundary", "block-anchor", "context-aware", "multi-occurrence"]);
   });
   test("exact matches still apply", () => {
     expectApplied("\tfoo();\n", "\tfoo();", "\tbar();", "\tbar();\n", "exact", { strict: true });
@@ -164,7 +164,7 @@ describe("trace", () => {
     const quoted = file.replace("item.price", "item.cost").trimEnd();
     const r = run(file, quoted, quoted.replace("return sum", "return 0"));
     expect(r.trace.map((s) => [s.strategy, s.decision])).toEqual([
-      ["exact", "no-match"], ["line-trimmed", "no-match"], ["whitespace-normalized", "no-match"], ["indentation-flexible", "no-match"],
+      ["exact", "no-match"], ["trailing-whitespace", "no-match"], ["indentation-flexible", "no-match"], ["whitespace-normalized", "no-match"],
       ["escape-normalized", "no-match"], ["trimmed-boundary", "no-match"], ["block-anchor", "taken"],
     ]);
     const taken = r.trace[6]!;

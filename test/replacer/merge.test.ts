@@ -60,7 +60,7 @@ describe("merge", () => {
       "    run() {\n        start();\n        stop();\n    }",
       "    run() {\n        start();\n        if (ok) {\n            wait();\n        }\n        stop();\n    }",
       "class K {\n\trun() {\n\t\tstart();\n\t\tif (ok) {\n\t\t\twait();\n\t\t}\n\t\tstop();\n\t}\n}\n",
-      "line-trimmed",
+      "indentation-flexible",
     );
   });
 });

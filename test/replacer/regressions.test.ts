@@ -43,7 +43,7 @@ describe("regressions", () => {
   test("a fuzzy match does not bypass uniqueness: two trimmed matches are ambiguous, not the first", () => {
     const file = "function a() {\n    order.status = \"x\";\n}\nfunction b() {\n\torder.status = \"x\";\n}\n";
     const r = run(file, "order.status = \"x\"; ", "order.status = \"y\"; ");
-    expect(r).toMatchObject({ kind: "ambiguous", strategy: "line-trimmed", lines: [2, 5] });
+    expect(r).toMatchObject({ kind: "ambiguous", strategy: "indentation-flexible", lines: [2, 5] });
   });
 
   test("over-escaped new_string is unescaped, not inserted with literal \\n", () => {
@@ -69,7 +69,7 @@ describe("regressions", () => {
       "run() {", "  step(1);", "  step(2);", "}", "",
       "run() {", "\tstep(1);", "\tstep(3);", "}", "",
     ].join("\n");
-    expectApplied(file, "run() {\n    step(1);\n    step(3);\n}", "run() {\n    step(1);\n    step(4);\n}", file.replace("\tstep(3);", "\tstep(4);"), "line-trimmed");
+    expectApplied(file, "run() {\n    step(1);\n    step(3);\n}", "run() {\n    step(1);\n    step(4);\n}", file.replace("\tstep(3);", "\tstep(4);"), "indentation-flexible");
   });
 
   test("replace_all never falls back to a fuzzy mass replace", () => {
@@ -80,13 +80,13 @@ describe("regressions", () => {
 
   test("the span replaced is the span matched, never a re-search for the matched text", () => {
     // The matched line's text also occurs earlier inside a longer line: that one must stay.
-    expectApplied("x = go();\n\ngo();\n", "go(); ", "stop(); ", "x = go();\n\nstop();\n", "line-trimmed");
+    expectApplied("x = go();\n\ngo();\n", "go(); ", "stop(); ", "x = go();\n\nstop();\n", "trailing-whitespace");
     // A trimmed core occurring twice is ambiguous, not "the first one".
     expect(run("x = go();\n\ngo();\n", "\n\n\ngo();\n", "\n\n\nstop();\n")).toMatchObject({ kind: "ambiguous", strategy: "trimmed-boundary", lines: [1, 3] });
   });
 
   test("fuzzy rewrites keep the file's stray carriage returns (mixed line endings)", () => {
-    expectApplied("a();\r\nb();\r\nc();\n", "a();\nb();", "a();\nB();", "a();\r\nB();\r\nc();\n", "line-trimmed");
+    expectApplied("a();\r\nb();\r\nc();\n", "a();\nb();", "a();\nB();", "a();\r\nB();\r\nc();\n", "trailing-whitespace");
   });
 
   test("an unrelated old_string gets no near-miss pointing at a random line", () => {
@@ -109,7 +109,7 @@ describe("regressions", () => {
   test("a change to one of two identical lines lands on the one in the model's position", () => {
     const file = "function f() {\n    if (a) {\n        go();\n    }\n}\n";
     // Dedented quote: its last two lines are both "}" for the model, "    }" and "}" in the file.
-    expectApplied(file, "    go();\n}\n}", "    go();\n}/*kt*/\n}", "function f() {\n    if (a) {\n        go();\n    }/*kt*/\n}\n", "line-trimmed");
+    expectApplied(file, "    go();\n}\n}", "    go();\n}/*kt*/\n}", "function f() {\n    if (a) {\n        go();\n    }/*kt*/\n}\n", "indentation-flexible");
   });
 
   test("a final line of spaces in old_string is the next line's indentation, not a line to match", () => {

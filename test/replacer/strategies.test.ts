@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import {
   Haystack, blockAnchor, contextAware, escapeNormalized, exact, indentationFlexible, lineTrimmed,
-  multiOccurrence, trimmedBoundary, whitespaceNormalized,
+  multiOccurrence, trailingWhitespace, trimmedBoundary, whitespaceNormalized,
 } from "../../src/replacer/index.ts";
 import { expectApplied, expectNotApplied } from "./_helpers.ts";
 
@@ -19,7 +19,28 @@ describe("1 exact", () => {
   });
 });
 
-describe("2 line-trimmed", () => {
+describe("2 trailing-whitespace", () => {
+  const file = "def f(x):\n    if x:\n        return 1\n    return 2\n";
+  test("matches lines quoted with trailing spaces; the model's stray trailing spaces are not written", () => {
+    expectApplied(
+      file,
+      "    if x:  \n        return 1 ",
+      "    if x:  \n        log(x)  \n        return 3 ",
+      "def f(x):\n    if x:\n        log(x)\n        return 3\n    return 2\n",
+      "trailing-whitespace",
+    );
+  });
+  test("does not match a line indented differently", () => {
+    expect(find(trailingWhitespace, file, "if x:  \n        return 1")).toBe(0);
+    expect(find(indentationFlexible, file, "if x:  \n        return 1")).toBe(1);
+  });
+  test("the stricter tier wins: one place differs in trailing whitespace only, another in indentation too", () => {
+    const two = "a:\n    go()\nb:\n        go()\n";
+    expectApplied(two, "    go()  ", "    stop()", "a:\n    stop()\nb:\n        go()\n", "trailing-whitespace");
+  });
+});
+
+describe("3 indentation-flexible", () => {
   const file = "class A {\n\tm() {\n\t\tif (x) {\n\t\t\treturn 1;  \n\t\t}\n\t}\n}\n";
   test("matches lines quoted at another indentation; kept lines stay the file's, new ones take its tabs", () => {
     expectApplied(
@@ -27,7 +48,7 @@ describe("2 line-trimmed", () => {
       "        if (x) {\n            return 1;\n        }",
       "        if (x) {\n            log(x);\n            return 2;\n        }",
       "class A {\n\tm() {\n\t\tif (x) {\n\t\t\tlog(x);\n\t\t\treturn 2;  \n\t\t}\n\t}\n}\n",
-      "line-trimmed",
+      "indentation-flexible",
     );
   });
   test("does not match when a line differs inside, not only at its ends", () => {
@@ -35,7 +56,7 @@ describe("2 line-trimmed", () => {
   });
 });
 
-describe("3 whitespace-normalized", () => {
+describe("4 whitespace-normalized", () => {
   const file = "const table = {\n  alpha:   1,\n  beta:    2,\n  gamma:   3,\n};\n";
   test("matches collapsed spacing and keeps the file's spacing in what the model did not change", () => {
     expectApplied(file, "  alpha: 1,\n  beta: 2,", "  alpha: 1,\n  beta: 20,", "const table = {\n  alpha:   1,\n  beta:    20,\n  gamma:   3,\n};\n", "whitespace-normalized");
@@ -51,21 +72,18 @@ describe("3 whitespace-normalized", () => {
   });
 });
 
-describe("4 indentation-flexible", () => {
+describe("3 indentation-flexible, a block at the wrong depth", () => {
   const file = "start();\n  if (a) {\n    b();\n  }\nend();\n";
-  test("on its own, matches a block quoted at the wrong depth and rewrites at the file's", () => {
+  test("matches a block quoted at the wrong depth and rewrites at the file's", () => {
     const hay = new Haystack(file);
     const found = indentationFlexible.find(hay, "if (a) {\n  b();\n}");
     expect(found.matches.map((m) => [m.startLine, m.endLine])).toEqual([[2, 4]]);
     const rw = indentationFlexible.rewrite(hay, found.matches[0]!, "if (a) {\n  b();\n}", "if (a) {\n  b();\n  c();\n}");
     expect(rw).toEqual({ text: "  if (a) {\n    b();\n    c();\n  }" });
+    expectApplied(file, "if (a) {\n  b();\n}", "if (a) {\n  b();\n  c();\n}", "start();\n  if (a) {\n    b();\n    c();\n  }\nend();\n", "indentation-flexible");
   });
-  test("does not match lines whose indentation relative to each other differs", () => {
-    expect(find(indentationFlexible, file, "if (a) {\nb();\n}")).toBe(0);
-    expect(find(lineTrimmed, file, "if (a) {\nb();\n}")).toBe(1);
-  });
-  test("in the cascade, line-trimmed decides first (every window it accepts, line-trimmed accepts)", () => {
-    expectApplied(file, "if (a) {\n  b();\n}", "if (a) {\n  b();\n  c();\n}", "start();\n  if (a) {\n    b();\n    c();\n  }\nend();\n", "line-trimmed");
+  test("the first round's export lineTrimmed is this strategy", () => {
+    expect(lineTrimmed).toBe(indentationFlexible);
   });
 });
 

@@ -3,7 +3,7 @@
 import type { Haystack } from "./_haystack.ts";
 import type { Candidate, Finding, Rewrite, ScoredRange } from "./types.ts";
 import { isBlank, splitModel } from "./_text.ts";
-import { merge } from "./_merge.ts";
+import { asRewrite, merge } from "./_merge.ts";
 
 /** More blocks than this between the anchors means the anchors say too little to judge. */
 export const MAX_BLOCKS = 100;
@@ -125,16 +125,5 @@ function tooManyBlocks(total: number): Finding {
 
 /** The merge along the block's alignment, refusing where applying it would be a guess. */
 export function guardedRewrite(hay: Haystack, match: Candidate, old: string, neu: string): Rewrite {
-  const merged = merge({ file: hay.content.slice(match.start, match.end), old, neu, pairs: match.pairs, guard: true, context: hay.context(match.end) });
-  if ("text" in merged) return merged;
-  return {
-    refusal: {
-      reason: "doubtful",
-      doubt: merged.doubt,
-      candidates: [ranged(match)],
-      line: merged.fileLine >= 0 ? match.startLine + merged.fileLine : undefined,
-      expected: merged.expected,
-      actual: merged.actual,
-    },
-  };
+  return asRewrite(merge({ file: hay.content.slice(match.start, match.end), old, neu, pairs: match.pairs, guard: true, context: hay.context(match.end) }), match);
 }

@@ -4,7 +4,8 @@
 // so every line the model left alone is written as the file has it, and every line it changed
 // carries the model's change applied onto the file's own indentation, spacing and characters.
 import { diffArrays, diffChars } from "diff";
-import type { DoubtKind } from "./types.ts";
+import type { Candidate, DoubtKind, Rewrite } from "./types.ts";
+import type { Haystack } from "./_haystack.ts";
 import { fold, isBlank, isWs, leadOf, looseKey, similarity, splitLine, splitLines, splitModel, withoutWs } from "./_text.ts";
 
 export interface MergeInput {
@@ -39,7 +40,44 @@ export type MergeResult =
 /** The unguarded merge, for strategies whose alignment is certain (every line equivalent). */
 export function mergeLoose(file: string, old: string, neu: string, context?: MergeContext): string {
   const merged = merge({ file, old, neu, guard: false, context });
-  return "text" in merged ? merged.text : neu;
+  if ("text" in merged) return merged.text;
+  throw new Error(`merge doubt ${merged.doubt}: use looseRewrite where a doubt can arise`);
+}
+
+/** The unguarded merge of a strategy's match as the strategy's rewrite: its text, or why writing it would be a guess. */
+export function looseRewrite(hay: Haystack, match: Candidate, old: string, neu: string, file = hay.content.slice(match.start, match.end)): Rewrite {
+  return asRewrite(merge({ file, old, neu, guard: false, context: hay.context(match.end) }), match);
+}
+
+export function asRewrite(merged: MergeResult, match: Candidate): Rewrite {
+  if ("text" in merged) return merged;
+  return {
+    refusal: {
+      reason: "doubtful",
+      doubt: merged.doubt,
+      candidates: [{ startLine: match.startLine, endLine: match.endLine, score: match.score ?? 0 }],
+      line: merged.fileLine >= 0 ? match.startLine + merged.fileLine : undefined,
+      expected: merged.expected,
+      actual: merged.actual,
+    },
+  };
+}
+
+/**
+ * A line deleted next to a line the model quoted identically but the file has differently
+ * (two "}" at different depths, quoted without indentation): which of them the model meant to
+ * delete cannot be told, so the deleted one is returned (-1 when there is no such doubt).
+ */
+function indistinct(op: Extract<Op, { kind: "hunk" }>, O: readonly string[], S: readonly string[], pairs: readonly number[]): number {
+  const rewritten = new Set(op.partner.filter((o) => o >= 0));
+  for (const o of op.removed) {
+    if (rewritten.has(o) || pairs[o]! < 0) continue;
+    for (const k of [o - 1, o + 1]) {
+      if (k < 0 || k >= O.length || O[k] !== O[o] || op.removed.includes(k) || pairs[k]! < 0) continue;
+      if (S[pairs[k]!] !== S[pairs[o]!]) return o;
+    }
+  }
+  return -1;
 }
 
 export function merge(input: MergeInput): MergeResult {
@@ -84,6 +122,8 @@ export function merge(input: MergeInput): MergeResult {
         }
       }
     }
+    const twin = indistinct(op, O.lines, S.lines, pairs);
+    if (twin >= 0) return { doubt: "indistinct-lines", fileLine: pairs[twin]!, expected: O.lines[twin]!, actual: S.lines[pairs[twin]!]! };
     let dropped = false;
     for (const o of op.removed) {
       const j = pairs[o]!;

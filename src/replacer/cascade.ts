@@ -221,6 +221,8 @@ function doubtReason(doubt: string, candidates: readonly LineRange[], line?: num
       return `the anchors also bound another passing block (${where})`;
     case "changed-line-differs":
       return `old_string changes ${line ? `line ${line}` : "a line"} that the file does not have as quoted`;
+    case "indistinct-lines":
+      return `old_string deletes one of two neighbouring lines it quotes alike (${line ? `line ${line}` : "a line"} and its neighbour), which the file indents differently`;
     case "unquoted-line":
       return `the change would remove ${line ? `line ${line}` : "a line"}, which old_string never quoted`;
     default:

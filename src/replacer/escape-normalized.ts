@@ -7,7 +7,7 @@ import type { Haystack } from "./_haystack.ts";
 import type { Candidate, Finding, Strategy } from "./types.ts";
 import { fold, hasFoldable, occurrences, unescape } from "./_text.ts";
 import { spanCandidate } from "./_span.ts";
-import { mergeLoose } from "./_merge.ts";
+import { looseRewrite } from "./_merge.ts";
 import { MAX_LISTED } from "./exact.ts";
 
 type Variant = "unescape" | "typographic" | "unescape+typographic";
@@ -44,7 +44,6 @@ export const escapeNormalized: Strategy = {
     const file = hay.content.slice(match.start, match.end);
     const unescaping = match.variant !== "typographic";
     if (match.variant === "unescape") return { text: unescape(neu) };
-    const context = hay.context(match.end);
-    return { text: unescaping ? mergeLoose(file, unescape(old), unescape(neu), context) : mergeLoose(file, old, neu, context) };
+    return unescaping ? looseRewrite(hay, match, unescape(old), unescape(neu), file) : looseRewrite(hay, match, old, neu, file);
   },
 };

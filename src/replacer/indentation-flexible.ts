@@ -6,7 +6,7 @@ import type { Candidate, Finding, Strategy } from "./types.ts";
 import { splitModel } from "./_text.ts";
 import { lineCandidate } from "./_span.ts";
 import { lineWindows } from "./_windows.ts";
-import { mergeLoose } from "./_merge.ts";
+import { looseRewrite } from "./_merge.ts";
 
 export const indentationFlexible: Strategy = {
   name: "indentation-flexible",
@@ -21,5 +21,5 @@ export const indentationFlexible: Strategy = {
     const matches: Candidate[] = lineWindows(hay, ids, () => true).map((s) => lineCandidate(hay, s, s + lines.length - 1, trail));
     return { matches, note: matches.length === 0 ? "no run of lines equals old_string line by line once trimmed" : undefined };
   },
-  rewrite: (hay, match, old, neu) => ({ text: mergeLoose(hay.content.slice(match.start, match.end), old, neu, hay.context(match.end)) }),
+  rewrite: (hay, match, old, neu) => looseRewrite(hay, match, old, neu),
 };

@@ -6,7 +6,7 @@ import type { Candidate, Finding, Strategy } from "./types.ts";
 import { splitModel } from "./_text.ts";
 import { lineCandidate } from "./_span.ts";
 import { lineWindows } from "./_windows.ts";
-import { mergeLoose } from "./_merge.ts";
+import { looseRewrite } from "./_merge.ts";
 
 export const trailingWhitespace: Strategy = {
   name: "trailing-whitespace",
@@ -23,5 +23,5 @@ export const trailingWhitespace: Strategy = {
       .map((s) => lineCandidate(hay, s, s + lines.length - 1, trail));
     return { matches, note: matches.length === 0 ? "no run of lines equals old_string line by line once trailing whitespace is removed" : undefined };
   },
-  rewrite: (hay, match, old, neu) => ({ text: mergeLoose(hay.content.slice(match.start, match.end), old, neu, hay.context(match.end)) }),
+  rewrite: (hay, match, old, neu) => looseRewrite(hay, match, old, neu),
 };

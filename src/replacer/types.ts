@@ -59,7 +59,9 @@ export type DoubtKind =
   /** A line the model changes or deletes is not, even loosely, the file's line. */
   | "changed-line-differs"
   /** The file has a line the model never quoted inside the region it rewrites. */
-  | "unquoted-line";
+  | "unquoted-line"
+  /** The model deletes one of two neighbouring lines it quoted alike and the file has differently. */
+  | "indistinct-lines";
 
 export type Refusal =
   | {

@@ -5,7 +5,7 @@
 import type { Candidate, Finding, Strategy } from "./types.ts";
 import { isWs, looseKey, splitLines, splitModel } from "./_text.ts";
 import { spanCandidate } from "./_span.ts";
-import { mergeLoose } from "./_merge.ts";
+import { looseRewrite } from "./_merge.ts";
 import { MAX_LISTED } from "./exact.ts";
 
 /**
@@ -89,6 +89,6 @@ export const whitespaceNormalized: Strategy = {
     // Line by line only when the file breaks lines where the model did; otherwise the model's
     // text wholesale, since no line of it corresponds to one line of the file.
     if (S.length !== O.length || S.some((line, i) => looseKey(line) !== looseKey(O[i]!))) return { text: neu };
-    return { text: mergeLoose(file, old, neu, hay.context(match.end)) };
+    return looseRewrite(hay, match, old, neu, file);
   },
 };

@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { detectUnit, merge, mergeLoose, reindent } from "../../src/replacer/_merge.ts";
 import { lineAt, lineOfOffset, lineStarts, rangeOfSpan } from "../../src/replacer/index.ts";
-import { expectApplied } from "./_helpers.ts";
+import { expectApplied, expectNotApplied } from "./_helpers.ts";
 
 const units = (model: string[], file: string[]) => ({ model: detectUnit(model), file: detectUnit(file) });
 
@@ -62,6 +62,46 @@ describe("merge", () => {
       "class K {\n\trun() {\n\t\tstart();\n\t\tif (ok) {\n\t\t\twait();\n\t\t}\n\t\tstop();\n\t}\n}\n",
       "indentation-flexible",
     );
+  });
+});
+
+describe("new lines, SPEC §4.3 as amended", () => {
+  test("without indentation drift, new lines keep new_string's indentation exactly (a typo elsewhere matched)", () => {
+    const file = "def f(a):\n    if a:\n        go(a)\n    stop(a)\n    done()\n";
+    expectApplied(
+      file,
+      "def f(a):\n    if a:\n        og(a)\n    stop(a)\n    done()",
+      "def f(a):\n    if a:\n        og(a)\n      weird(a)\n    stop(a)\n    done()",
+      "def f(a):\n    if a:\n        go(a)\n      weird(a)\n    stop(a)\n    done()\n",
+      "block-anchor",
+    );
+  });
+  test("all indentation stripped: an inserted line takes the following line's indentation", () => {
+    const file = "def f(a):\n    if a:\n        go(a)\n    stop(a)\n";
+    expectApplied(file, "go(a)\nstop(a)", "go(a)\nlog(a)\nstop(a)", "def f(a):\n    if a:\n        go(a)\n    log(a)\n    stop(a)\n", "indentation-flexible");
+  });
+  test("never at or left of a block opener above it: the file's block body decides", () => {
+    const file = "def f(a):\n    if a:\n        go(a)\n    stop(a)\n";
+    expectApplied(file, "if a:\ngo(a)", "if a:\nlog(a)\ngo(a)", "def f(a):\n    if a:\n        log(a)\n        go(a)\n    stop(a)\n", "indentation-flexible");
+    // After the quote's last line, an opener: the file's next line is its body.
+    const after = "def f(a):\n    stop(a)\n    if a:\n        go(a)\n";
+    expectApplied(after, "stop(a)\nif a:", "stop(a)\nif a:\nlog(a)", "def f(a):\n    stop(a)\n    if a:\n        log(a)\n        go(a)\n", "indentation-flexible");
+  });
+  test("a block the model opens itself gets one more level for its body", () => {
+    const file = "def f(a):\n    go(a)\n    stop(a)\n";
+    expectApplied(file, "go(a)\nstop(a)", "go(a)\nif a:\nlog(a)\nstop(a)", "def f(a):\n    go(a)\n    if a:\n        log(a)\n    stop(a)\n", "indentation-flexible");
+  });
+  test("a YAML key ending in a colon whose file has no deeper body is no opener to push past", () => {
+    const file = "root:\n  items:\n  - a\n  - b\n";
+    expectApplied(file, "items:\n- a", "items:\n- z\n- a", "root:\n  items:\n  - z\n  - a\n  - b\n", "indentation-flexible");
+  });
+  test("the model's stray trailing whitespace is not written on new or changed lines", () => {
+    expectApplied("a = 1\nb = 2\n", "a = 1 \nb = 2", "a = 1 \nx = 0  \nb = 3 ", "a = 1\nx = 0\nb = 3\n", "trailing-whitespace");
+  });
+  test("deleting one of two lines quoted alike that the file indents differently is refused, not guessed", () => {
+    const file = "if (a) {\n  if (b) {\n    go();\n  }\n}\nend();\n";
+    const r = expectNotApplied(file, "go();\n}\n}\nend();", "go();\n}\nend();");
+    expect(r).toMatchObject({ kind: "refused", reason: "doubtful", doubt: "indistinct-lines" });
   });
 });
 

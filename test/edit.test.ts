@@ -50,11 +50,12 @@ describe("kt edit on the command line", () => {
     expect(r.exitCode).toBe(0);
     expect(r.stderr).toContain(`edit trace for ${work}/a.txt:`);
     expect(r.stderr).toContain("1. exact: no-match — old_string does not occur verbatim");
-    expect(r.stderr).toContain("2. line-trimmed: taken — 1 match at line 1 (1 candidate)");
+    expect(r.stderr).toContain("2. trailing-whitespace: no-match — no run of lines equals old_string line by line once trailing whitespace is removed");
+    expect(r.stderr).toContain("3. indentation-flexible: taken — 1 match at line 1 (1 candidate)");
     expect(r.stderr).toContain("+ line 1");
     const result = JSON.parse(r.stdout) as ToolResult;
     const trace = result.metadata.extra!.trace as { strategy: string; decision: string }[];
-    expect(trace.map((s) => [s.strategy, s.decision])).toEqual([["exact", "no-match"], ["line-trimmed", "taken"]]);
+    expect(trace.map((s) => [s.strategy, s.decision])).toEqual([["exact", "no-match"], ["trailing-whitespace", "no-match"], ["indentation-flexible", "taken"]]);
     expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("\tfoo();\n");
   });
 

@@ -23,7 +23,7 @@ export interface Options {
   strict: boolean;
 }
 
-type Kind = "string" | "number" | "boolean";
+type Kind = "string" | "number" | "boolean" | "json";
 
 const SWITCHES: Record<string, { key: keyof Options; value: boolean; tools?: readonly string[] }> = {
   json: { key: "json", value: false },
@@ -63,6 +63,8 @@ function kindOf(schema: z.ZodMiniType): Kind {
   }
   if (def.type === "boolean") return "boolean";
   if (def.type === "number" || def.type === "int") return "number";
+  // A list or an object (edit's edits) is given as JSON text, inline or through --<field>-file.
+  if (def.type === "array" || def.type === "object") return "json";
   return "string";
 }
 
@@ -118,7 +120,8 @@ export function parseToolArgv(tool: Tool, argv: readonly string[]): ParsedArgv {
         if (stdinUsed) throw new UsageError("only one option can read from stdin (-)");
         stdinUsed = true;
       }
-      input[fileField] = readText(source === "-" ? 0 : source, name);
+      const text = readText(source === "-" ? 0 : source, name);
+      input[fileField] = kinds.get(fileField) === "json" ? parseJson(text, `--${name}`) : text;
       continue;
     }
     const negated = name.startsWith("no-") ? names.get(name.slice(3)) : undefined;
@@ -130,6 +133,7 @@ export function parseToolArgv(tool: Tool, argv: readonly string[]): ParsedArgv {
     if (!field) throw new UsageError(`unknown option --${name}${suggestFlag(name, [...names.keys()])}`);
     const kind = kinds.get(field)!;
     if (kind === "boolean") input[field] = parseBool(name, inline);
+    else if (kind === "json") input[field] = parseJson(takeValue(), `--${name}`);
     else if (kind === "number") {
       const raw = takeValue();
       const n = Number(raw);
@@ -163,6 +167,14 @@ function mapPositionals(tool: Tool, positionals: string[], input: Record<string,
     const n = Number(value);
     input[field] = kinds.get(field) === "number" && value.trim() !== "" && Number.isFinite(n) ? n : value;
   });
+}
+
+function parseJson(text: string, flag: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${flag}: not valid JSON (${(error as Error).message}); it takes a JSON array such as [{"old_string": "a", "new_string": "b"}]`);
+  }
 }
 
 function parseBool(name: string, inline: string | undefined): boolean {

@@ -95,6 +95,7 @@ export function replace(req: ReplaceRequest): CascadeResult {
   const hay = new Haystack(req.content);
   const trace: TraceStep[] = [];
   const hints: Hint[] = [];
+  const boundary: Hint[] = [];
   if (req.oldString === "") {
     trace.push({ strategy: "exact", decision: "skipped", reason: "old_string is empty", candidates: [], candidateCount: 0 });
     return { kind: "not-found", trace };
@@ -111,6 +112,11 @@ export function replace(req: ReplaceRequest): CascadeResult {
     const step = (decision: TraceStep["decision"], reason: string) => trace.push({ strategy: strategy.name, decision, reason, ...seen });
     if (strategy.scored) {
       for (const c of finding.rejected ?? []) hints.push({ source: strategy.name as Hint["source"], candidate: c });
+    }
+    // The trimmed text occurs verbatim there, refused only for gluing onto a token: the nearest miss of all.
+    if (strategy.name === "trimmed-boundary") {
+      const shift = boundaryBreaks(req.oldString);
+      for (const c of finding.rejected ?? []) boundary.push({ source: "trimmed-boundary", candidate: c, shift });
     }
 
     if (finding.refusal) {
@@ -168,7 +174,7 @@ export function replace(req: ReplaceRequest): CascadeResult {
     return ok(req, strategy, match, [{ start: match.start, end: match.end, text: rewrite.text }], trace);
   }
 
-  const found = nearMiss(hay, req.oldString, hints.sort((a, b) => (b.candidate.score ?? 0) - (a.candidate.score ?? 0)));
+  const found = nearMiss(hay, req.oldString, [...boundary, ...hints.sort((a, b) => (b.candidate.score ?? 0) - (a.candidate.score ?? 0))]);
   const applied = alreadyApplied(hay, req);
   return {
     kind: "not-found",
@@ -176,6 +182,14 @@ export function replace(req: ReplaceRequest): CascadeResult {
     ...(applied ? { alreadyApplied: applied } : {}),
     trace,
   };
+}
+
+/** Line breaks in old_string's leading whitespace. */
+function boundaryBreaks(find: string): number {
+  const lead = find.slice(0, find.length - find.trimStart().length);
+  let n = 0;
+  for (const c of lead) if (c === "\n") n++;
+  return n;
 }
 
 function ok(req: ReplaceRequest, strategy: Strategy, first: Candidate, edits: Edit[], trace: TraceStep[]): CascadeResult {

@@ -12,15 +12,21 @@ const MIN_VOTES = 0.3;
 const MIN_SIMILARITY = 0.6;
 
 export interface Hint {
-  source: "block-anchor" | "context-aware";
+  source: "trimmed-boundary" | "block-anchor" | "context-aware";
   candidate: Candidate;
+  /** Lines of old_string before the one the candidate starts at (boundary blank lines the file lacks). */
+  shift?: number;
 }
 
 export function nearMiss(hay: Haystack, find: string, hints: readonly Hint[]): NearMiss | undefined {
   const { lines } = splitModel(find);
   if (lines.length === 0) return undefined;
-  for (const { source, candidate } of hints) {
-    const found = describe(hay, lines, candidate.startLine - 1, candidate.pairs, source, candidate.score ?? 0);
+  for (const { source, candidate, shift } of hints) {
+    const found = describe(hay, lines, candidate.startLine - 1 - (shift ?? 0), candidate.pairs, source, candidate.score ?? 0);
+    // The quoted text is there verbatim: point at where it starts, glued onto its neighbour.
+    if (found && source === "trimmed-boundary" && found.line === candidate.startLine) {
+      return { ...found, column: candidate.start - hay.starts[found.line - 1]! + 1, whitespaceOnly: false };
+    }
     if (found) return found;
   }
   const voted = byVotes(hay, lines);

@@ -20,15 +20,19 @@ export const trimmedBoundary: Strategy = {
     const text = hay.content;
     const lead = find.length - find.trimStart().length > 0;
     const trail = find.length - find.trimEnd().length > 0;
-    const offsets = occurrences(text, core).offsets.filter(
-      (at) =>
-        (!lead || at === 0 || isWs(text.charCodeAt(at - 1))) &&
-        (!trail || at + core.length === text.length || isWs(text.charCodeAt(at + core.length))),
-    );
+    const all = occurrences(text, core).offsets;
+    const glues = (at: number) =>
+      (lead && at > 0 && !isWs(text.charCodeAt(at - 1))) || (trail && at + core.length < text.length && !isWs(text.charCodeAt(at + core.length)));
+    const offsets = all.filter((at) => !glues(at));
+    // Refused occurrences are the near-miss: the model's text is there, glued onto a neighbouring token.
+    const refused = offsets.length === 0 ? all.slice(0, 20).map((at) => spanCandidate(hay, at, at + core.length)) : [];
     return {
       matches: offsets.slice(0, MAX_LISTED).map((at) => spanCandidate(hay, at, at + core.length)),
+      ...(refused.length > 0 ? { rejected: refused } : {}),
       total: offsets.length,
-      note: offsets.length === 0 ? "old_string does not occur even without its boundary whitespace, where whitespace or the file's edge borders it" : undefined,
+      note: refused.length > 0
+        ? "without its boundary whitespace old_string occurs only glued onto a neighbouring token, where it had whitespace"
+        : offsets.length === 0 ? "old_string does not occur even without its boundary whitespace" : undefined,
     };
   },
   rewrite(_hay, _match, old, neu) {

@@ -138,7 +138,7 @@ export interface NearMiss extends LineRange {
   actual: string;
   whitespaceOnly: boolean;
   /** How the region was found. */
-  source: "block-anchor" | "context-aware" | "line-votes" | "line-similarity";
+  source: "trimmed-boundary" | "block-anchor" | "context-aware" | "line-votes" | "line-similarity";
   score: number;
 }
 

@@ -4,7 +4,7 @@
 import * as z from "zod/mini";
 import { statSync, type Stats } from "node:fs";
 import description from "./edit.txt" with { type: "text" };
-import { defineTool, KtError, type ToolContext } from "./tool.ts";
+import { defineTool, invalidArgs, KtError, type ToolContext } from "./tool.ts";
 import { absolutePath, fsError, realPath } from "../core/paths.ts";
 import { assertFresh, sha256 } from "../core/stamps.ts";
 import { BOM_BYTES, countLines, decodeUtf8, dominantEol, hasBom, sniffBinary } from "../core/text.ts";
@@ -16,16 +16,50 @@ import { MAX_FILE_BYTES, MAX_LINE_CHARS } from "./read.ts";
 import { replace } from "../replacer/index.ts";
 import type { CascadeOk, CascadeResult, Edit, NearMiss, StrategyName, TraceStep } from "../replacer/index.ts";
 
+/** One change: the text to find and what replaces it. */
+export const EditPair = z.strictObject({
+  old_string: z.string().check(z.describe("The exact existing text to replace.")),
+  new_string: z.string().check(z.describe("The replacement text. Must differ from old_string.")),
+  replace_all: z.optional(z.boolean().check(z.describe("Replace every exact occurrence of old_string. Default false."))),
+});
+
 export const Parameters = z.strictObject({
   file_path: z.string().check(z.describe("Path of the file to edit (absolute preferred).")),
-  old_string: z.string().check(z.describe("The exact existing text to replace, with enough surrounding context to be unique in the file.")),
-  new_string: z.string().check(z.describe("The replacement text. Must differ from old_string.")),
+  old_string: z.optional(z.string().check(z.describe("The exact existing text to replace, with enough surrounding context to be unique in the file. Required unless edits is given."))),
+  new_string: z.optional(z.string().check(z.describe("The replacement text. Must differ from old_string. Required unless edits is given."))),
   replace_all: z.optional(z.boolean().check(z.describe("Replace every exact occurrence of old_string instead of requiring uniqueness. Default false."))),
+  edits: z.optional(
+    z.array(EditPair).check(
+      z.minLength(1),
+      z.describe("Several changes to this one file, instead of old_string/new_string: applied in order, each to the result of the one before, all or none."),
+    ),
+  ),
 });
+
+type Input = z.infer<typeof Parameters>;
+type Pair = z.infer<typeof EditPair>;
 
 /** Snippet: the edited region and this many lines either side, at most SNIPPET_MAX lines. */
 export const SNIPPET_CONTEXT = 4;
 export const SNIPPET_MAX = 60;
+
+/** The edit's pairs: `edits`, or the one pair of the top-level fields — never both, never neither. */
+function pairsOf(input: Input): Pair[] {
+  const single = input.old_string !== undefined || input.new_string !== undefined || input.replace_all !== undefined;
+  if (input.edits !== undefined) {
+    if (single) throw invalidArgs("edit", `give either "edits" or "old_string"/"new_string", not both`);
+    return input.edits;
+  }
+  if (input.old_string === undefined) throw invalidArgs("edit", `parameter "old_string" is required (or "edits", a list of {old_string, new_string} changes)`);
+  if (input.new_string === undefined) throw invalidArgs("edit", `parameter "new_string" is required`);
+  return [{ old_string: input.old_string, new_string: input.new_string, ...(input.replace_all === undefined ? {} : { replace_all: input.replace_all }) }];
+}
+
+/** One applied pair: how the cascade placed it (absent for an empty file filled). */
+interface Step {
+  result?: CascadeOk;
+  replaceAll: boolean;
+}
 
 export default defineTool({
   name: "edit",
@@ -36,91 +70,211 @@ export default defineTool({
     "kt edit src/a.ts --old-string 'const x = 1;' --new-string 'const x = 2;'",
     "kt edit src/a.ts --old-string-file old.txt --new-string-file new.txt --dry-run --trace",
     "kt edit src/a.ts --old-string oldName --new-string newName --replace-all",
+    "kt edit src/a.ts --edits-file changes.json   # [{\"old_string\": …, \"new_string\": …}, …]",
   ],
-  longText: ["old_string", "new_string"],
+  longText: ["old_string", "new_string", "edits"],
   aliases: { path: "file_path", filePath: "file_path", oldString: "old_string", newString: "new_string", replaceAll: "replace_all" },
   annotations: { readOnlyHint: false, destructiveHint: true },
   async execute(input, ctx) {
     const abs = absolutePath(ctx, input.file_path);
     const real = realPath(ctx, abs);
-    const st = existing(ctx, abs, real);
-    if (input.old_string === "") {
-      throw new KtError(
-        "EMPTY_OLD_STRING",
-        `old_string is empty, so there is nothing to find in ${abs}. To replace the whole file, use the write tool; to change part of it, put the exact text to replace in old_string, with a few lines of context.`,
-      );
-    }
-    const oldString = normalize(input.old_string);
-    const newString = normalize(input.new_string);
-    if (input.old_string === input.new_string || oldString === newString) {
-      throw new KtError("IDENTICAL_STRINGS", "old_string and new_string are identical — there is nothing to change.");
-    }
-    if (st.size > MAX_FILE_BYTES) {
+    const pairs = pairsOf(input);
+    const multi = input.edits !== undefined;
+    const creates = pairs[0]!.old_string === "";
+    const st = existing(ctx, abs, real, creates);
+    // SPEC §4.3's preconditions come before the read check: each pair must say something to do.
+    pairs.forEach((pair, i) => {
+      const at = multi ? { index: i, total: pairs.length } : undefined;
+      try {
+        precheck(abs, pair, i > 0 || (st !== undefined && st.size > 0));
+      } catch (error) {
+        throw error instanceof KtError && at ? numbered(error, at, undefined) : error;
+      }
+    });
+    if (st && st.size > MAX_FILE_BYTES) {
       throw new KtError("FILE_TOO_LARGE", `${abs} is ${formatBytes(st.size)}, over the 10 MB limit for edit. Change it with bash (e.g. sed) or split the file.`);
     }
-    const bytes = readIfExists(real, abs);
-    if (bytes === null) throw notFound(ctx, abs);
-    const kind = sniffBinary(real, bytes.subarray(0, 4096));
-    if (kind) throw new KtError("BINARY_FILE", `${abs} is a binary file (${kind}, ${formatBytes(bytes.length)}); edit changes text files only.`);
-    const baseSha = sha256(bytes);
-    assertFresh(ctx, abs, real, baseSha, "edit");
-    const text = decodeUtf8(bytes);
-    if (text === null) {
-      throw new KtError(
-        "BINARY_FILE",
-        `${abs} is not valid UTF-8 text; edit refuses it because changing it would corrupt the bytes that cannot be decoded. Replace it with write, or convert it first with bash (e.g. iconv).`,
-      );
+    const bytes = st ? readIfExists(real, abs) : null;
+    if (st && bytes === null) throw notFound(ctx, abs);
+    let text = "";
+    let baseSha: string | null = null;
+    if (bytes !== null) {
+      const kind = sniffBinary(real, bytes.subarray(0, 4096));
+      if (kind) throw new KtError("BINARY_FILE", `${abs} is a binary file (${kind}, ${formatBytes(bytes.length)}); edit changes text files only.`);
+      baseSha = sha256(bytes);
+      assertFresh(ctx, abs, real, baseSha, "edit");
+      const decoded = decodeUtf8(bytes);
+      if (decoded === null) {
+        throw new KtError(
+          "BINARY_FILE",
+          `${abs} is not valid UTF-8 text; edit refuses it because changing it would corrupt the bytes that cannot be decoded. Replace it with write, or convert it first with bash (e.g. iconv).`,
+        );
+      }
+      text = decoded;
     }
 
-    const file = Lf.of(text);
-    const result = replace({ content: file.lf, oldString, newString, replaceAll: input.replace_all ?? false, strict: ctx.flags.strict });
-    if (ctx.flags.trace) (ctx.info ?? ctx.warn)(renderTrace(abs, result.trace));
-    const traced = ctx.flags.trace ? { trace: result.trace } : {};
-    if (result.kind !== "ok") throw failure(abs, result, oldString.length, traced);
+    const traces: TraceStep[][] = [];
+    const steps: Step[] = [];
+    let current = text;
+    for (let i = 0; i < pairs.length; i++) {
+      const at = multi ? { index: i, total: pairs.length } : undefined;
+      try {
+        const { next, step } = applyPair(abs, current, pairs[i]!, ctx.flags, text, (trace) => {
+          traces.push(trace);
+          if (ctx.flags.trace) (ctx.info ?? ctx.warn)(renderTrace(abs, trace, at));
+        });
+        current = next;
+        steps.push(step);
+      } catch (error) {
+        if (error instanceof KtError && at) throw numbered(error, at, ctx.flags.trace ? traces : undefined);
+        throw error;
+      }
+    }
 
-    if (result.newContent === file.lf) {
+    const created = bytes === null;
+    if (!created && current === text) {
+      const r = steps[steps.length - 1]!.result;
       // A quote that differs from the file only where the file keeps its own text (spacing,
       // typography) makes no change: say so rather than report an edit.
       throw new KtError(
         "IDENTICAL_STRINGS",
-        `${NOT_PERFORMED} old_string was found in ${abs} (${how(result)}), but new_string differs from it only where the file keeps its own text, so ${abs} would stay exactly as it is. Change what you mean to change in new_string.`,
-        { extra: { path: abs, strategy: result.strategy, startLine: result.matched.startLine, endLine: result.matched.endLine, ...traced } },
+        multi || !r
+          ? `${NOT_PERFORMED} every old_string was found in ${abs}, but the edits together leave it exactly as it is. Change what you mean to change in new_string.`
+          : `${NOT_PERFORMED} old_string was found in ${abs} (${how(r)}), but new_string differs from it only where the file keeps its own text, so ${abs} would stay exactly as it is. Change what you mean to change in new_string.`,
+        { extra: { path: abs, ...(r ? { strategy: r.strategy, startLine: r.matched.startLine, endLine: r.matched.endLine } : {}), ...(ctx.flags.trace ? { trace: multi ? traces : traces[0] } : {}) } },
       );
     }
-    const after = file.apply(result.edits, dominantEol(text));
-    const diff = unifiedDiff(abs, text, after);
+    const diff = unifiedDiff(abs, text, current);
     if (!ctx.flags.dryRun) {
-      const out = Buffer.from(after, "utf8");
-      guardedWrite(ctx, { display: abs, real, baseSha, bytes: hasBom(bytes) ? Buffer.concat([BOM_BYTES, out]) : out, verb: "edit" });
+      const out = Buffer.from(current, "utf8");
+      guardedWrite(ctx, {
+        display: abs,
+        real,
+        baseSha,
+        bytes: bytes !== null && hasBom(bytes) ? Buffer.concat([BOM_BYTES, out]) : out,
+        verb: "edit",
+        mkdirs: created,
+      });
     }
-    const content = success(abs, result, input.replace_all ?? false, ctx.flags.dryRun);
+    const traced = ctx.flags.trace ? { trace: multi ? traces : traces[0] } : {};
+    const done = report(abs, text, current, steps, { multi, created, dryRun: ctx.flags.dryRun });
     return {
-      content: ctx.flags.dryRun ? `${content}\n\n${diff.patch.trimEnd()}` : content,
-      title: `Edit ${abs} · +${diff.additions} −${diff.deletions}`,
+      content: ctx.flags.dryRun ? `${done.content}\n\n${diff.patch.trimEnd()}` : done.content,
+      title: created ? `Edit ${abs} · new file · ${countLines(current)} lines` : `Edit ${abs} · +${diff.additions} −${diff.deletions}`,
       diff: diff.patch,
       additions: diff.additions,
       deletions: diff.deletions,
-      extra: {
-        path: abs,
-        strategy: result.strategy,
-        replacements: result.replacements,
-        startLine: result.written.startLine,
-        endLine: result.written.endLine,
-        ...(result.variant ? { variant: result.variant } : {}),
-        ...(result.score === undefined ? {} : { score: Math.round(result.score * 1000) / 1000 }),
-        dryRun: ctx.flags.dryRun,
-        ...traced,
-      },
+      extra: { path: abs, ...done.extra, ...(created ? { created: true } : {}), dryRun: ctx.flags.dryRun, ...traced },
     };
   },
 });
 
-function existing(ctx: ToolContext, abs: string, real: string): Stats {
+/**
+ * One pair applied to the file's current text (its own line endings): the cascade on the
+ * LF-normalized text, its edits mapped back so that every untouched line keeps its ending.
+ */
+function applyPair(
+  abs: string, current: string, pair: Pair, flags: ToolContext["flags"], original: string, traced: (trace: TraceStep[]) => void,
+): { next: string; step: Step } {
+  const replaceAll = pair.replace_all ?? false;
+  precheck(abs, pair, current !== "");
+  // An empty file takes new_string as given, in the line endings the model wrote.
+  if (pair.old_string === "") return { next: pair.new_string, step: { replaceAll } };
+  const oldString = normalize(pair.old_string);
+  const newString = normalize(pair.new_string);
+  const file = Lf.of(current);
+  const result = replace({ content: file.lf, oldString, newString, replaceAll, strict: flags.strict });
+  traced(result.trace);
+  if (result.kind !== "ok") throw failure(abs, result, oldString.length, flags.trace ? { trace: result.trace } : {});
+  return { next: file.apply(result.edits, dominantEol(original || current)), step: { result, replaceAll } };
+}
+
+/** An empty old_string only where there is nothing to find (a missing or empty file); never old_string = new_string. */
+function precheck(abs: string, pair: Pair, nonEmpty: boolean): void {
+  if (pair.old_string === "" && nonEmpty) {
+    throw new KtError(
+      "EMPTY_OLD_STRING",
+      `old_string is empty, so there is nothing to find in ${abs}. To replace the whole file, use the write tool; to change part of it, put the exact text to replace in old_string, with a few lines of context.`,
+    );
+  }
+  if (pair.old_string === pair.new_string || normalize(pair.old_string) === normalize(pair.new_string)) {
+    throw new KtError("IDENTICAL_STRINGS", "old_string and new_string are identical — there is nothing to change.");
+  }
+}
+
+/** A failed pair of several: which one, and that none was applied, before its own prose. */
+function numbered(error: KtError, at: { index: number; total: number }, traces: TraceStep[][] | undefined): KtError {
+  const head = `edits[${at.index}] (edit ${at.index + 1} of ${at.total}) failed, so none of the ${at.total} edits was applied${at.index > 0 ? ` (the ones before it matched; they are applied in order, each to the result of the one before)` : ""}.`;
+  const extra = { ...(error.metadata.extra ?? {}), edit: at.index, ...(traces ? { trace: traces } : {}) };
+  return new KtError(error.code, `${head}\n${error.message}`, { ...error.metadata, extra });
+}
+
+/** The model-facing success text and the metadata facts of the whole edit. */
+function report(
+  abs: string, before: string, after: string, steps: Step[], how_: { multi: boolean; created: boolean; dryRun: boolean },
+): { content: string; extra: Record<string, unknown> } {
+  const dry = how_.dryRun ? " (dry run: nothing was written)" : "";
+  const lf = after.replace(/\r\n/g, "\n");
+  const lines = countLines(lf);
+  if (steps.length === 1 && !steps[0]!.result) {
+    const verb = how_.created ? `Created ${abs}` : `Filled the empty file ${abs}`;
+    return {
+      content: `${verb} with new_string (${lines} ${lines === 1 ? "line" : "lines"}).${dry}`,
+      extra: { replacements: 1, startLine: 1, endLine: Math.max(1, lines) },
+    };
+  }
+  if (!how_.multi) {
+    const r = steps[0]!.result!;
+    return {
+      content: success(abs, r, steps[0]!.replaceAll, how_.dryRun),
+      extra: {
+        strategy: r.strategy,
+        replacements: r.replacements,
+        startLine: r.written.startLine,
+        endLine: r.written.endLine,
+        ...(r.variant ? { variant: r.variant } : {}),
+        ...(r.score === undefined ? {} : { score: Math.round(r.score * 1000) / 1000 }),
+      },
+    };
+  }
+  const replacements = steps.reduce((n, s) => n + (s.result?.replacements ?? 1), 0);
+  const fuzzy = steps.map((s, i) => (s.result && s.result.strategy !== "exact" && s.result.strategy !== "multi-occurrence" ? `edits[${i}] ${how(s.result)}` : "")).filter(Boolean);
+  const matched = fuzzy.length === 0 ? "all matched exactly" : fuzzy.join("; ");
+  const region = changedRegion(before.replace(/\r\n/g, "\n"), lf);
+  const head = `Edited ${abs} (${steps.length} edits, ${replacements} ${replacements === 1 ? "replacement" : "replacements"}; ${matched}).${dry}`;
+  return {
+    content: [head, snippet(lf, region.startLine, region.endLine), "Review the changes. Edit the file again if the result is not what you intended."].join("\n"),
+    extra: {
+      replacements,
+      startLine: region.startLine,
+      endLine: region.endLine,
+      edits: steps.map((s) => (s.result
+        ? { strategy: s.result.strategy, replacements: s.result.replacements, ...(s.result.variant ? { variant: s.result.variant } : {}) }
+        : { strategy: "empty-file", replacements: 1 })),
+    },
+  };
+}
+
+/** Lines of `after` that differ from `before`: everything between their common first and last lines. */
+function changedRegion(before: string, after: string): { startLine: number; endLine: number } {
+  const a = before.split("\n");
+  const b = after.split("\n");
+  let head = 0;
+  while (head < a.length && head < b.length && a[head] === b[head]) head++;
+  let tail = 0;
+  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+  const startLine = head + 1;
+  return { startLine, endLine: Math.max(startLine, b.length - tail) };
+}
+
+/** The file's stat; undefined for a missing file that an empty old_string creates. */
+function existing(ctx: ToolContext, abs: string, real: string, creates: boolean): Stats | undefined {
   let st: Stats;
   try {
     st = statSync(real);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") {
+      if (creates) return undefined;
       const miss = notFound(ctx, abs).message;
       throw new KtError("FILE_NOT_FOUND", `${miss}${/[.!?]$/.test(miss) ? "" : "."} To create a new file, use the write tool.`);
     }
@@ -203,6 +357,19 @@ const LABELS: Record<StrategyName, string> = {
   "multi-occurrence": "matched exactly",
 };
 
+/** What a fuzzy strategy forgave, for an ambiguity found only with its help. */
+const FORGIVEN: Record<StrategyName, string> = {
+  exact: "",
+  "trailing-whitespace": "once trailing whitespace is ignored",
+  "indentation-flexible": "once indentation is ignored",
+  "whitespace-normalized": "once whitespace is normalized",
+  "escape-normalized": "once escapes and typographic characters are normalized",
+  "trimmed-boundary": "once its leading and trailing whitespace is trimmed",
+  "block-anchor": "by its first and last lines",
+  "context-aware": "by its first and last lines",
+  "multi-occurrence": "",
+};
+
 /** The parenthesis of the success line: how old_string was found, when not verbatim. */
 function how(r: CascadeOk): string {
   if (r.strategy === "escape-normalized") {
@@ -260,7 +427,9 @@ function failure(abs: string, r: Exclude<CascadeResult, CascadeOk>, oldLength: n
       const more = r.count > 20 ? `, … and ${r.count - 20} more` : "";
       return new KtError(
         "AMBIGUOUS_MATCH",
-        `${NOT_PERFORMED} old_string matches ${r.count} locations in ${abs} (lines ${shown}${more}). Add more surrounding lines to old_string so it uniquely identifies one location, or set replace_all to true to change all ${r.count}.`,
+        r.strategy === "exact"
+          ? `${NOT_PERFORMED} old_string matches ${r.count} locations in ${abs} (lines ${shown}${more}). Add more surrounding lines to old_string so it uniquely identifies one location, or set replace_all to true to change all ${r.count}.`
+          : `${NOT_PERFORMED} old_string matches ${r.count} locations in ${abs} ${FORGIVEN[r.strategy]} (lines ${shown}${more}), and none exactly. Add more surrounding lines to old_string so it uniquely identifies one location, and quote it exactly as it appears in the file (replace_all changes exact matches only).`,
         data({ strategy: r.strategy, count: r.count, lines: r.lines }),
       );
     }
@@ -333,8 +502,8 @@ function visible(s: string): string {
 }
 
 /** The cascade as a person debugging it reads it (stderr). */
-export function renderTrace(abs: string, trace: readonly TraceStep[]): string {
-  const out = [`edit trace for ${abs}:`];
+export function renderTrace(abs: string, trace: readonly TraceStep[], at?: { index: number; total: number }): string {
+  const out = [`edit trace for ${abs}${at ? ` (edits[${at.index}], ${at.index + 1} of ${at.total})` : ""}:`];
   trace.forEach((step, i) => {
     const n = step.candidateCount;
     out.push(`  ${i + 1}. ${step.strategy}: ${step.decision} — ${step.reason}${n > 0 ? ` (${n} ${n === 1 ? "candidate" : "candidates"})` : ""}`);

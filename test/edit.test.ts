@@ -90,6 +90,60 @@ describe("kt edit on the command line", () => {
   });
 });
 
+describe("several edits on the command line", () => {
+  const edits = [{ old_string: "alpha", new_string: "ALPHA" }, { old_string: "beta", new_string: "beta\ngamma" }];
+
+  test("--edits-file PATH, --edits-file - and --edits take the JSON array", () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    for (const how of ["path", "stdin", "inline"] as const) {
+      writeFileSync(join(work, "a.txt"), "alpha\nbeta\n");
+      writeFileSync(join(work, "edits.json"), JSON.stringify(edits));
+      expect(kt(["read", "a.txt"], opts).exitCode).toBe(0);
+      const args = how === "path" ? ["--edits-file", "edits.json"] : how === "stdin" ? ["--edits-file", "-"] : ["--edits", JSON.stringify(edits)];
+      const r = kt(["edit", "a.txt", ...args], { ...opts, ...(how === "stdin" ? { stdin: JSON.stringify(edits) } : {}) });
+      expect(r.exitCode, how).toBe(0);
+      expect(r.stdout).toStartWith(`Edited ${work}/a.txt (2 edits, 2 replacements; all matched exactly).\n`);
+      expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("ALPHA\nbeta\ngamma\n");
+    }
+  });
+
+  test("JSON on stdin; --trace prints one cascade per edit, named by its index", () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    writeFileSync(join(work, "a.txt"), "alpha\nbeta\n");
+    kt(["read", "a.txt"], opts);
+    const r = kt(["edit", "--trace", "--json"], { ...opts, stdin: JSON.stringify({ file_path: "a.txt", edits }) });
+    expect(r.exitCode).toBe(0);
+    expect(r.stderr).toContain(`edit trace for ${work}/a.txt (edits[0], 1 of 2):`);
+    expect(r.stderr).toContain(`edit trace for ${work}/a.txt (edits[1], 2 of 2):`);
+    const result = JSON.parse(r.stdout) as ToolResult;
+    expect((result.metadata.extra!.trace as unknown[]).length).toBe(2);
+    expect(result.metadata.extra!.edits).toEqual([{ strategy: "exact", replacements: 1 }, { strategy: "exact", replacements: 1 }]);
+  });
+
+  test("invalid JSON in --edits-file is a usage error (exit 2); neither pair nor edits is repair prose", () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    writeFileSync(join(work, "a.txt"), "alpha\n");
+    writeFileSync(join(work, "bad.json"), "[{old_string: 1}");
+    const bad = kt(["edit", "a.txt", "--edits-file", "bad.json"], opts);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toContain("--edits-file: not valid JSON");
+    const neither = kt(["edit", "a.txt", "--skip-read-check"], { ...opts, stdin: "" });
+    expect(neither.exitCode).toBe(1);
+    expect(neither.stdout).toBe(`Invalid input for tool "edit": parameter "old_string" is required (or "edits", a list of {old_string, new_string} changes). Please rewrite the input so it satisfies the expected schema.\n`);
+    const item = kt(["edit", "a.txt", "--edits", '[{"old_string":"alpha"}]'], opts);
+    expect(item.exitCode).toBe(1);
+    expect(item.stdout).toBe(`Invalid input for tool "edit": parameter "edits[0].new_string" is required. Please rewrite the input so it satisfies the expected schema.\n`);
+    const empty = kt(["edit", "a.txt", "--edits", "[]"], opts);
+    expect(empty.stdout).toBe(`Invalid input for tool "edit": parameter "edits" must hold at least 1 item, got an empty array. Please rewrite the input so it satisfies the expected schema.\n`);
+    const stray = kt(["edit", "a.txt", "--edits", '[{"old_string":"alpha","new_string":"b","old":1}]'], opts);
+    expect(stray.stdout).toBe(`Invalid input for tool "edit": unknown parameter "old" in edits[0] — did you mean "old_string"? Please rewrite the input so it satisfies the expected schema.\n`);
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("alpha\n");
+  });
+});
+
 describe("edit metadata", () => {
   test("diff, counts, title and extra", async () => {
     const { tmp, work, opts } = setup();

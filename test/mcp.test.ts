@@ -166,6 +166,22 @@ describe("kt mcp with the official SDK client", () => {
     expect(result.structuredContent).toMatchObject({ additions: 1, deletions: 1 });
   });
 
+  test.skipIf(!TOOL_NAMES.includes("edit"))("edit with several edits: applied in order in one write, or none", async () => {
+    using tmp = tempDir();
+    const { work, state } = workspace(tmp);
+    const { client } = await connect(work, state);
+    await client.callTool({ name: "read", arguments: { file_path: "a.txt" } });
+    const edits = [{ old_string: "alpha", new_string: "ALPHA" }, { old_string: "beta", new_string: "beta\ngamma" }];
+    const result = (await client.callTool({ name: "edit", arguments: { file_path: "a.txt", edits } })) as CallToolResult;
+    expect(result.isError).toBe(false);
+    expect(text(result)).toStartWith(`Edited ${work}/a.txt (2 edits, 2 replacements; all matched exactly).`);
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("ALPHA\nbeta\ngamma\n");
+    const failed = (await client.callTool({ name: "edit", arguments: { file_path: "a.txt", edits: [{ old_string: "gamma", new_string: "GAMMA" }, { old_string: "delta", new_string: "x" }] } })) as CallToolResult;
+    expect(failed.isError).toBe(true);
+    expect(text(failed)).toStartWith("edits[1] (edit 2 of 2) failed, so none of the 2 edits was applied.");
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("ALPHA\nbeta\ngamma\n");
+  });
+
   test("a failing call: isError, repair prose, the code in structured content", async () => {
     using tmp = tempDir();
     const { work, state } = workspace(tmp);

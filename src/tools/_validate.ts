@@ -19,6 +19,18 @@ export function validationProse(tool: string, schema: z.ZodMiniObject, input: un
   const guessed = new Set<string>();
   for (const issue of issues) {
     if (issue.code !== "unrecognized_keys") continue;
+    if (issue.path.length > 0) {
+      // Inside a list item (edit's edits[0]): name where, and what an item takes.
+      const inner = Object.keys(shapeAt(schema, issue.path) ?? {});
+      const where = fieldName(issue.path);
+      for (const key of issue.keys) {
+        const guess = inner.length > 0 ? closest(key, inner) : undefined;
+        unknown.push(guess && similar(key, guess)
+          ? `unknown parameter "${key}" in ${where} — did you mean "${guess}"?`
+          : `unknown parameter "${key}" in ${where} (expected: ${inner.map((f) => `"${f}"`).join(", ")})`);
+      }
+      continue;
+    }
     for (const key of issue.keys) {
       const guess = fields.length > 0 ? closest(key, fields) : undefined;
       if (guess && similar(key, guess)) {
@@ -31,12 +43,13 @@ export function validationProse(tool: string, schema: z.ZodMiniObject, input: un
   }
   for (const issue of issues) {
     if (issue.code === "unrecognized_keys") continue;
-    const field = issue.path.map(String).join(".");
-    if (record[field] === undefined && issue.path.length === 1) {
+    const field = fieldName(issue.path);
+    const value = valueAt(record, issue.path);
+    if (value === undefined && issue.path.length >= 1) {
       // A misspelt required field is already named by its "did you mean".
       if (!guessed.has(field)) rest.push(`parameter "${field}" is required`);
     } else {
-      rest.push(`parameter "${field}" ${expectation(issue, schema.shape[field] as z.ZodMiniType | undefined)}, got ${describe(record[field])}`);
+      rest.push(`parameter "${field}" ${expectation(issue, schema.shape[field] as z.ZodMiniType | undefined)}, got ${describe(value)}`);
     }
   }
   const parts = [...unknown, ...rest];
@@ -52,12 +65,45 @@ function expectation(issue: Issue, field: z.ZodMiniType | undefined): string {
     case "invalid_value":
       return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
     case "too_small":
+      if (issue.origin === "array") return `must hold at least ${issue.minimum} ${issue.minimum === 1 ? "item" : "items"}`;
       return issue.origin === "string" ? `must be at least ${issue.minimum} characters long` : `must be ≥ ${issue.minimum}`;
     case "too_big":
       return issue.origin === "string" ? `must be at most ${issue.maximum} characters long` : `must be ≤ ${issue.maximum}`;
     default:
       return "is not valid";
   }
+}
+
+/** A field's name as the model wrote it: edits[0].new_string. */
+function fieldName(path: readonly PropertyKey[]): string {
+  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : `${i > 0 ? "." : ""}${String(p)}`)).join("");
+}
+
+function valueAt(record: Record<string, unknown>, path: readonly PropertyKey[]): unknown {
+  let at: unknown = record;
+  for (const key of path) {
+    if (typeof at !== "object" || at === null) return undefined;
+    at = (at as Record<PropertyKey, unknown>)[key as string];
+  }
+  return at;
+}
+
+/** The object shape a path leads to through optional wrappers and list items, if any. */
+function shapeAt(schema: z.ZodMiniObject, path: readonly PropertyKey[]): Record<string, unknown> | undefined {
+  let def = schema._zod.def as { type: string; shape?: Record<string, z.ZodMiniType>; innerType?: z.ZodMiniType; element?: z.ZodMiniType };
+  for (const key of path) {
+    while (def.innerType) def = def.innerType._zod.def as typeof def;
+    if (typeof key === "number") {
+      if (!def.element) return undefined;
+      def = def.element._zod.def as typeof def;
+    } else {
+      const next = def.shape?.[key as string];
+      if (!next) return undefined;
+      def = next._zod.def as typeof def;
+    }
+  }
+  while (def.innerType) def = def.innerType._zod.def as typeof def;
+  return def.shape;
 }
 
 function isInteger(field: z.ZodMiniType | undefined): boolean {
@@ -72,7 +118,7 @@ function article(type: string): string {
 
 function describe(value: unknown): string {
   if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
+  if (Array.isArray(value)) return value.length === 0 ? "an empty array" : "an array";
   switch (typeof value) {
     case "string": {
       const shown = value.length > 40 ? `${value.slice(0, 40)}…` : value;

@@ -204,7 +204,8 @@ function precheck(abs: string, pair: Pair, nonEmpty: boolean): void {
 
 /** A failed pair of several: which one, and that none was applied, before its own prose. */
 function numbered(error: KtError, at: { index: number; total: number }, traces: TraceStep[][] | undefined): KtError {
-  const head = `edits[${at.index}] (edit ${at.index + 1} of ${at.total}) failed, so none of the ${at.total} edits was applied${at.index > 0 ? ` (the ones before it matched; they are applied in order, each to the result of the one before)` : ""}.`;
+  const before = at.index > 0 ? ` It was looked for in the file as the edits before it left it.` : "";
+  const head = `edits[${at.index}] (edit ${at.index + 1} of ${at.total}) failed, so none of the ${at.total} edits was applied.${before}`;
   const extra = { ...(error.metadata.extra ?? {}), edit: at.index, ...(traces ? { trace: traces } : {}) };
   return new KtError(error.code, `${head}\n${error.message}`, { ...error.metadata, extra });
 }
@@ -375,7 +376,7 @@ function how(r: CascadeOk): string {
   if (r.strategy === "escape-normalized") {
     if (r.variant === "typographic") return "matched with typographic quotes, dashes and spaces folded";
     if (r.variant === "unescape+typographic") return "matched after unescaping and folding typographic characters";
-    return "matched after unescaping \\n, \\t and quotes";
+    return "matched after unescaping backslash escapes";
   }
   if (r.strategy === "block-anchor") return `${LABELS[r.strategy]}, the lines between ${Math.round(r.score! * 100)}% similar`;
   if (r.strategy === "context-aware") return `${LABELS[r.strategy]}, ${Math.round(r.score! * 100)}% of the lines between them equal`;

@@ -147,9 +147,11 @@ export function replace(req: ReplaceRequest): CascadeResult {
     const limit = disproportionLimit(req.oldString.length);
     if (strategy.scored && match.end - match.start > limit) {
       step("refused", `the block at ${lines(match)} spans ${match.end - match.start} characters, more than the ${limit} allowed for old_string`);
+      const near = describe(hay, splitModel(req.oldString).lines, match.startLine - 1, match.pairs, strategy.name as Hint["source"], match.score ?? 0);
       return {
         kind: "refused",
         strategy: strategy.name,
+        ...(near ? { nearMiss: near } : {}),
         reason: "disproportionate",
         startLine: match.startLine,
         endLine: match.endLine,

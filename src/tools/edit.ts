@@ -212,22 +212,22 @@ function numbered(error: KtError, at: { index: number; total: number }, traces: 
 
 /** The model-facing success text and the metadata facts of the whole edit. */
 function report(
-  abs: string, before: string, after: string, steps: Step[], how_: { multi: boolean; created: boolean; dryRun: boolean },
+  abs: string, before: string, after: string, steps: Step[], opts: { multi: boolean; created: boolean; dryRun: boolean },
 ): { content: string; extra: Record<string, unknown> } {
-  const dry = how_.dryRun ? " (dry run: nothing was written)" : "";
+  const dry = opts.dryRun ? " (dry run: nothing was written)" : "";
   const lf = after.replace(/\r\n/g, "\n");
   const lines = countLines(lf);
   if (steps.length === 1 && !steps[0]!.result) {
-    const verb = how_.created ? `Created ${abs}` : `Filled the empty file ${abs}`;
+    const verb = opts.created ? `Created ${abs}` : `Filled the empty file ${abs}`;
     return {
       content: `${verb} with new_string (${lines} ${lines === 1 ? "line" : "lines"}).${dry}`,
       extra: { replacements: 1, startLine: 1, endLine: Math.max(1, lines) },
     };
   }
-  if (!how_.multi) {
+  if (!opts.multi) {
     const r = steps[0]!.result!;
     return {
-      content: success(abs, r, steps[0]!.replaceAll, how_.dryRun),
+      content: success(abs, r, steps[0]!.replaceAll, opts.dryRun),
       extra: {
         strategy: r.strategy,
         replacements: r.replacements,
@@ -447,10 +447,12 @@ function failure(abs: string, r: Exclude<CascadeResult, CascadeOk>, oldLength: n
     }
     case "refused": {
       if (r.reason === "disproportionate") {
+        const near = r.nearMiss;
+        const first = near ? ` Its first line that differs from old_string is line ${near.line} (expected ${excerpt(near.expected, near.column)}, file has ${excerpt(near.actual, near.column)}).` : "";
         return new KtError(
           "DISPROPORTIONATE_MATCH",
-          `${NOT_PERFORMED} the closest match for old_string in ${abs} is lines ${r.startLine}–${r.endLine}, ${r.matchedChars.toLocaleString("en")} characters for an old_string of ${oldLength.toLocaleString("en")}: too loose a match to trust. Re-read that region and provide old_string exactly as it appears in the file, with all the text you mean to replace.`,
-          data({ strategy: r.strategy, refused: "disproportionate", startLine: r.startLine, endLine: r.endLine, matchedChars: r.matchedChars, limitChars: r.limitChars }),
+          `${NOT_PERFORMED} the closest match for old_string in ${abs} is lines ${r.startLine}–${r.endLine}, ${r.matchedChars.toLocaleString("en")} characters for an old_string of ${oldLength.toLocaleString("en")}: too loose a match to trust.${first} Re-read that region and provide old_string exactly as it appears in the file, with all the text you mean to replace.`,
+          data({ strategy: r.strategy, refused: "disproportionate", startLine: r.startLine, endLine: r.endLine, matchedChars: r.matchedChars, limitChars: r.limitChars, ...(near ? { nearMiss: near } : {}) }),
         );
       }
       const others = r.candidates.slice(1).map((c) => (c.startLine === c.endLine ? `line ${c.startLine}` : `lines ${c.startLine}–${c.endLine}`));

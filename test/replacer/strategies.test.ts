@@ -2,10 +2,11 @@
 // cascade) and one it must refuse (checked on the strategy alone).
 import { describe, expect, test } from "bun:test";
 import {
-  Haystack, blockAnchor, contextAware, escapeNormalized, exact, indentationFlexible, lineTrimmed,
+  CASCADE, Haystack, blockAnchor, contextAware, escapeNormalized, exact, indentationFlexible, lineTrimmed,
   multiOccurrence, trailingWhitespace, trimmedBoundary, whitespaceNormalized,
 } from "../../src/replacer/index.ts";
-import { expectApplied, expectNotApplied } from "./_helpers.ts";
+import type { StrategyName } from "../../src/replacer/index.ts";
+import { expectApplied, expectNotApplied, run } from "./_helpers.ts";
 
 const find = (strategy: { find: (h: Haystack, f: string) => { matches: unknown[] } }, content: string, f: string) =>
   strategy.find(new Haystack(content), f).matches.length;
@@ -180,5 +181,30 @@ describe("9 multi-occurrence", () => {
   });
   test("matches nothing but exact text", () => {
     expect(find(multiOccurrence, "\tfoo();\n", "    foo();")).toBe(0);
+  });
+});
+
+describe("the cascade as amended (SPEC §4.3)", () => {
+  test("nine strategies in the contract's order, each one reachable: it decides some quote", () => {
+    expect(CASCADE.map((s) => s.name)).toEqual([
+      "exact", "trailing-whitespace", "indentation-flexible", "whitespace-normalized", "escape-normalized",
+      "trimmed-boundary", "block-anchor", "context-aware", "multi-occurrence",
+    ]);
+    const file = "function f(a) {\n  const x = \"a\";\n  if (a) {\n    go(a,  1);\n  }\n  const y = `v${a}`;\n  stop(a);\n  done(a);\n  return x;\n}\n";
+    const cases: [StrategyName, string, string, boolean?][] = [
+      ["exact", "  stop(a);", "  stop(b);"],
+      ["trailing-whitespace", "  stop(a);  ", "  stop(b);"],
+      ["indentation-flexible", "stop(a);\ndone(a);", "stop(b);\ndone(a);"],
+      ["whitespace-normalized", "go(a, 1);", "go(a, 2);"],
+      ["escape-normalized", "const y = \\`v\\${a}\\`;", "const y = \\`w\\${a}\\`;"],
+      ["trimmed-boundary", "\n\n  return x;\n}\n\n\n", "\n\n  return y;\n}\n\n\n"],
+      ["block-anchor", "  if (a) {\n    go(a, 1);\n  }\n  const y = `v${a}`;\n  stpo(a);\n  done(a);", "  if (a) {\n    go(a, 1);\n  }\n  const y = `v${a}`;\n  stpo(a);\n  done(b);"],
+      ["context-aware", "  if (a) {\n    go(a,  1);\n  }\n  zq0.vx(0, \"kw0\");\n  zq1.vx(7, \"kw1\");\n  done(a);", "  if (a) {\n    go(a,  1);\n  }\n  zq0.vx(0, \"kw0\");\n  zq1.vx(7, \"kw1\");\n  done(b);"],
+      ["multi-occurrence", "(a)", "(b)", true],
+    ];
+    for (const [strategy, old, neu, all] of cases) {
+      const r = run(file, old, neu, { replaceAll: all ?? false });
+      expect(r.kind === "ok" ? r.strategy : `${r.kind}`, strategy).toBe(strategy);
+    }
   });
 });

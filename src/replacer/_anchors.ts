@@ -125,5 +125,5 @@ function tooManyBlocks(total: number): Finding {
 
 /** The merge along the block's alignment, refusing where applying it would be a guess. */
 export function guardedRewrite(hay: Haystack, match: Candidate, old: string, neu: string): Rewrite {
-  return asRewrite(merge({ file: hay.content.slice(match.start, match.end), old, neu, pairs: match.pairs, guard: true, context: hay.context(match.end) }), match);
+  return asRewrite(merge({ file: hay.content.slice(match.start, match.end), old, neu, pairs: match.pairs, guard: true, context: hay.context(match.start, match.end) }), match);
 }

@@ -3,7 +3,10 @@
 // hands out is an offset into `content`.
 import { lineOfOffset, lineStarts } from "./lines.ts";
 import { fold, hasFoldable, isBlank, looseKey, squeezeKey } from "./_text.ts";
-import { detectUnit, type MergeContext, type Unit } from "./_merge.ts";
+import { detectUnit, type MergeContext } from "./_merge.ts";
+
+/** Lines either side of a match whose indentation shows the file's unit. */
+const UNIT_WINDOW = 200;
 
 export class Haystack {
   readonly content: string;
@@ -15,7 +18,6 @@ export class Haystack {
   #looseKeys?: (string | undefined)[];
   #squeezed?: Map<string, number[]>;
   #folded?: string;
-  #unit?: Unit;
 
   constructor(content: string) {
     this.content = content;
@@ -98,12 +100,20 @@ export class Haystack {
     return (this.#squeezed = map);
   }
 
-  /** What a merge needs to know of the file beyond a span ending at `end`: the next non-blank line, the indentation unit. */
-  context(end: number): MergeContext {
-    this.#unit ??= detectUnit(this.content.split("\n"));
+  /**
+   * What a merge needs to know of the file beyond the span [start, end): the next non-blank line
+   * after it, and the indentation unit of the lines around it (a span is often too short to show
+   * it; the whole file would cost a pass over every line on each edit).
+   */
+  context(start: number, end: number): MergeContext {
+    const first = Math.max(0, this.lineOf(start) - 1 - UNIT_WINDOW);
+    const last = Math.min(this.lineCount, this.lineOf(end) + UNIT_WINDOW);
+    const around: string[] = [];
+    for (let i = first; i < last; i++) around.push(this.line(i));
+    const unit = detectUnit(around);
     let line = end > 0 && this.content[end - 1] === "\n" ? this.lineOf(end) - 1 : this.lineOf(end);
     while (line < this.lineCount && isBlank(this.line(line))) line++;
-    return { unit: this.#unit, ...(line < this.lineCount ? { after: this.line(line) } : {}) };
+    return { unit, ...(line < this.lineCount ? { after: this.line(line) } : {}) };
   }
 
   /** The content with typographic look-alikes folded; same length, so offsets carry over. */

@@ -46,7 +46,7 @@ export function mergeLoose(file: string, old: string, neu: string, context?: Mer
 
 /** The unguarded merge of a strategy's match as the strategy's rewrite: its text, or why writing it would be a guess. */
 export function looseRewrite(hay: Haystack, match: Candidate, old: string, neu: string, file = hay.content.slice(match.start, match.end)): Rewrite {
-  return asRewrite(merge({ file, old, neu, guard: false, context: hay.context(match.end) }), match);
+  return asRewrite(merge({ file, old, neu, guard: false, context: hay.context(match.start, match.end) }), match);
 }
 
 export function asRewrite(merged: MergeResult, match: Candidate): Rewrite {

@@ -297,6 +297,6 @@ export function pythonParses(sources: readonly string[]): boolean[] | undefined 
   } catch {
     return undefined;
   }
-  if (proc.exitCode !== 0) throw new Error(`python3 failed: ${proc.stderr.toString()}`);
+  if (proc.exitCode !== 0) throw new Error(`python3 failed (exit ${proc.exitCode}, signal ${proc.signalCode}): ${proc.stderr.toString()}`);
   return JSON.parse(proc.stdout.toString()) as boolean[];
 }

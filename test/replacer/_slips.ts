@@ -58,6 +58,7 @@ export const SLIPS = [
   "indent-stripped",
   "indent-shifted",
   "indent-deeper",
+  "indent-tabs",
   "trailing-spaces",
   "typo-middle-line",
   "collapsed-whitespace",
@@ -142,6 +143,19 @@ function slipper(slip: Slip, block: string[], seed: number, typoAt: number, unit
     case "indent-deeper": {
       const extra = " ".repeat(unit * (1 + (seed % 2)));
       return { line: (l) => (isBlank(l) ? l : extra + l) };
+    }
+    case "indent-tabs": {
+      // Tabs where the file has spaces (one per unit), or spaces where it has tabs.
+      if (!solid.some((l) => leadOf(l) !== "")) return undefined;
+      const tabbed = solid.some((l) => leadOf(l).includes("\t"));
+      return {
+        line: (l) => {
+          const lead = leadOf(l);
+          if (isBlank(l)) return l;
+          const swapped = tabbed ? lead.replace(/\t/g, " ".repeat(unit)) : lead.replace(new RegExp(` {${unit}}`, "g"), "\t");
+          return swapped + l.slice(lead.length);
+        },
+      };
     }
     case "trailing-spaces":
       return { line: (l, key) => (key % 2 === 0 || isBlank(l) ? l + (coin(key) ? "  " : " ") : l) };

@@ -89,6 +89,7 @@ export function merge(input: MergeInput): MergeResult {
   const style: Style = {
     units,
     drift: indentDrift(O.lines, S.lines, pairs),
+    shift: uniformShift(O.lines, S.lines, pairs),
     strayTrail: trailAdded(O.lines, S.lines, pairs),
   };
 
@@ -282,6 +283,38 @@ interface Style {
   drift: boolean;
   /** The model quoted trailing whitespace that the file's line does not have. */
   strayTrail: boolean;
+  /** Every quoted line's indentation is the file's with `drop` in front instead of `add`: a block quoted at another depth. */
+  shift?: { add: string; drop: string };
+}
+
+/**
+ * The one change that turns the model's indentation into the file's on every quoted line, if
+ * there is one: then a new line's indentation is changed the same way, character for character
+ * (levels guessed from two indentation units could round a depth the model gave exactly).
+ */
+function uniformShift(O: readonly string[], S: readonly string[], pairs: readonly number[]): { add: string; drop: string } | undefined {
+  let shift: { add: string; drop: string } | undefined;
+  for (let o = 0; o < O.length; o++) {
+    const j = pairs[o]!;
+    if (j < 0 || isBlank(O[o]!) || isBlank(S[j]!)) continue;
+    const mo = leadOf(O[o]!);
+    const fo = leadOf(S[j]!);
+    if (!shift) {
+      if (fo.endsWith(mo)) shift = { add: fo.slice(0, fo.length - mo.length), drop: "" };
+      else if (mo.endsWith(fo)) shift = { add: "", drop: mo.slice(0, mo.length - fo.length) };
+      else return undefined;
+    }
+    if (!mo.startsWith(shift.drop) || fo !== shift.add + mo.slice(shift.drop.length)) return undefined;
+  }
+  return shift;
+}
+
+/** The file-side indentation of a changed or new line the model indented `nl`, against its reference line. */
+function leadFor(nl: string, refOld: string, refFile: string, style: Style): string {
+  if (!style.drift) return nl;
+  const s = style.shift;
+  if (s && nl.startsWith(s.drop)) return s.add + nl.slice(s.drop.length);
+  return reindent(nl, refOld, refFile, style.units);
 }
 
 /** Whether any quoted non-blank line's indentation differs from its file line's. */
@@ -325,7 +358,7 @@ function mergeLine(o: string, f: string, n: string, style: Style): string {
   const [fl, fb, ft] = splitLine(f);
   const [nl, nb, nt] = splitLine(n);
   if (isBlank(o) || isBlank(f)) return shiftLine(n, o, f, style);
-  const lead = style.drift ? reindent(nl, ol, fl, style.units) : nl;
+  const lead = leadFor(nl, ol, fl, style);
   const trail = nt === ot ? ft : trailOf(nt, style);
   const body = nb === ob ? fb : ob === fb ? nb : mergeBody(ob, fb, nb);
   return lead + body + trail;
@@ -337,8 +370,7 @@ function shiftLine(n: string, refOld: string, refFile: string, style: Style): st
   const [nl, nb, nt] = splitLine(n);
   const [ol, , ot] = splitLine(refOld);
   const [fl, , ft] = splitLine(refFile);
-  const lead = style.drift ? reindent(nl, ol, fl, style.units) : nl;
-  return lead + nb + (nt !== "" && nt === ot ? ft : trailOf(nt, style));
+  return leadFor(nl, ol, fl, style) + nb + (nt !== "" && nt === ot ? ft : trailOf(nt, style));
 }
 
 /** An unchanged line next to an insertion: as the model quoted it and as the file has it. */
@@ -387,7 +419,7 @@ function placeLine(
   const cols = columns(nl, units.model);
   const dist = (x?: Neighbour) => (x ? Math.abs(columns(leadOf(x.old), units.model) - cols) : Infinity);
   const ref = near.next && dist(near.next) <= dist(near.prev) ? near.next : near.prev;
-  let lead = ref ? reindent(nl, leadOf(ref.old), leadOf(ref.file), units) : nl;
+  let lead = ref ? leadFor(nl, leadOf(ref.old), leadOf(ref.file), style) : nl;
   const k = lastSolid(out);
   const above = k < 0 ? undefined : out[k]!;
   if (above !== undefined && OPENER.test(above.trimEnd())) {

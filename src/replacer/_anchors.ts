@@ -76,7 +76,10 @@ export function choose(scored: Candidate[], threshold: number, what: string): Fi
   }
   const rivals: Candidate[] = [];
   for (const c of scored) {
-    if (c === best || overlaps(c, best) || rivals.some((r) => overlaps(c, r))) continue;
+    // A block that starts at another anchor is another block even where it overlaps the best
+    // (a quote of lines 745–753 also fits 741–749 when "}" opens both); one with the same
+    // start is the same block read to another end.
+    if (c === best || (overlaps(c, best) && c.start === best.start) || rivals.some((r) => overlaps(c, r) && c.start === r.start)) continue;
     rivals.push(c);
   }
   const close = rivals.filter((c) => c.score! >= best.score! - MARGIN);

@@ -116,5 +116,11 @@ describe("regressions", () => {
     const file = "a = {\n  b: 1,\n};\n\nnext();\n";
     expectApplied(file, "  b:  1,\n};\n  ", "  b:  2,\n};\n  ", "a = {\n  b: 2,\n};\n\nnext();\n", "whitespace-normalized");
   });
+  test("two blocks that overlap but start at different anchors, scoring alike, are ambiguous, not the first (picomatch parse.js)", () => {
+    const file = "}\n\nif (p) {\n  v = 1;\n}\n\nif (q) {\n  v = 1;\n}\n\nend();\n";
+    const r = run(file, "}\n\nif (Q) {\n  v = 1;\n}", "}\n\nif (Q) {\n  v = 2;\n}");
+    expect(r.kind).toBe("ambiguous");
+    if (r.kind === "ambiguous") expect(r.lines).toEqual([1, 5]);
+  });
 });
 

@@ -75,14 +75,20 @@ export function choose(scored: Candidate[], threshold: number, what: string): Fi
     };
   }
   const rivals: Candidate[] = [];
+  // Blocks that overlap the best but start at another anchor: another reading of much the same
+  // lines, a doubt only when it scores as well (a quote of lines 745–753 also fitting 741–749,
+  // since "}" opens both). One with the same start is the same block read to another end.
+  const shifted: Candidate[] = [];
   for (const c of scored) {
-    // A block that starts at another anchor is another block even where it overlaps the best
-    // (a quote of lines 745–753 also fits 741–749 when "}" opens both); one with the same
-    // start is the same block read to another end.
-    if (c === best || (overlaps(c, best) && c.start === best.start) || rivals.some((r) => overlaps(c, r) && c.start === r.start)) continue;
+    if (c === best || (overlaps(c, best) && c.start === best.start)) continue;
+    if (overlaps(c, best)) {
+      if (!shifted.some((r) => r.start === c.start)) shifted.push(c);
+      continue;
+    }
+    if (rivals.some((r) => overlaps(c, r))) continue;
     rivals.push(c);
   }
-  const close = rivals.filter((c) => c.score! >= best.score! - MARGIN);
+  const close = [...rivals, ...shifted].filter((c) => c.score! >= best.score! - MARGIN).sort((x, y) => y.score! - x.score! || x.start - y.start);
   const tied = close.filter((c) => c.score! >= threshold);
   if (tied.length > 0) {
     return { matches: [best, ...tied], rejected: scored.filter((c) => c !== best && !tied.includes(c)).slice(0, 20) };

@@ -119,8 +119,11 @@ export function drifted(fileIndex: number, at: number, len: number, pick: number
   const changed = block.map((l, i) => (i === c ? changedLine : l));
   const intended = [...lines.slice(0, start), ...changed, ...lines.slice(start + len)].join("\n");
   const quoted = perturb(block, d);
-  // A drift that turns the quote into verbatim text of another place is a quote of that place.
-  fc.pre(quoted === block.join("\n") || !content.includes(quoted));
+  // A drift that turns the quote into verbatim text of another place is a quote of that place —
+  // also once over-escaping is undone or trailing spaces dropped (indentation drift can make
+  // "  );\n}" of "    );\n  }"): the stricter reading rightly finds that other place first.
+  const plain = perturb(block, { ...d, escape: false, trailing: false });
+  fc.pre(quoted === block.join("\n") || (!content.includes(quoted) && (plain === block.join("\n") || !content.includes(plain))));
   return { result: call(content, quoted, perturb(changed, d)), intended, where: `${path}:${start + 1} drift ${JSON.stringify(d)}`, changedLine };
 }
 

@@ -3,7 +3,7 @@
 // hands out is an offset into `content`.
 import { lineOfOffset, lineStarts } from "./lines.ts";
 import { fold, hasFoldable, isBlank, looseKey, squeezeKey } from "./_text.ts";
-import { detectUnit, type MergeContext } from "./_merge.ts";
+import { detectUnit, type MergeContext, type Unit } from "./_merge.ts";
 
 /** Lines either side of a match whose indentation shows the file's unit. */
 const UNIT_WINDOW = 200;
@@ -106,14 +106,18 @@ export class Haystack {
    * it; the whole file would cost a pass over every line on each edit).
    */
   context(start: number, end: number): MergeContext {
-    const first = Math.max(0, this.lineOf(start) - 1 - UNIT_WINDOW);
-    const last = Math.min(this.lineCount, this.lineOf(end) + UNIT_WINDOW);
-    const around: string[] = [];
-    for (let i = first; i < last; i++) around.push(this.line(i));
-    const unit = detectUnit(around);
+    let unit: Unit | undefined;
+    const unitAround = () => {
+      if (unit) return unit;
+      const first = Math.max(0, this.lineOf(start) - 1 - UNIT_WINDOW);
+      const last = Math.min(this.lineCount, this.lineOf(end) + UNIT_WINDOW);
+      const around: string[] = [];
+      for (let i = first; i < last; i++) around.push(this.line(i));
+      return (unit = detectUnit(around));
+    };
     let line = end > 0 && this.content[end - 1] === "\n" ? this.lineOf(end) - 1 : this.lineOf(end);
     while (line < this.lineCount && isBlank(this.line(line))) line++;
-    return { unit, ...(line < this.lineCount ? { after: this.line(line) } : {}) };
+    return { unit: unitAround, ...(line < this.lineCount ? { after: this.line(line) } : {}) };
   }
 
   /** The content with typographic look-alikes folded; same length, so offsets carry over. */

@@ -29,8 +29,8 @@ export interface MergeInput {
 export interface MergeContext {
   /** The file's first non-blank line after the span, if any. */
   after?: string;
-  /** The whole file's indentation unit (a span is often too short to show it). */
-  unit?: Unit;
+  /** The indentation unit of the file around the span (a span is often too short to show it); asked only when needed. */
+  unit?: () => Unit;
 }
 
 export type MergeResult =
@@ -85,9 +85,12 @@ export function merge(input: MergeInput): MergeResult {
   const O = splitModel(input.old);
   const N = splitModel(input.neu);
   const pairs = input.pairs ?? O.lines.map((_, i) => (i < S.lines.length ? i : -1));
-  const units = { model: detectUnit([...O.lines, ...N.lines]), file: input.context?.unit ?? detectUnit(S.lines) };
+  let units: Units | undefined;
   const style: Style = {
-    units,
+    // Units matter only where indentation drifted; most merges never ask.
+    get units() {
+      return (units ??= { model: detectUnit([...O.lines, ...N.lines]), file: input.context?.unit?.() ?? detectUnit(S.lines) });
+    },
     drift: indentDrift(O.lines, S.lines, pairs),
     shift: uniformShift(O.lines, S.lines, pairs),
     strayTrail: trailAdded(O.lines, S.lines, pairs),

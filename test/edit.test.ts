@@ -122,6 +122,17 @@ describe("several edits on the command line", () => {
     expect(result.metadata.extra!.edits).toEqual([{ strategy: "exact", replacements: 1 }, { strategy: "exact", replacements: 1 }]);
   });
 
+  test("a list of one edit reads as one", () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    writeFileSync(join(work, "a.txt"), "alpha\n");
+    kt(["read", "a.txt"], opts);
+    const miss = kt(["edit", "a.txt", "--edits", '[{"old_string":"zzz","new_string":"b"}]'], opts);
+    expect(miss.stdout).toStartWith("edits[0] failed, so nothing was written.\nNo replacement was performed: old_string was not found in");
+    const ok = kt(["edit", "a.txt", "--edits", '[{"old_string":"alpha","new_string":"beta"}]'], opts);
+    expect(ok.stdout).toBe(`Edited ${work}/a.txt (1 edit, 1 replacement; matched exactly).\nSnippet of the edited region (line 1):\n     1→beta\nReview the changes. Edit the file again if the result is not what you intended.\n`);
+  });
+
   test("invalid JSON in --edits-file is a usage error (exit 2); neither pair nor edits is repair prose", () => {
     const { tmp, work, opts } = setup();
     using _ = tmp;

@@ -205,7 +205,9 @@ function precheck(abs: string, pair: Pair, nonEmpty: boolean): void {
 /** A failed pair of several: which one, and that none was applied, before its own prose. */
 function numbered(error: KtError, at: { index: number; total: number }, traces: TraceStep[][] | undefined): KtError {
   const before = at.index > 0 ? ` It was looked for in the file as the edits before it left it.` : "";
-  const head = `edits[${at.index}] (edit ${at.index + 1} of ${at.total}) failed, so none of the ${at.total} edits was applied.${before}`;
+  const head = at.total === 1
+    ? "edits[0] failed, so nothing was written."
+    : `edits[${at.index}] (edit ${at.index + 1} of ${at.total}) failed, so none of the ${at.total} edits was applied.${before}`;
   const extra = { ...(error.metadata.extra ?? {}), edit: at.index, ...(traces ? { trace: traces } : {}) };
   return new KtError(error.code, `${head}\n${error.message}`, { ...error.metadata, extra });
 }
@@ -240,9 +242,9 @@ function report(
   }
   const replacements = steps.reduce((n, s) => n + (s.result?.replacements ?? 1), 0);
   const fuzzy = steps.map((s, i) => (s.result && s.result.strategy !== "exact" && s.result.strategy !== "multi-occurrence" ? `edits[${i}] ${how(s.result)}` : "")).filter(Boolean);
-  const matched = fuzzy.length === 0 ? "all matched exactly" : fuzzy.join("; ");
+  const matched = fuzzy.length > 0 ? fuzzy.join("; ") : steps.length === 1 ? "matched exactly" : "all matched exactly";
   const region = changedRegion(before.replace(/\r\n/g, "\n"), lf);
-  const head = `Edited ${abs} (${steps.length} edits, ${replacements} ${replacements === 1 ? "replacement" : "replacements"}; ${matched}).${dry}`;
+  const head = `Edited ${abs} (${steps.length} ${steps.length === 1 ? "edit" : "edits"}, ${replacements} ${replacements === 1 ? "replacement" : "replacements"}; ${matched}).${dry}`;
   return {
     content: [head, snippet(lf, region.startLine, region.endLine), "Review the changes. Edit the file again if the result is not what you intended."].join("\n"),
     extra: {

@@ -316,7 +316,13 @@ function uniformShift(O: readonly string[], S: readonly string[], pairs: readonl
 function leadFor(nl: string, refOld: string, refFile: string, style: Style): string {
   if (!style.drift) return nl;
   const s = style.shift;
-  if (s && nl.startsWith(s.drop)) return s.add + nl.slice(s.drop.length);
+  if (s && nl.startsWith(s.drop)) {
+    // Character for character only in the file's own kind of indentation; a tab the model typed
+    // into a file indented with spaces (or the reverse) goes through the units instead.
+    const rest = nl.slice(s.drop.length);
+    const foreign = style.units.file.tabs ? / {2,}/.test(rest) && !rest.includes("\t") : rest.includes("\t");
+    if (!foreign) return s.add + rest;
+  }
   return reindent(nl, refOld, refFile, style.units);
 }
 
@@ -421,7 +427,9 @@ function placeLine(
   const { units } = style;
   const cols = columns(nl, units.model);
   const dist = (x?: Neighbour) => (x ? Math.abs(columns(leadOf(x.old), units.model) - cols) : Infinity);
-  const ref = near.next && dist(near.next) <= dist(near.prev) ? near.next : near.prev;
+  // The neighbour indented exactly alike first (a quote mixing tabs and spaces makes columns a guess).
+  const same = (x?: Neighbour) => x !== undefined && leadOf(x.old) === nl;
+  const ref = same(near.next) ? near.next : same(near.prev) ? near.prev : near.next && dist(near.next) <= dist(near.prev) ? near.next : near.prev;
   let lead = ref ? leadFor(nl, leadOf(ref.old), leadOf(ref.file), style) : nl;
   const k = lastSolid(out);
   const above = k < 0 ? undefined : out[k]!;

@@ -66,7 +66,13 @@ export const whitespaceNormalized: Strategy = {
       }
       if (!ok) continue;
       let start = p;
-      if (lead !== "") {
+      if (lead === "") {
+        // A quote starting at a line's first token stands for the whole line, indentation
+        // included: a merge that deletes or re-indents that line must own its indentation.
+        let k = p;
+        while (k > 0 && text.charCodeAt(k - 1) !== 10 && isWs(text.charCodeAt(k - 1))) k--;
+        if (k === 0 || text.charCodeAt(k - 1) === 10) start = k;
+      } else {
         if (p === 0 || !isWs(text.charCodeAt(p - 1))) continue;
         start = extend(text, p, -1, leadBreaks, !/^[^\S\n]/.test(lead));
         if (start < 0) continue;
@@ -88,7 +94,9 @@ export const whitespaceNormalized: Strategy = {
     const O = splitModel(old).lines;
     // Line by line only when the file breaks lines where the model did; otherwise the model's
     // text wholesale, since no line of it corresponds to one line of the file.
-    if (S.length !== O.length || S.some((line, i) => looseKey(line) !== looseKey(O[i]!))) return { text: neu };
+    // The indentation the span took in front of old_string's first token stays in front of the model's text.
+    const taken = /^\S/.test(old) ? file.slice(0, file.length - file.trimStart().length) : "";
+    if (S.length !== O.length || S.some((line, i) => looseKey(line) !== looseKey(O[i]!))) return { text: taken + neu };
     return looseRewrite(hay, match, old, neu, file);
   },
 };

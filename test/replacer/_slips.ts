@@ -160,14 +160,16 @@ function slipper(slip: Slip, block: string[], seed: number, typoAt: number, unit
     case "trailing-spaces":
       return { line: (l, key) => (key % 2 === 0 || isBlank(l) ? l + (coin(key) ? "  " : " ") : l) };
     case "typo-middle-line": {
+      // Two neighbouring letters of the line's first word swapped, as when a word is misremembered.
+      const swap = (line: string) => {
+        const m = line.match(/[A-Za-z]{4,}/);
+        if (!m) return line;
+        const at = m.index! + 1;
+        return line.slice(0, at) + line[at + 1] + line[at] + line.slice(at + 2);
+      };
       const line = block[typoAt];
-      const m = line?.match(/[A-Za-z]{4,}/);
-      if (!line || !m) return undefined;
-      const at = m.index! + 1;
-      // Two neighbouring letters swapped, as when a word is misremembered.
-      const typo = line.slice(0, at) + line[at + 1] + line[at] + line.slice(at + 2);
-      if (typo === line) return undefined;
-      return { line: (l, key) => (key === typoAt ? typo : l) };
+      if (!line || swap(line) === line) return undefined;
+      return { line: (l, key) => (key === typoAt ? swap(l) : l) };
     }
     case "collapsed-whitespace":
       if (!block.some((l) => /\S[ \t]{2,}\S/.test(l))) return undefined;
@@ -239,9 +241,12 @@ function depthFor(lines: string[], start: number, block: string[], gap: number, 
 const width = (lead: string) => lead.replace(/\t/g, "    ").length;
 
 /** One case, or undefined when the random draw does not make one (the caller draws again). */
-export function makeCase(source: Source, slip: Slip, op: Op, r: () => number): Case | undefined {
+export function makeCase(source: Source, slipOrSlips: Slip | readonly Slip[], op: Op, r: () => number): Case | undefined {
   const { lines, content, lang } = source;
-  const min = slip === "typo-middle-line" ? 5 : 2;
+  const slips: readonly Slip[] = typeof slipOrSlips === "string" ? [slipOrSlips] : slipOrSlips;
+  const slip = slips[0]!;
+  if (slips.filter((s) => s.startsWith("escaped")).length > 1) return undefined;
+  const min = slips.includes("typo-middle-line") ? 5 : 2;
   const len = min + Math.floor(r() * (11 - min));
   if (lines.length <= len + 1) return undefined;
   const start = Math.floor(r() * (lines.length - len));
@@ -251,7 +256,7 @@ export function makeCase(source: Source, slip: Slip, op: Op, r: () => number): C
   const solid = block.map((l, i) => (isBlank(l) ? -1 : i)).filter((i) => i >= 0);
 
   // The line the typo slip misremembers: a middle line the edit does not touch.
-  const typoAt = slip === "typo-middle-line" ? 1 + Math.floor(r() * (len - 2)) : -1;
+  const typoAt = slips.includes("typo-middle-line") ? 1 + Math.floor(r() * (len - 2)) : -1;
   /** The block as intended, each line with the block line it comes from (-1: new). */
   let changed: [string, number][];
   if (op === "insert") {
@@ -259,12 +264,12 @@ export function makeCase(source: Source, slip: Slip, op: Op, r: () => number): C
     if (gap === typoAt || gap === typoAt + 1) return undefined;
     // Where the model's indentation says where the line goes, it may go at the depth of either
     // neighbour; with all indentation stripped only the following line's depth can be meant.
-    const depth = depthFor(lines, start, block, gap, slip !== "indent-stripped" && r() < 0.3, unitOf(lines));
+    const depth = depthFor(lines, start, block, gap, !slips.includes("indent-stripped") && r() < 0.3, unitOf(lines));
     if (depth === undefined) return undefined;
     const kept = block.map((l, i): [string, number] => [l, i]);
     changed = [...kept.slice(0, gap), [depth + NEW_LINE[lang], -1], ...kept.slice(gap)];
   } else {
-    const pool = solid.filter((i) => i !== typoAt && (slip !== "typo-middle-line" || (i > 0 && i < len - 1)));
+    const pool = solid.filter((i) => i !== typoAt && (typoAt < 0 || (i > 0 && i < len - 1)));
     if (pool.length === 0) return undefined;
     const at = pool[Math.floor(r() * pool.length)]!;
     if (op === "delete") {
@@ -281,16 +286,38 @@ export function makeCase(source: Source, slip: Slip, op: Op, r: () => number): C
   }
   const intended = [...lines.slice(0, start), ...changed.map(([text]) => text), ...lines.slice(start + len)].join("\n");
 
-  const slipped = slipper(slip, block, Math.floor(r() * 2 ** 31), typoAt, unitOf(lines));
-  if (!slipped) return undefined;
-  const oldLines = block.map((l, i) => slipped.line(l, i));
-  // A line the model kept is copied from its quote; a changed or new line is its own text, slipped alike.
-  const newLines = changed.map(([text, origin]) => (origin >= 0 && text === block[origin] ? oldLines[origin]! : slipped.line(text, origin >= 0 ? origin : 1000)));
-  const oldString = slipText(slip, oldLines.join("\n"));
-  const newString = slipText(slip, newLines.join("\n"));
-  if (oldString === undefined || newString === undefined) return undefined;
-  // A slip that leaves the quote verbatim is no slip; one that makes it verbatim text of another place quotes that place.
+  const seed = Math.floor(r() * 2 ** 31);
+  const slippers: Slipper[] = [];
+  for (const s of slips) {
+    const one = slipper(s, block, seed, typoAt, unitOf(lines));
+    if (!one) return undefined;
+    slippers.push(one);
+  }
+  /** old_string and new_string with some of the slips applied, in order. */
+  const quote = (which: readonly number[]): [string, string] | undefined => {
+    const line = (l: string, key: number) => which.reduce((text, k) => slippers[k]!.line(text, key), l);
+    const oldLines = block.map((l, i) => line(l, i));
+    // A line the model kept is copied from its quote; a changed or new line is its own text, slipped alike.
+    const newLines = changed.map(([text, origin]) => (origin >= 0 && text === block[origin] ? oldLines[origin]! : line(text, origin >= 0 ? origin : 1000)));
+    let o: string | undefined = oldLines.join("\n");
+    let n: string | undefined = newLines.join("\n");
+    for (const k of which) {
+      o = o === undefined ? o : slipText(slips[k]!, o);
+      n = n === undefined ? n : slipText(slips[k]!, n);
+    }
+    return o === undefined || n === undefined ? undefined : [o, n];
+  };
+  const all = slips.map((_, k) => k);
+  const full = quote(all);
+  if (!full) return undefined;
+  const [oldString, newString] = full;
+  // A slip that leaves the quote verbatim is no slip; one that makes it verbatim text of another
+  // place quotes that place — also with only some of several slips made.
   if (oldString === block.join("\n") || content.includes(oldString)) return undefined;
+  for (let k = 0; k < slips.length && slips.length > 1; k++) {
+    const part = quote(all.filter((x) => x !== k))?.[0];
+    if (part !== undefined && part !== block.join("\n") && content.includes(part)) return undefined;
+  }
   return { source, slip, op, start, oldString, newString, intended };
 }
 

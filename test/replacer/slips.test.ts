@@ -76,4 +76,42 @@ describe("property: slips in quotes of real files in several languages", () => {
     expect(parsedIntended).toBeGreaterThan(20);
     expect(total.intended / total.cases).toBeGreaterThanOrEqual(0.97);
   }, 120_000);
+
+  test("two slips at once: still exactly the intended file or refused, never another", () => {
+    const r = rng(SEED + 1);
+    const per = Math.max(2, Math.round(CASES / 8));
+    let cases = 0;
+    let intended = 0;
+    const wrong: string[] = [];
+    const python: { intended: string; result: string; where: string }[] = [];
+    for (let a = 0; a < SLIPS.length; a++) {
+      for (let b = a + 1; b < SLIPS.length; b++) {
+        for (const op of OPS) {
+          let made = 0;
+          for (let attempt = 0; made < per && attempt < per * 400; attempt++) {
+            const source = SOURCES[Math.floor(r() * SOURCES.length)]!;
+            const c = makeCase(source, [SLIPS[a]!, SLIPS[b]!], op, r);
+            if (!c) continue;
+            made++;
+            cases++;
+            const result = apply(c);
+            if (result.kind !== "ok") continue;
+            const where = `${source.path}:${c.start + 1} ${SLIPS[a]}+${SLIPS[b]} ${op}`;
+            if (result.newContent === c.intended) intended++;
+            else wrong.push(`${where} via ${result.strategy}\n  old ${JSON.stringify(c.oldString)}\n  new ${JSON.stringify(c.newString)}\n  wrote ${JSON.stringify(result.edits.map((e) => e.text))}`);
+            if (source.lang === "python") python.push({ intended: c.intended, result: result.newContent, where });
+          }
+        }
+      }
+    }
+    const texts = [...new Set(python.flatMap((p) => [p.intended, p.result]))];
+    const parses = pythonParses(texts);
+    expect(parses, "python3 runs (CI installs it)").toBeDefined();
+    const ok = new Map(texts.map((t, i) => [t, parses![i]!]));
+    if (process.env.KT_TALLY) console.log(`two slips: ${cases} cases, ${((100 * intended) / cases).toFixed(1)}% exactly intended, ${wrong.length} wrong`);
+    expect(wrong).toEqual([]);
+    expect(python.filter((p) => ok.get(p.intended) && !ok.get(p.result)).map((p) => p.where)).toEqual([]);
+    // Not vacuous: many pairs of slips are still within the cascade's reach.
+    expect(intended / cases).toBeGreaterThan(0.5);
+  }, 120_000);
 });

@@ -9,9 +9,11 @@ import { join } from "node:path";
 import { callTool, kt, tempDir, type TempDir } from "./_helpers.ts";
 import { RG, RG_NOISE, rgFiles, writeTree } from "./_search.ts";
 import { onOneLine } from "../src/search/plan.ts";
+import { threadCount } from "../src/search/threads.ts";
 
-/** Worker threads when the machine has more than one core (pool.ts). */
-const THREADED = Math.min(2, navigator.hardwareConcurrency || 1);
+/** Worker threads for the threaded run: more than this machine's cores, so that the
+ * work sharing between more than two threads is exercised wherever the suite runs. */
+const THREADED = 3;
 
 /**
  * The built-in engine on this thread alone, the built-in engine with worker threads from
@@ -25,9 +27,10 @@ async function both(cwd: string, stateDir: string, input: Record<string, unknown
     { engine: "rg", after: "", threads: undefined },
   ];
   for (const { engine, after, threads } of runs) {
-    const saved = { engine: process.env.KT_GREP_ENGINE, after: process.env.KT_GREP_PARALLEL_AFTER };
+    const saved = { engine: process.env.KT_GREP_ENGINE, after: process.env.KT_GREP_PARALLEL_AFTER, threads: process.env.KT_THREADS };
     process.env.KT_GREP_ENGINE = engine;
     process.env.KT_GREP_PARALLEL_AFTER = after;
+    process.env.KT_THREADS = String(THREADED);
     try {
       const id = `agree-${engine}-${after}`;
       const r = await callTool("grep", input, { cwd, stateDir, callId: id });
@@ -42,7 +45,7 @@ async function both(cwd: string, stateDir: string, input: Record<string, unknown
         matches: r.metadata.matches,
       });
     } finally {
-      for (const [key, value] of [["KT_GREP_ENGINE", saved.engine], ["KT_GREP_PARALLEL_AFTER", saved.after]] as const) {
+      for (const [key, value] of [["KT_GREP_ENGINE", saved.engine], ["KT_GREP_PARALLEL_AFTER", saved.after], ["KT_THREADS", saved.threads]] as const) {
         if (value === undefined) delete process.env[key];
         else process.env[key] = value;
       }
@@ -196,7 +199,7 @@ describe.skipIf(!RG)("builtin and rg print the same bytes", () => {
             const spillPath = r.metadata.truncation?.spillPath;
             outs.push({ content: r.content.replace(`glob-${id}.txt`, "glob-ID.txt"), spill: spillPath ? readFileSync(spillPath, "utf8") : null });
             // src/ and build/ are single chains of directories: nothing to share there.
-            if (after === "0" && !/^(src|build)\//.test(pattern)) expect({ pattern, threads: r.metadata.extra?.threads }).toEqual({ pattern, threads: 2 });
+            if (after === "0" && !/^(src|build)\//.test(pattern)) expect({ pattern, threads: r.metadata.extra?.threads }).toEqual({ pattern, threads: threadCount() });
             const cli = kt(["glob", pattern, "--call-id", id], { cwd: root, stateDir: join(tmp.path, "state"), env: { KT_GLOB_PARALLEL_AFTER: after } });
             expect(cli.stdout).toBe(`${r.content}\n`);
           } finally {

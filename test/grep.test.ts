@@ -12,6 +12,7 @@ import { compilePattern } from "../src/search/regex.ts";
 import { searchRg } from "../src/search/rg.ts";
 import { probeFor } from "../src/search/nearmiss.ts";
 import { makePlan } from "../src/search/plan.ts";
+import { threadCount } from "../src/search/threads.ts";
 import { Collector } from "../src/search/collect.ts";
 
 const ENGINES = RG ? ["builtin", "rg"] : ["builtin"];
@@ -353,7 +354,11 @@ describe("command line and engines", () => {
     const alone = JSON.parse(kt(["grep", "needle", "--json"], { ...o, env: { KT_GREP_ENGINE: "builtin" } }).stdout);
     const threaded = JSON.parse(kt(["grep", "needle", "--json"], { ...o, env: { KT_GREP_ENGINE: "builtin", KT_GREP_PARALLEL_AFTER: "0" } }).stdout);
     expect(alone.metadata.extra.threads).toBe(1);
-    expect(threaded.metadata.extra.threads).toBe(Math.min(2, navigator.hardwareConcurrency || 1));
+    expect(threaded.metadata.extra.threads).toBe(threadCount());
+    // Threads follow the machine's cores or KT_THREADS, with no cap below them.
+    const many = JSON.parse(kt(["grep", "needle", "--json"], { ...o, env: { KT_GREP_ENGINE: "builtin", KT_GREP_PARALLEL_AFTER: "0", KT_THREADS: "5" } }).stdout);
+    expect(many.metadata.extra.threads).toBe(5);
+    expect(many.content.replace(/grep-\w+\.txt/, "")).toBe(alone.content.replace(/grep-\w+\.txt/, ""));
     expect(threaded.content.replace(/grep-\w+\.txt/, "")).toBe(alone.content.replace(/grep-\w+\.txt/, ""));
     expect(threaded.metadata.matches).toBe(300);
   });

@@ -11,6 +11,7 @@ import { holds } from "./anchor.ts";
 import { Collector, displayLine, garbage, MAX_KEPT, type Hit } from "./collect.ts";
 import { Walker } from "./walk.ts";
 import { Pool, PoolFailure } from "./pool.ts";
+import { threadCount } from "./threads.ts";
 import type { SearchOutcome, SearchPlan } from "./plan.ts";
 
 const CHUNK = 256 * 1024;
@@ -66,7 +67,7 @@ async function run(plan: SearchPlan, compiled: Compiled, probe: Compiled | null,
     searchOne(plan.real, "");
     return { collector, outcome: { timedOut: false, unreadable }, threads: 1, probed };
   }
-  const threads = parallel ? Math.min(2, navigator.hardwareConcurrency || 1) : 1;
+  const threads = parallel ? threadCount() : 1;
   const after = parallelAfter();
   let searched = 0;
   let timedOut = false;

@@ -9,7 +9,7 @@
 // thread saw what: each sorts its own list and the two are merged, counts are summed,
 // and the near names are ranked by (distance, path).
 import { extname } from "node:path";
-import picomatch from "picomatch";
+import { globTest } from "./globlang.ts";
 import { distance } from "fastest-levenshtein";
 import { Walker, type DirRef, type WalkOptions } from "./walk.ts";
 import { workerUrl } from "./pool.ts";
@@ -80,7 +80,7 @@ export function plainName(glob: string): string | null {
 function relaxedMatcher(glob: string): ((rel: string) => boolean) | null {
   const m = /^(.*?)(\.[A-Za-z0-9_-]+|\.\{[^/{}]*\})$/.exec(glob);
   if (!m || m[1]!.endsWith("/") || m[1] === "") return null;
-  return picomatch(`${m[1]}.*`, { dot: true });
+  return globTest(`${m[1]}.*`, { dot: true });
 }
 
 // picomatch's test for a glob on a path (dot files included), quicker for the commonest
@@ -90,10 +90,10 @@ export function globMatcher(glob: string): (rel: string) => boolean {
   if (glob === "**" || glob === "**/*") return () => true;
   const last = /^\*\*\/([^/]+)$/.exec(glob);
   if (last && !last[1]!.startsWith("!") && !last[1]!.includes("**")) {
-    const name = picomatch(last[1]!, { dot: true });
+    const name = globTest(last[1]!, { dot: true });
     return (rel) => name(rel.slice(rel.lastIndexOf("/") + 1));
   }
-  return picomatch(glob, { dot: true });
+  return globTest(glob, { dot: true });
 }
 
 /** What one thread finds. */
@@ -113,7 +113,7 @@ export class GlobScan {
   constructor(private readonly config: GlobScanConfig) {
     const glob = config.glob;
     this.match = globMatcher(glob);
-    this.deeper = glob.includes("/") || glob.startsWith("**") ? null : picomatch(glob, { dot: true, basename: true });
+    this.deeper = glob.includes("/") || glob.startsWith("**") ? null : globTest(glob, { dot: true, basename: true });
     this.name = plainName(glob);
     this.relaxed = this.name ? null : relaxedMatcher(glob);
   }

@@ -26,7 +26,7 @@ export function probeFor(compiled: Compiled): Compiled | null {
     const lit = (cs: string[]) => escapeLiteral(cs.join(""));
     const mid = Math.floor(chars.length / 2);
     const swapped = [...chars.slice(0, mid - 1), chars[mid]!, chars[mid - 1]!, ...chars.slice(mid + 1)];
-    const parts = compilePattern([lit(chars.slice(0, mid)), lit(chars.slice(mid)), lit(swapped)].join("|"), true);
+    const parts = compilePattern([lit(chars.slice(0, mid)), lit(chars.slice(mid)), lit(swapped)].join("|"), "insensitive");
     const spellings = [chars.slice(0, mid), chars.slice(mid), swapped].map((cs) => anchorsOf(cs.join(""), true));
     const anchors = spellings.every((a) => a !== null) ? spellings.flatMap((a) => a!) : null;
     const fixed = [chars.slice(0, mid), chars.slice(mid), swapped].map((cs) => cs.join(""));
@@ -47,7 +47,7 @@ export function probeFor(compiled: Compiled): Compiled | null {
     };
   }
   if (compiled.caseInsensitive) return null;
-  return compilePattern(compiled.pattern, true);
+  return compilePattern(compiled.pattern, "insensitive");
 }
 
 /** The strings within one edit of chars[i..], given chars[..i] matched exactly; `any`

@@ -10,6 +10,7 @@ import { KtError, type ToolContext } from "../tools/tool.ts";
 import { absolutePath, displayPath, fsError, realPath } from "../core/paths.ts";
 import { notFound } from "../tools/_suggest.ts";
 import { NOISE } from "./walk.ts";
+import { globTest } from "./globlang.ts";
 
 export interface SearchPlan {
   /** The search path, absolute, as given (not symlink-resolved): the base of displayed paths. */
@@ -108,7 +109,7 @@ export function makePlan(ctx: ToolContext, input: PlanInput, started = performan
   if (glob !== null) {
     // picomatch's basename option must only be set for a slash-less glob: with it, a glob
     // with slashes is tested against the base name too, and never matches.
-    const matcher = picomatch(glob, { dot: true, basename: input.basename && !glob.includes("/") });
+    const matcher = globTest(glob, { dot: true, basename: input.basename && !glob.includes("/") });
     match = (rel) => matcher(rel);
   }
   return { abs, real, file, walkRoot, walkRel: prefix, missing, hidden, noise, match, glob, deadline: started + timeLimitMs() };

@@ -48,16 +48,23 @@ const RS_META = new Set("\\.+*?()|[]{}^$#&-~");
 const JS_CLASS_ESCAPE = new Set("\\]^-[");
 const RS_CLASS_ESCAPE = new Set("\\]^-[&~");
 
-export function compilePattern(pattern: string, forceInsensitive = false): Compiled {
-  const parser = new Parser(pattern, NEVER_INVALID);
+/** How letters' case is matched: smart case (the default), or forced either way. */
+export type Cases = "smart" | "insensitive" | "sensitive";
+
+export function compilePattern(pattern: string, cases: Cases = "smart"): Compiled {
+  // A first parse decides the case; the JavaScript written depends on it (see Parser.fold).
+  const first = new Parser(pattern, NEVER_INVALID, false);
+  first.parse();
+  const smart = first.inlineI || (first.anyLiteral && !first.upper);
+  const caseInsensitive = cases === "smart" ? smart : cases === "insensitive";
+  const parser = new Parser(pattern, NEVER_INVALID, caseInsensitive);
   const { js, rs, required } = parser.parse();
-  const caseInsensitive = forceInsensitive || parser.inlineI || !parser.upper;
   const flags = caseInsensitive ? "giu" : "gu";
   let re: RegExp;
   let reValid: RegExp;
   try {
     re = new RegExp(js, flags);
-    reValid = new RegExp(new Parser(pattern, NEVER_VALID).parse().js, flags);
+    reValid = new RegExp(new Parser(pattern, NEVER_VALID, caseInsensitive).parse().js, flags);
   } catch (error) {
     throw invalid(pattern, `${(error as Error).message.replace(/^Invalid regular expression: /, "")}`, "Check the syntax.");
   }
@@ -115,10 +122,17 @@ class Parser {
   literal = true;
   /** The literal text, meaningful while `literal` holds. */
   text = "";
+  /** Some literal character appears (escaped or in a class too): rg's smart case makes
+   * a pattern without any (\p{Lu}, \d+) case-sensitive. */
+  anyLiteral = false;
 
+  /** `fold`: the pattern runs case-insensitively. JavaScript's /iu then counts U+017F (ſ)
+   * and U+212A (Kelvin) as word characters, folded onto s and k; \w \W \b \B are
+   * written to keep them ASCII, as rg's are. */
   constructor(
     private readonly src: string,
     private readonly never: string,
+    private readonly fold: boolean,
   ) {}
 
   parse(): Seq {
@@ -280,6 +294,7 @@ class Parser {
     }
     if (ch === "\r") this.refuseCR();
     if (written) this.note(ch);
+    this.anyLiteral = true;
     this.text += ch;
     return { js: jsLiteral(ch), rs: rsLiteral(ch), atom: true, lit: ch };
   }
@@ -331,6 +346,12 @@ class Parser {
     const set = ASCII_SETS[c];
     if (set) {
       this.literal = false;
+      if (this.fold && (c === "w" || c === "W")) {
+        // (?-i:…) in both: a class that is not folded holds no ſ or K.
+        return c === "w"
+          ? { js: `(?-i:[${set.members}])`, rs: `(?-i:[${set.members}])`, atom: true }
+          : { js: `(?-i:[^${set.members}${this.never}])`, rs: `(?-i:[^${set.members}])`, atom: true };
+      }
       return set.negated
         ? { js: `[^${set.members}${this.never}]`, rs: `[^${set.members}]`, atom: true }
         : { js: `[${set.members}]`, rs: `[${set.members}]`, atom: true };
@@ -339,7 +360,7 @@ class Parser {
       case "b":
       case "B":
         this.literal = false;
-        return { js: `\\${c}`, rs: `(?-u:\\${c})`, atom: false };
+        return { js: this.fold ? `(?-i:\\${c})` : `\\${c}`, rs: `(?-u:\\${c})`, atom: false };
       case "t":
         return this.literalChar("\t");
       case "f":
@@ -512,6 +533,7 @@ class Parser {
       if (ch === "\n") this.fail("a line break in a class", "grep matches within single lines; remove it.", start);
       if (ch === "\r") this.refuseCR();
       this.note(ch);
+      this.anyLiteral = true;
       return { kind: "char", ch };
     }
     const escStart = this.pos;

@@ -55,7 +55,9 @@ function prefilterGlob(glob: string): string | null {
   const last = glob.slice(glob.lastIndexOf("/") + 1);
   if (last === "" || last.includes("**") || !/^[\w.*?{},[\]\- ]+$/.test(last)) return null;
   if (/[[{]/.test(last) && /[!^]/.test(last)) return null;
-  return last;
+  if (last.includes("[") && last.includes("?")) return null;
+  // rg's "?" is one byte, kt's one character (é.txt matches "?.txt"): "*" is wider.
+  return last.replaceAll("?", "*");
 }
 
 /**
@@ -124,7 +126,22 @@ async function pass(rg: string, plan: SearchPlan, compiled: Compiled, collector:
     timedOut = true;
     proc.kill("SIGKILL");
   }, Math.max(0, plan.deadline - performance.now()));
-  const stderr = new Response(proc.stderr).text();
+  // Read as it comes: a panicking rg 13 (e.g. "\B$" over a file with a BOM and CRLF
+  // endings) can leave its other threads waiting for ever; it is killed at once, and the
+  // search falls back to the built-in engine.
+  let panicked = false;
+  const stderr = (async () => {
+    let text = "";
+    const decoder = new TextDecoder();
+    for await (const chunk of proc.stderr) {
+      text += decoder.decode(chunk, { stream: true });
+      if (!panicked && text.includes("panicked at")) {
+        panicked = true;
+        proc.kill("SIGKILL");
+      }
+    }
+    return text;
+  })();
 
   let summary = false;
   /** A line of the pattern itself has been seen (the probe is then of no use). */
@@ -207,12 +224,24 @@ async function pass(rg: string, plan: SearchPlan, compiled: Compiled, collector:
     let column = 0;
     let from = colon + 1;
     if (probing === null) {
-      while (from < end && buf[from] !== 58) column = column * 10 + buf[from++]! - 48;
-      from++;
+      // rg gives no column for an empty match at the end of an unterminated last line.
+      let digits = from;
+      while (digits < end && buf[digits]! >= 48 && buf[digits]! <= 57) column = column * 10 + buf[digits++]! - 48;
+      if (digits > from && digits < end && buf[digits] === 58) from = digits + 1;
+      else column = 0;
     }
-    const ok = valid || isUtf8(buf.subarray(from, end));
-    const re = ok ? compiled.jsValid : compiled.js;
-    const text = buf.toString("utf8", from, end);
+    let ok = valid || isUtf8(buf.subarray(from, end));
+    let re = ok ? compiled.jsValid : compiled.js;
+    let text = buf.toString("utf8", from, end);
+    // Such a line ends in the "\r\n" rg adds under --crlf: when what looked like a
+    // column leaves a text the pattern does not match, it was the text's own start.
+    if (column > 0 && buf[end - 1] === 13 && !compiled.verify && !test(re, text)) {
+      column = 0;
+      from = colon + 1;
+      ok = valid || isUtf8(buf.subarray(from, end));
+      re = ok ? compiled.jsValid : compiled.js;
+      text = buf.toString("utf8", from, end);
+    }
     if (probing === null) {
       // The probe searched for as the pattern (a second pass): rg's part is only a
       // necessary condition.
@@ -281,6 +310,7 @@ async function pass(rg: string, plan: SearchPlan, compiled: Compiled, collector:
   await proc.exited;
   clearTimeout(timer);
   const errors = await stderr;
+  if (panicked) return { timedOut: false, unreadable: [], failed: "rg crashed: a thread panicked" };
   if (!summary && !timedOut) return { timedOut, unreadable: [], failed: errors.trim() || `rg exited with code ${proc.exitCode}` };
   const unreadable: string[] = [];
   for (const line of errors.split("\n")) {

@@ -143,7 +143,7 @@ interface FileResult {
 }
 
 /** What searching needs of a compiled pattern. */
-export type Matcher = Pick<Compiled, "js" | "jsValid" | "prefilter" | "anchors">;
+export type Matcher = Pick<Compiled, "js" | "jsValid" | "prefilter" | "anchors" | "multiline">;
 
 /**
  * The matching lines of one file for each matcher, from one read (no matcher: only the
@@ -219,6 +219,7 @@ function newlinesIn(fd: number, from: number, to: number): number {
 }
 
 function scan(fd: number, matchers: readonly Matcher[]): FileResult[] | null {
+  if (matchers.length === 1 && matchers[0]!.multiline) return scanWhole(fd, matchers[0]!);
   const jobs: Job[] = matchers.map((matcher) => ({ matcher, out: { hits: [], count: 0, cut: false } }));
   const results = jobs.map((job) => job.out);
   let buf = shared;
@@ -324,6 +325,77 @@ function done(finder: RegExp, re: RegExp, line: number): number {
   finder.lastIndex = 0;
   re.lastIndex = 0;
   return line;
+}
+
+/** A multiline search: the file read and searched whole (a match may span chunks). */
+function scanWhole(fd: number, matcher: Matcher): FileResult[] | null {
+  const parts: Buffer[] = [];
+  const chunk = Buffer.allocUnsafe(CHUNK);
+  for (let n = readSync(fd, chunk, 0, chunk.length, null); n > 0; n = readSync(fd, chunk, 0, chunk.length, null)) {
+    const part = Buffer.from(chunk.subarray(0, n));
+    if (part.indexOf(0) !== -1 && !(parts.length === 0 && utf16Bom(part))) return null;
+    parts.push(part);
+  }
+  const bytes = Buffer.concat(parts);
+  const out: FileResult = { hits: [], count: 0, cut: false };
+  let text: string;
+  let valid = true;
+  if (utf16Bom(bytes)) {
+    text = new TextDecoder(bytes[0] === 0xff ? "utf-16le" : "utf-16be").decode(bytes);
+    if (text.includes("\0")) return null;
+  } else {
+    const skip = bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+    valid = isUtf8(bytes.subarray(skip));
+    text = bytes.toString("utf8", skip);
+  }
+  searchMultiline(text, valid ? matcher.jsValid : matcher.js, out);
+  return [out];
+}
+
+function utf16Bom(bytes: Buffer): boolean {
+  return bytes.length >= 2 && ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff));
+}
+
+/**
+ * The lines of `text` (a whole file) that matches of `re` touch, each once, as rg -U
+ * reports them: from the line a match starts on to the line of its last character (an
+ * empty match: its own line). The search goes on from where a match ends.
+ */
+export function searchMultiline(text: string, re: RegExp, out: FileResult): void {
+  let line = 1;
+  /** Where line `line` starts. */
+  let pos = 0;
+  let reported = 0;
+  re.lastIndex = 0;
+  for (;;) {
+    const m = re.exec(text);
+    if (!m) break;
+    const start = m.index;
+    const end = start + m[0].length;
+    if (start >= text.length && (text.length === 0 || text.charCodeAt(text.length - 1) === 10)) break;
+    for (let nl = text.indexOf("\n", pos); nl !== -1 && nl < start; nl = text.indexOf("\n", pos)) {
+      pos = nl + 1;
+      line++;
+    }
+    const lastChar = end > start ? end - 1 : start;
+    for (;;) {
+      let lineEnd = text.indexOf("\n", pos);
+      if (lineEnd === -1) lineEnd = text.length;
+      if (line > reported) {
+        reported = line;
+        out.count++;
+        if (out.hits.length < MAX_KEPT) out.hits.push({ line, text: displayLine(text.slice(pos, lineEnd), re) });
+        else out.cut = true;
+      }
+      if (lineEnd >= lastChar || lineEnd >= text.length) break;
+      pos = lineEnd + 1;
+      line++;
+    }
+    // displayLine may have run `re` on the line: the search goes on from the match's end.
+    re.lastIndex = end > start ? end : end + 1;
+    if (re.lastIndex > text.length) break;
+  }
+  re.lastIndex = 0;
 }
 
 /** UTF-16 with a BOM: decoded whole, as rg transcodes it; false when binary. */

@@ -19,6 +19,7 @@ export interface MatcherSpec {
   jsValid: Source;
   prefilter: Source | null;
   anchors: { bytes: Uint8Array; word: string | null; at: number }[] | null;
+  multiline?: boolean;
 }
 
 /** "files" carries "abs\0rel\0abs\0rel…": one string crosses threads far more cheaply
@@ -41,7 +42,7 @@ export class PoolFailure extends Error {
 const source = (re: RegExp): Source => [re.source, re.flags];
 
 export function matcherSpec(m: Matcher): MatcherSpec {
-  return { js: source(m.js), jsValid: source(m.jsValid), prefilter: m.prefilter ? source(m.prefilter) : null, anchors: m.anchors };
+  return { js: source(m.js), jsValid: source(m.jsValid), prefilter: m.prefilter ? source(m.prefilter) : null, anchors: m.anchors, multiline: m.multiline };
 }
 
 export function reviveMatcher(spec: MatcherSpec): Matcher {
@@ -50,6 +51,7 @@ export function reviveMatcher(spec: MatcherSpec): Matcher {
     jsValid: new RegExp(...spec.jsValid),
     prefilter: spec.prefilter ? new RegExp(...spec.prefilter) : null,
     anchors: spec.anchors ? spec.anchors.map((a) => ({ ...a, bytes: Buffer.from(a.bytes) })) : null,
+    multiline: spec.multiline,
   };
 }
 

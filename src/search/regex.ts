@@ -35,6 +35,9 @@ export interface Compiled {
   /** Plain strings `rust` is the alternation of: rg finds them faster as fixed strings
    * (-F) than as a regex, case-insensitively above all. */
   fixed?: string[];
+  /** Matches may span lines: each file is searched whole, and every line a match
+   * touches is a matching line (rg -U --multiline-dotall). */
+  multiline?: boolean;
 }
 
 const MAX_REPEAT = 1000;
@@ -43,6 +46,9 @@ const MAX_REPEAT = 1000;
  * never match invalid UTF-8, but do match a real U+FFFD). */
 export const NEVER_INVALID = "\\n\\r\\uFFFD";
 export const NEVER_VALID = "\\n\\r";
+/** The same when matches may span lines (multiline): only U+FFFD in invalid text. */
+const NEVER_INVALID_MULTILINE = "\\uFFFD";
+const NEVER_VALID_MULTILINE = "";
 const JS_SYNTAX = new Set("^$\\.*+?()[]{}|/");
 const RS_META = new Set("\\.+*?()|[]{}^$#&-~");
 const JS_CLASS_ESCAPE = new Set("\\]^-[");
@@ -51,24 +57,30 @@ const RS_CLASS_ESCAPE = new Set("\\]^-[&~");
 /** How letters' case is matched: smart case (the default), or forced either way. */
 export type Cases = "smart" | "insensitive" | "sensitive";
 
-export function compilePattern(pattern: string, cases: Cases = "smart"): Compiled {
+/**
+ * `multiline`: matches may span lines (rg -U --multiline-dotall): "." and negated classes
+ * match line endings too, \s matches them, and \n and \r may be written.
+ */
+export function compilePattern(pattern: string, cases: Cases = "smart", multiline = false): Compiled {
+  const [invalidNever, validNever] = multiline ? [NEVER_INVALID_MULTILINE, NEVER_VALID_MULTILINE] : [NEVER_INVALID, NEVER_VALID];
   // A first parse decides the case; the JavaScript written depends on it (see Parser.fold).
-  const first = new Parser(pattern, NEVER_INVALID, false);
+  const first = new Parser(pattern, invalidNever, false, multiline);
   first.parse();
   const smart = first.inlineI || (first.anyLiteral && !first.upper);
   const caseInsensitive = cases === "smart" ? smart : cases === "insensitive";
-  const parser = new Parser(pattern, NEVER_INVALID, caseInsensitive);
+  const parser = new Parser(pattern, invalidNever, caseInsensitive, multiline);
   const { js, rs, required } = parser.parse();
   const flags = caseInsensitive ? "giu" : "gu";
   let re: RegExp;
   let reValid: RegExp;
   try {
     re = new RegExp(js, flags);
-    reValid = new RegExp(new Parser(pattern, NEVER_VALID, caseInsensitive).parse().js, flags);
+    reValid = new RegExp(new Parser(pattern, validNever, caseInsensitive, multiline).parse().js, flags);
   } catch (error) {
     throw invalid(pattern, `${(error as Error).message.replace(/^Invalid regular expression: /, "")}`, "Check the syntax.");
   }
   const literal = parser.literal ? parser.text : null;
+  if (multiline) return { pattern, js: re, jsValid: reValid, rust: rs, caseInsensitive, literal: null, prefilter: null, anchors: null, multiline };
   const prefilter = literal === null && required.length >= 3 ? new RegExp([...required].map(jsLiteral).join(""), caseInsensitive ? "giu" : "gu") : null;
   const anchors = anchorsOf(literal ?? required, caseInsensitive);
   return { pattern, js: re, jsValid: reValid, rust: rs, caseInsensitive, literal, prefilter, anchors };
@@ -133,7 +145,14 @@ class Parser {
     private readonly src: string,
     private readonly never: string,
     private readonly fold: boolean,
+    private readonly multiline = false,
   ) {}
+
+  /** A shorthand's members: \s holds the line endings too when matches span lines. */
+  private members(name: string): string {
+    const members = ASCII_SETS[name]!.members;
+    return this.multiline && (name === "s" || name === "S") ? `${members}\\n\\r` : members;
+  }
 
   parse(): Seq {
     if (this.src.startsWith("(?i)")) {
@@ -289,10 +308,10 @@ class Parser {
 
   /** `written`: the character appears as itself in the pattern (smart case looks at those). */
   private literalChar(ch: string, written = true): Piece {
-    if (ch === "\n") {
+    if (ch === "\n" && !this.multiline) {
       this.fail("a line break", "grep matches within single lines, so a pattern cannot contain a line break. Search for one line's text, then read the file around the match.", this.pos - 1);
     }
-    if (ch === "\r") this.refuseCR();
+    if (ch === "\r" && !this.multiline) this.refuseCR();
     if (written) this.note(ch);
     this.anyLiteral = true;
     this.text += ch;
@@ -352,9 +371,10 @@ class Parser {
           ? { js: `(?-i:[${set.members}])`, rs: `(?-i:[${set.members}])`, atom: true }
           : { js: `(?-i:[^${set.members}${this.never}])`, rs: `(?-i:[^${set.members}])`, atom: true };
       }
+      const members = this.members(c);
       return set.negated
-        ? { js: `[^${set.members}${this.never}]`, rs: `[^${set.members}]`, atom: true }
-        : { js: `[${set.members}]`, rs: `[${set.members}]`, atom: true };
+        ? { js: `[^${members}${this.never}]`, rs: `[^${members}]`, atom: true }
+        : { js: `[${members}]`, rs: `[${members}]`, atom: true };
     }
     switch (c) {
       case "b":
@@ -368,9 +388,11 @@ class Parser {
       case "v":
         return this.literalChar("\v");
       case "n":
-        this.fail("a line break (\\n)", "grep matches within single lines, so a pattern cannot contain a line break. Search for one line's text, then read the file around the match.", start);
+        if (this.multiline) return this.literalChar("\n");
+        this.fail("a line break (\\n)", "grep matches within single lines, so a pattern cannot contain a line break (set multiline to let a match span lines). Search for one line's text, then read the file around the match.", start);
       // eslint-disable-next-line no-fallthrough
       case "r":
+        if (this.multiline) return this.literalChar("\r");
         this.pos = start + 1;
         this.refuseCR();
       // eslint-disable-next-line no-fallthrough
@@ -476,11 +498,12 @@ class Parser {
       if (item.kind === "set") {
         shorthands.add(item.name);
         const set = ASCII_SETS[item.name]!;
+        const members = this.members(item.name);
         if (!set.negated) {
-          js += set.members;
-          rs += set.members;
+          js += members;
+          rs += members;
         } else {
-          jsExtra.push(`[^${set.members}${this.never}]`);
+          jsExtra.push(`[^${members}${this.never}]`);
           rs += `[:^${item.name === "D" ? "digit" : item.name === "W" ? "word" : "space"}:]`;
         }
         continue;
@@ -530,8 +553,8 @@ class Parser {
     if (c !== "\\") {
       this.pos++;
       const ch = this.codePointAtPos(c);
-      if (ch === "\n") this.fail("a line break in a class", "grep matches within single lines; remove it.", start);
-      if (ch === "\r") this.refuseCR();
+      if (ch === "\n" && !this.multiline) this.fail("a line break in a class", "grep matches within single lines; remove it.", start);
+      if (ch === "\r" && !this.multiline) this.refuseCR();
       this.note(ch);
       this.anyLiteral = true;
       return { kind: "char", ch };
@@ -550,9 +573,11 @@ class Parser {
       case "v":
         return { kind: "char", ch: "\v" };
       case "n":
+        if (this.multiline) return { kind: "char", ch: "\n" };
         this.fail("a line break (\\n) in a class", "grep matches within single lines; remove it.", escStart);
       // eslint-disable-next-line no-fallthrough
       case "r":
+        if (this.multiline) return { kind: "char", ch: "\r" };
         this.pos = escStart + 1;
         this.refuseCR();
       // eslint-disable-next-line no-fallthrough

@@ -34,16 +34,20 @@ export function rgArgs(plan: SearchPlan, compiled: Compiled, probe: Compiled | n
   // Where each line's first match starts ("number:column:text"), so that a long line is
   // shown around it without searching it again in JavaScript; not with the probe, whose
   // column may be the probe's.
-  if (probe === null) args.push("--column");
+  // A multiline search: no column (rg repeats "1:" on every line of a match).
+  if (compiled.multiline) args.push("-U", "--multiline-dotall");
+  else if (probe === null) args.push("--column");
   if (plan.file) return { args: [...args, ...patterns, "--", basename(plan.real)], cwd: dirname(plan.real), typed: false };
   if (!plan.hidden) args.push("--hidden");
   for (const name of plan.noise) args.push("-g", `!${name}/`);
-  const typeGlob = plan.glob === null ? null : prefilterGlob(plan.glob);
-  if (typeGlob) args.push("--type-add", `ktinclude:${typeGlob}`, "-t", "ktinclude");
+  // One rg type at most (rg's types are a union): the type filter when there is one, else
+  // the include's prefilter. kt applies both exactly to what rg reports.
+  const typeGlobs = plan.types ?? (plan.glob === null ? null : [prefilterGlob(plan.glob)].filter((g) => g !== null));
+  if (typeGlobs && typeGlobs.length > 0) args.push(...typeGlobs.flatMap((g) => ["--type-add", `ktfilter:${g}`]), "-t", "ktfilter");
   // rg runs in the directory it walks: given a relative subdirectory instead, rg 13
   // misapplies the working directory's own anchored ignore rules (e.g. "build/skip/").
   args.push(...patterns, "--", ".");
-  return { args, cwd: plan.walkRoot, typed: typeGlob !== null };
+  return { args, cwd: plan.walkRoot, typed: typeGlobs !== null && typeGlobs.length > 0 };
 }
 
 /**
@@ -223,7 +227,7 @@ async function pass(rg: string, plan: SearchPlan, compiled: Compiled, collector:
     // With --column: "column:" (1-based, in bytes) before the text.
     let column = 0;
     let from = colon + 1;
-    if (probing === null) {
+    if (probing === null && !compiled.multiline) {
       // rg gives no column for an empty match at the end of an unterminated last line.
       let digits = from;
       while (digits < end && buf[digits]! >= 48 && buf[digits]! <= 57) column = column * 10 + buf[digits++]! - 48;

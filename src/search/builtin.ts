@@ -52,12 +52,14 @@ export async function searchBuiltin(plan: SearchPlan, compiled: Compiled, probe:
 async function run(plan: SearchPlan, compiled: Compiled, probe: Compiled | null, parallel: boolean): Promise<BuiltinRun> {
   const collector = new Collector();
   const unreadable: string[] = [];
+  const skipped: string[] = [];
+  const lost: Lost = { unreadable, skipped };
   let probed = probe ? new Collector() : null;
   const both = probe ? [compiled, probe] : [compiled];
   const alone = [compiled];
   let pool: Pool | null = null;
   const searchOne = (abs: string, rel: string): boolean => {
-    if (searchInto(abs, rel, probed ? both : alone, collector, probed, unreadable) && probed) {
+    if (searchInto(abs, rel, probed ? both : alone, collector, probed, lost) && probed) {
       probed = null;
       pool?.stopProbing();
     }
@@ -65,7 +67,7 @@ async function run(plan: SearchPlan, compiled: Compiled, probe: Compiled | null,
   };
   if (plan.file) {
     searchOne(plan.real, "");
-    return { collector, outcome: { timedOut: false, unreadable }, threads: 1, probed };
+    return { collector, outcome: { timedOut: false, unreadable, skipped }, threads: 1, probed };
   }
   const threads = parallel ? threadCount() : 1;
   const after = parallelAfter();
@@ -109,25 +111,35 @@ async function run(plan: SearchPlan, compiled: Compiled, probe: Compiled | null,
       if (collector.lines > 0) probed = null;
       else for (const snapshot of done.probed) (probed as Collector | null)?.merge(snapshot);
       unreadable.push(...done.unreadable);
+      skipped.push(...done.skipped);
       timedOut ||= done.timedOut;
     }
   } finally {
     (pool as Pool | null)?.terminate();
   }
-  return { collector, outcome: { timedOut: timedOut || walked.timedOut, unreadable }, threads: pool ? (pool as Pool).size : 1, probed };
+  return { collector, outcome: { timedOut: timedOut || walked.timedOut, unreadable, skipped }, threads: pool ? (pool as Pool).size : 1, probed };
+}
+
+/** Files a search could not cover: unreadable (permission denied), or skipped (reading
+ * failed, or the pattern gave up on a line: see SLOW_MS) — the result is then partial. */
+export interface Lost {
+  unreadable: string[];
+  skipped: string[];
 }
 
 /**
  * Searches one file for `matchers` (the pattern, then maybe the probe) and adds what it
- * found: the pattern's lines to `collector`, else the probe's to `probed`; an unreadable
- * file to `unreadable`. True when the pattern matched (the probe is then of no more use).
+ * found: the pattern's lines to `collector`, else the probe's to `probed`; a file not
+ * covered to `lost`. True when the pattern matched (the probe is then of no more use).
  * The main thread and the worker threads search each file with this.
  */
-export function searchInto(abs: string, rel: string, matchers: readonly Matcher[], collector: Collector, probed: Collector | null, unreadable: string[]): boolean {
+export function searchInto(abs: string, rel: string, matchers: readonly Matcher[], collector: Collector, probed: Collector | null, lost: Lost): boolean {
   const results = searchFile(abs, matchers);
-  if (results === "unreadable") unreadable.push(rel);
-  if (results === "unreadable" || results === null) return false;
+  if (results === "unreadable") lost.unreadable.push(rel);
+  if (results === "skipped") lost.skipped.push(rel);
+  if (results === "unreadable" || results === "skipped" || results === null) return false;
   const [found, near] = results;
+  if (found!.incomplete) lost.skipped.push(rel);
   if (found!.count > 0) {
     collector.add(rel, abs, found!.hits, found!.count, found!.cut);
     return true;
@@ -140,31 +152,41 @@ interface FileResult {
   hits: Hit[];
   count: number;
   cut: boolean;
+  /** The pattern gave up on a line (see SLOW_MS): lines after it were not searched. */
+  incomplete?: boolean;
 }
 
 /** What searching needs of a compiled pattern. */
-export type Matcher = Pick<Compiled, "js" | "jsValid" | "prefilter" | "anchors" | "multiline">;
+export type Matcher = Pick<Compiled, "js" | "jsValid" | "prefilter" | "anchors" | "multiline" | "nested">;
 
 /**
  * The matching lines of one file for each matcher, from one read (no matcher: only the
- * binary check); null when the file is binary; "unreadable" when it cannot be opened.
+ * binary check); null when the file is binary or gone; "unreadable" when permission is
+ * denied; "skipped" when searching it failed otherwise (an I/O error, a line too long
+ * for a string): never silently, for the result is then partial.
  */
-export function searchFile(abs: string, matchers: readonly Matcher[]): FileResult[] | null | "unreadable" {
+export function searchFile(abs: string, matchers: readonly Matcher[]): FileResult[] | null | "unreadable" | "skipped" {
   let fd: number;
   try {
     fd = openSync(abs, "r");
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return code === "EACCES" || code === "EPERM" ? "unreadable" : null;
+    return failure(error);
   }
   try {
     return scan(fd, matchers);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return code === "EACCES" || code === "EPERM" ? "unreadable" : null;
+    return failure(error);
   } finally {
     closeSync(fd);
   }
+}
+
+function failure(error: unknown): null | "unreadable" | "skipped" {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === "EACCES" || code === "EPERM") return "unreadable";
+  // Gone since the walk saw it, or not a file any more: nothing was there to search.
+  if (code === "ENOENT" || code === "EISDIR" || code === "ELOOP") return null;
+  return "skipped";
 }
 
 interface Job {
@@ -176,7 +198,10 @@ interface Job {
  * number of the line after it. */
 function searchAll(jobs: Job[], text: string, valid: boolean, line: number): number {
   let next = line;
-  for (const job of jobs) next = searchText(text, valid ? job.matcher.jsValid : job.matcher.js, line, job.out, job.matcher.prefilter);
+  for (const job of jobs) {
+    const re = valid ? job.matcher.jsValid : job.matcher.js;
+    next = job.matcher.nested ? lineByLine(text, re, 0, line, job.out) : searchText(text, re, line, job.out, job.matcher.prefilter);
+  }
   return next;
 }
 
@@ -288,8 +313,14 @@ export function searchText(text: string, re: RegExp, line: number, out: FileResu
   let counted = 0;
   finder.lastIndex = 0;
   for (;;) {
+    const started = performance.now();
     const m = finder.exec(text);
-    if (!m) break;
+    if (!m) {
+      // JavaScriptCore's regex gives up past a backtracking limit and answers "no match"
+      // for the whole rest of the text: slowly. The rest is searched again line by line.
+      if (performance.now() - started > SLOW_MS) return lineByLine(text, re, counted, line, out);
+      break;
+    }
     const at = m.index;
     if (at >= text.length && (text.length === 0 || text.charCodeAt(text.length - 1) === 10)) break;
     for (let nl = text.indexOf("\n", counted); nl !== -1 && nl < at; nl = text.indexOf("\n", counted)) {
@@ -319,6 +350,42 @@ export function searchText(text: string, re: RegExp, line: number, out: FileResu
   }
   for (let nl = text.indexOf("\n", counted); nl !== -1; nl = text.indexOf("\n", nl + 1)) line++;
   return done(finder, re, line);
+}
+
+/** An exec slower than this that found nothing may have given up (see searchText). */
+const SLOW_MS = 200;
+const MAX_GIVE_UPS = 3;
+
+/**
+ * searchText from `from` (a line start, numbered `line`) one line at a time, so that a
+ * line where the pattern gives up costs only that line: its file is then marked
+ * incomplete, and after MAX_GIVE_UPS such lines the rest of it is left (each costs as
+ * long as the first).
+ */
+function lineByLine(text: string, re: RegExp, from: number, line: number, out: FileResult): number {
+  let gaveUp = 0;
+  let after = line;
+  for (let nl = text.indexOf("\n", from); nl !== -1; nl = text.indexOf("\n", nl + 1)) after++;
+  for (let start = from; start < text.length; line++) {
+    let end = text.indexOf("\n", start);
+    if (end === -1) end = text.length;
+    const lineText = text.slice(start, end);
+    re.lastIndex = 0;
+    const began = performance.now();
+    const m = re.exec(lineText);
+    if (m) {
+      out.count++;
+      if (out.hits.length < MAX_KEPT) out.hits.push({ line, text: displayLine(lineText, re, false, m.index) });
+      else out.cut = true;
+    } else if (performance.now() - began > SLOW_MS) {
+      // That line is lost; the next ones are still searched, up to a few more losses.
+      out.incomplete = true;
+      if (++gaveUp >= MAX_GIVE_UPS) break;
+    }
+    start = end + 1;
+  }
+  re.lastIndex = 0;
+  return after;
 }
 
 function done(finder: RegExp, re: RegExp, line: number): number {

@@ -41,6 +41,8 @@ export interface SearchOutcome {
   timedOut: boolean;
   /** Paths relative to `real` that could not be read. */
   unreadable: string[];
+  /** Files whose search failed or gave up part-way (built-in engine): the result is partial. */
+  skipped?: string[];
 }
 
 const TIME_LIMIT_MS = 10_000;

@@ -38,6 +38,9 @@ export interface Compiled {
   /** Matches may span lines: each file is searched whole, and every line a match
    * touches is a matching line (rg -U --multiline-dotall). */
   multiline?: boolean;
+  /** A nested repetition, (a+)+: the built-in engine searches line by line, so that a
+   * line JavaScriptCore gives up on costs only that line (builtin.ts, SLOW_MS). */
+  nested?: boolean;
 }
 
 const MAX_REPEAT = 1000;
@@ -80,10 +83,11 @@ export function compilePattern(pattern: string, cases: Cases = "smart", multilin
     throw invalid(pattern, `${(error as Error).message.replace(/^Invalid regular expression: /, "")}`, "Check the syntax.");
   }
   const literal = parser.literal ? parser.text : null;
-  if (multiline) return { pattern, js: re, jsValid: reValid, rust: rs, caseInsensitive, literal: null, prefilter: null, anchors: null, multiline };
+  const nested = parser.nested ? { nested: true } : {};
+  if (multiline) return { pattern, js: re, jsValid: reValid, rust: rs, caseInsensitive, literal: null, prefilter: null, anchors: null, multiline, ...nested };
   const prefilter = literal === null && required.length >= 3 ? new RegExp([...required].map(jsLiteral).join(""), caseInsensitive ? "giu" : "gu") : null;
   const anchors = anchorsOf(literal ?? required, caseInsensitive);
-  return { pattern, js: re, jsValid: reValid, rust: rs, caseInsensitive, literal, prefilter, anchors };
+  return { pattern, js: re, jsValid: reValid, rust: rs, caseInsensitive, literal, prefilter, anchors, ...nested };
 }
 
 /** A pattern in this syntax that matches `text` literally. */
@@ -103,6 +107,8 @@ interface Piece {
   atom: boolean;
   /** The character, when the piece is one literal character. */
   lit?: string;
+  /** A group holding a repetition (a repetition of it backtracks exponentially). */
+  repeats?: boolean;
 }
 
 interface Seq {
@@ -134,6 +140,10 @@ class Parser {
   literal = true;
   /** The literal text, meaningful while `literal` holds. */
   text = "";
+  /** Repetitions (other than "?") parsed so far. */
+  repetitions = 0;
+  /** A repetition of a group that holds one, (a+)+: JavaScriptCore may give up on it. */
+  nested = false;
   /** Some literal character appears (escaped or in a class too): rg's smart case makes
    * a pattern without any (\p{Lu}, \d+) case-sensitive. */
   anyLiteral = false;
@@ -244,6 +254,10 @@ class Parser {
     }
     if (q === null) return { js: "", rs: "" };
     this.literal = false;
+    if (q !== "?") {
+      this.repetitions++;
+      if (piece.repeats) this.nested = true;
+    }
     if (!piece.atom) {
       this.fail(`quantifier ${q} has nothing to repeat`, `Escape it to match it literally (e.g. \\${q[0]}).`, at);
     }
@@ -350,10 +364,11 @@ class Parser {
         } else this.fail("an unknown group syntax (?", "Use (…) or (?:…) for a group, or escape a literal parenthesis as \\(.", start);
       }
     }
+    const before = this.repetitions;
     const inner = this.alternation(1);
     if (this.src[this.pos] !== ")") this.fail("unclosed (", "Balance the parentheses, or escape a literal one as \\(.", start);
     this.pos++;
-    return { js: `(?:${inner.js})`, rs: `(?:${inner.rs})`, atom: true };
+    return { js: `(?:${inner.js})`, rs: `(?:${inner.rs})`, atom: true, repeats: this.repetitions > before };
   }
 
   private escape(): Piece {

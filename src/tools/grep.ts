@@ -202,6 +202,7 @@ function linesOf(ctx: ToolContext, plan: SearchPlan, entries: Entry[], view: Vie
   }
   return lines;
 }
+
 function notes(ctx: ToolContext, plan: SearchPlan, outcome: SearchOutcome): string[] {
   const out: string[] = [];
   if (outcome.unreadable.length > 0) {
@@ -209,10 +210,31 @@ function notes(ctx: ToolContext, plan: SearchPlan, outcome: SearchOutcome): stri
     const listed = paths.slice(0, 5).join(", ") + (paths.length > 5 ? ` and ${paths.length - 5} more` : "");
     out.push(`[${count(paths.length, "path", "paths")} could not be read (permission denied) and ${paths.length === 1 ? "was" : "were"} not searched: ${listed}.]`);
   }
+  const skipped = outcome.skipped ?? [];
+  if (skipped.length > 0) {
+    const paths = skipped.map((rel) => shownPath(ctx, plan, rel)).sort();
+    const listed = paths.slice(0, 5).join(", ") + (paths.length > 5 ? ` and ${paths.length - 5} more` : "");
+    out.push(
+      `[${count(paths.length, "file", "files")} could not be searched completely (the pattern backtracked too long on a line, or reading failed), so these results are partial: ${listed}. Simplify the pattern (no nested repetition such as (a+)+), or search ${paths.length === 1 ? "that file" : "those files"} with rg through bash.]`,
+    );
+  }
   if (outcome.timedOut) {
     out.push(`[The search stopped at the ${seconds(timeLimitMs())} time limit, so these results are partial. Narrow path or include to search fewer files.]`);
   }
   return out;
+}
+
+/** metadata.extra: `partial` when the time limit stopped the search or a file was skipped. */
+function extraOf(run: Run): Record<string, unknown> {
+  const { outcome } = run;
+  const skipped = outcome.skipped?.length ?? 0;
+  return {
+    engine: run.engine,
+    partial: outcome.timedOut || skipped > 0,
+    unreadable: outcome.unreadable.length,
+    ...(skipped > 0 ? { skipped } : {}),
+    ...(run.threads ? { threads: run.threads } : {}),
+  };
 }
 
 /** What the shown lines may take, well under the 64 KB backstop (which would cut the
@@ -237,7 +259,7 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, run: Run, v
   const partial = outcome.timedOut ? ` (partial: stopped at the ${seconds(timeLimitMs())} limit)` : "";
   const summary = `${count(total, "match", "matches")} in ${count(fileCount, "file", "files")} for "${pattern}"${partial}:`;
   const title = `Search "${pattern}" · ${count(total, "match", "matches")} in ${count(fileCount, "file", "files")}`;
-  const extra = { engine: run.engine, partial: outcome.timedOut, unreadable: outcome.unreadable.length, ...(run.threads ? { threads: run.threads } : {}) };
+  const extra = extraOf(run);
   const after = notes(ctx, plan, outcome);
   const re = compiled.jsValid;
   const entries = entriesOf(files, view);
@@ -311,7 +333,7 @@ async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled,
     title: `Search "${pattern}" · no matches`,
     matches: 0,
     files: 0,
-    extra: { engine: run.engine, partial: run.outcome.timedOut, unreadable: run.outcome.unreadable.length, ...(run.threads ? { threads: run.threads } : {}) },
+    extra: extraOf(run),
   };
 }
 

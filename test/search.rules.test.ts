@@ -1,5 +1,5 @@
 // Ten disagreements with ripgrep and git found on random trees (issue 14), each pinned by
-// a test named after the rule it keeps. Through dist/kt, for both grep engines (the rg
+// a test named after the rule it keeps; and the one list of noise directories (issue 18). Through dist/kt, for both grep engines (the rg
 // engine only where rg is installed), and against rg's own answer where rg has one.
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
@@ -8,6 +8,8 @@ import { kt, tempDir } from "./_helpers.ts";
 import { RG, rgFiles, writeTree } from "./_search.ts";
 import { compilePattern } from "../src/search/regex.ts";
 import { shellClasses } from "../src/search/globlang.ts";
+import { NOISE } from "../src/search/noise.ts";
+import { NOISE_DIRS } from "../src/tools/_listing.ts";
 
 const ENGINES = RG ? ["builtin", "rg"] : ["builtin"];
 
@@ -147,5 +149,32 @@ describe("include and glob are kt's glob language in both engines", () => {
       const rg = Bun.spawnSync([RG, "--files", "--no-config", "-g", "[!a-c]*"], { cwd: root, stdout: "pipe" });
       expect(rg.stdout.toString().trim().split("\n").sort()).toEqual(["!.txt", "d.txt", "sub/e.md"]);
     }
+  });
+});
+
+describe("issue 18 item 1: one list of noise directories for grep, glob and read", () => {
+  test("each noise directory is skipped by both grep engines and glob unless the path or the pattern names it", () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    const files: Record<string, string> = { "top.txt": "needle\n" };
+    for (const dir of NOISE) {
+      files[`${dir}/x.txt`] = "needle\n";
+      files[`pkg/${dir}/y.txt`] = "needle\n";
+    }
+    writeTree(root, files);
+    expect(grepBoth(root, ["needle"]).stdout).toBe('1 match in 1 file for "needle":\n\ntop.txt\n  1: needle\n');
+    expect(globList(root, "**/*.txt")).toEqual(["top.txt"]);
+    for (const dir of NOISE) {
+      // Named by the path, or by the include / pattern.
+      expect(grepBoth(root, ["needle", dir]).stdout).toBe(`1 match in 1 file for "needle":\n\n${dir}/x.txt\n  1: needle\n`);
+      expect(grepBoth(root, ["needle", "--include", `${dir}/**`]).stdout).toBe(`1 match in 1 file for "needle":\n\n${dir}/x.txt\n  1: needle\n`);
+      expect(globList(root, `${dir}/*.txt`)).toEqual([`${dir}/x.txt`]);
+      expect(globList(root, `**/${dir}/*.txt`)).toEqual([`${dir}/x.txt`, `pkg/${dir}/y.txt`].sort());
+    }
+  });
+
+  test("read's directory listing summarizes the same directories", () => {
+    expect([...NOISE_DIRS].sort()).toEqual([...NOISE].sort());
+    for (const name of ["target", "__pycache__", ".venv", "venv", ".next", ".cache", "build"]) expect(NOISE).toContain(name as never);
   });
 });

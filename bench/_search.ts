@@ -7,7 +7,9 @@ import { requireHyperfine, type Timing } from "./_hyperfine.ts";
 import { NOISE } from "../src/search/noise.ts";
 
 export const ROOT = join(import.meta.dir, "..");
-export const KT = join(ROOT, "dist", "kt");
+/** The binary measured: dist/kt, or KT_BENCH_BIN (e.g. a build of an earlier commit, for
+ * before/after figures). */
+export const KT = process.env.KT_BENCH_BIN ?? join(ROOT, "dist", "kt");
 // "-2": trees whose every noise directory (not only node_modules and dist) is renamed.
 const BENCH_DIR = join(tmpdir(), "kt-bench-search-2");
 

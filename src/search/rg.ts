@@ -7,6 +7,7 @@
 import type { Compiled } from "./regex.ts";
 import { Collector, displayLine, garbage, MAX_KEPT, MAX_LINE_CHARS, mtimeOf, type Hit } from "./collect.ts";
 import { PathChecker } from "./walk.ts";
+import { threadCount } from "./threads.ts";
 import type { SearchOutcome, SearchPlan } from "./plan.ts";
 import { statSync } from "node:fs";
 import { isUtf8 } from "node:buffer";
@@ -28,7 +29,8 @@ export function rgArgs(plan: SearchPlan, compiled: Compiled, probe: Compiled | n
   // searched for alone): rg finds fixed strings case-insensitively far faster than the
   // same alternation as a regex.
   const insensitive = compiled.caseInsensitive || probe !== null;
-  const args = ["--heading", "-n", "-H", "--null", "--color=never", "--stats", "--no-config", "--no-ignore-global", "--no-mmap", "--crlf", insensitive ? "-i" : "-s"];
+  // -j: rg's own default is the cores too; KT_THREADS changes both engines alike.
+  const args = ["--heading", "-n", "-H", "--null", "--color=never", "--stats", "--no-config", "--no-ignore-global", "--no-mmap", "--crlf", "-j", String(threadCount()), insensitive ? "-i" : "-s"];
   const searched = probe ?? compiled;
   const patterns = searched.fixed ? ["-F", ...searched.fixed.flatMap((f) => ["-e", f])] : ["-e", searched.rust];
   // Where each line's first match starts ("number:column:text"), so that a long line is

@@ -1,7 +1,7 @@
-// grep (SPEC §4.4): regex search over the files below a path, grouped by file, newest
-// files first. Two engines, one output: the built-in engine and ripgrep
-// (KT_GREP_ENGINE=auto|builtin|rg) feed the same collector, and the text is written
-// from it in exactly one place, below.
+// grep (SPEC §4.4, §7.3): regex search over the files below a path, grouped by file,
+// newest files first. Two engines, one output: the built-in engine and ripgrep
+// (search/engine.ts) feed the same collector, and the text is written from it in
+// exactly one place, below; the no-match hint comes from search/nearmiss.ts.
 import * as z from "zod/mini";
 import description from "./grep.txt" with { type: "text" };
 import { defineTool, type ToolContext, type ToolOutput } from "./tool.ts";
@@ -9,11 +9,11 @@ import { spillFile } from "../core/truncate.ts";
 import { join } from "node:path";
 import { compilePattern, escapeLiteral, type Cases, type Compiled } from "../search/regex.ts";
 import { count, makePlan, quoted, shownPath, timeLimitMs, type SearchOutcome, type SearchPlan } from "../search/plan.ts";
-import { Collector, displayLine, type FileHits, type Hit } from "../search/collect.ts";
+import { displayLine, type FileHits, type Hit } from "../search/collect.ts";
 import { withContext } from "../search/context.ts";
-import { searchBuiltin, searchFile } from "../search/builtin.ts";
-import { searchRg } from "../search/rg.ts";
-import { nearest, probeFor } from "../search/nearmiss.ts";
+import { searchFile } from "../search/builtin.ts";
+import { chooseEngine, search, type Engine, type Run } from "../search/engine.ts";
+import { nearMissHint, samePassProbe } from "../search/nearmiss.ts";
 
 /** Matching lines shown; the rest go to the spill file. */
 export const MAX_SHOWN = 100;
@@ -57,21 +57,6 @@ function normalize(input: Record<string, unknown>): string | null {
   return null;
 }
 
-export type Engine = { name: "builtin" } | { name: "rg"; path: string };
-
-/** KT_GREP_ENGINE: auto (rg when on PATH), builtin or rg. */
-export function chooseEngine(ctx: Pick<ToolContext, "warn">, env = process.env): Engine {
-  const want = (env.KT_GREP_ENGINE ?? "auto").trim().toLowerCase() || "auto";
-  if (want !== "auto" && want !== "builtin" && want !== "rg") {
-    ctx.warn(`kt: KT_GREP_ENGINE=${env.KT_GREP_ENGINE} is not auto, builtin or rg; using auto`);
-  }
-  if (want === "builtin") return { name: "builtin" };
-  const rg = Bun.which("rg", { PATH: env.PATH ?? "" });
-  if (rg) return { name: "rg", path: rg };
-  if (want === "rg") ctx.warn("kt: KT_GREP_ENGINE=rg but rg is not on PATH; using the built-in engine");
-  return { name: "builtin" };
-}
-
 export default defineTool({
   name: "grep",
   description: description.trim(),
@@ -95,13 +80,8 @@ export default defineTool({
     const plan = makePlan(ctx, { tool: "grep", path: input.path, glob: input.include, basename: true, type: input.type }, started);
     const view = viewOf(input);
     const engine = chooseEngine(ctx);
-    // The probe shares the search's pass where that is cheap (see nearMiss); else it is
-    // made only if nothing matched.
-    // A multiline search gets no near-miss probe: the probe is a line-by-line search.
-    const together = engine.name === "builtin" || compiled.caseInsensitive;
-    const probe = together && !compiled.multiline ? probeFor(compiled) : null;
-    const run = await search(engine, plan, compiled, ctx, probe);
-    if (run.collector.lines === 0) return await noMatches(ctx, plan, compiled, input.pattern, together || compiled.multiline ? probe : probeFor(compiled), input.include, engine, run);
+    const run = await search(engine, plan, compiled, ctx, samePassProbe(engine, compiled));
+    if (run.collector.lines === 0) return await noMatches(ctx, plan, compiled, input.pattern, input.include, engine, run);
     return render(ctx, plan, quoted(input.pattern), run, view, compiled);
   },
 });
@@ -127,35 +107,6 @@ function viewOf(input: z.infer<typeof Parameters>): View {
     offset: input.offset ?? 0,
     paging,
   };
-}
-
-interface Run {
-  collector: Collector;
-  outcome: SearchOutcome;
-  engine: Engine["name"];
-  /** Threads the built-in engine searched with. */
-  threads?: number;
-  /** The near-miss probe's findings, searched in the same pass while nothing matched;
-   * absent when something matched or there was no probe. */
-  probed?: { probe: Compiled; found: Collector };
-}
-
-/** One search, with the near-miss `probe` searched for in the same pass. */
-async function search(engine: Engine, plan: SearchPlan, compiled: Compiled, ctx: ToolContext, probe: Compiled | null = null): Promise<Run> {
-  if (plan.missing) return { collector: new Collector(), outcome: { timedOut: false, unreadable: [] }, engine: engine.name };
-  if (engine.name === "rg") {
-    const collector = new Collector();
-    const outcome = await searchRg(engine.path, plan, compiled, collector, probe);
-    if (outcome.failed === undefined) return { collector, outcome, engine: "rg", ...withProbed(probe, outcome.probed) };
-    ctx.warn(`kt: rg could not run this search (${outcome.failed.split("\n")[0]}); using the built-in engine`);
-  }
-  const { collector, outcome, threads, probed } = await searchBuiltin(plan, compiled, probe);
-  return { collector, outcome, engine: "builtin", threads, ...withProbed(probe, probed) };
-}
-
-/** Run's `probed`, when the engine searched for the probe and nothing matched. */
-function withProbed(probe: Compiled | null, found: Collector | null): Pick<Run, "probed"> {
-  return probe && found ? { probed: { probe, found } } : {};
 }
 
 function seconds(ms: number): string {
@@ -313,7 +264,7 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, run: Run, v
   };
 }
 
-async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, given: string, probe: Compiled | null, include: string | undefined, engine: Engine, run: Run): Promise<ToolOutput> {
+async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, given: string, include: string | undefined, engine: Engine, run: Run): Promise<ToolOutput> {
   const pattern = quoted(given);
   const scope = `${plan.abs}${include !== undefined && !plan.file ? ` (include "${include}")` : ""}`;
   let text: string;
@@ -324,7 +275,7 @@ async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled,
   } else if (run.outcome.timedOut) {
     text = `No matches for "${pattern}" in ${scope} before the ${seconds(timeLimitMs())} time limit, so the search is partial. Narrow path or include to search fewer files.`;
   } else {
-    const hint = await nearMiss(ctx, plan, compiled, probe, engine, run);
+    const hint = await nearMissHint(engine, plan, compiled, run);
     text = `No matches for "${pattern}" in ${scope}. Check the regex${hint === null ? "" : ` (did you mean "${hint}"?)`} or broaden the scope.`;
   }
   const after = notes(ctx, plan, { ...run.outcome, timedOut: false });
@@ -335,21 +286,4 @@ async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled,
     files: 0,
     extra: extraOf(run),
   };
-}
-
-/**
- * The near-miss hint: the text nearest the pattern among what the probe (the same files,
- * a wider pattern) found. The built-in engine searches for the probe in the search's own
- * pass, and so does rg for a case-insensitive pattern (then the probe, case-insensitive
- * too, costs rg little more than the search); for a case-sensitive pattern a
- * case-insensitive rg pass would cost every search 20–40% more, so the probe gets a
- * second pass, only when nothing matched.
- */
-async function nearMiss(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, probe: Compiled | null, engine: Engine, first: Run): Promise<string | null> {
-  if (first.probed) return first.probed.found.lines === 0 ? null : nearest(compiled, first.probed.probe, first.probed.found);
-  if (!probe) return null;
-  const quiet = { ...ctx, warn: () => {} };
-  const run = await search(engine, plan, probe, quiet);
-  if (run.outcome.timedOut || run.collector.lines === 0) return null;
-  return nearest(compiled, probe, run.collector);
 }

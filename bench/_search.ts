@@ -4,15 +4,19 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } 
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { requireHyperfine, type Timing } from "./_hyperfine.ts";
+import { NOISE } from "../src/search/noise.ts";
 
 export const ROOT = join(import.meta.dir, "..");
-export const KT = join(ROOT, "dist", "kt");
-const BENCH_DIR = join(tmpdir(), "kt-bench-search");
+/** The binary measured: dist/kt, or KT_BENCH_BIN (e.g. a build of an earlier commit, for
+ * before/after figures). */
+export const KT = process.env.KT_BENCH_BIN ?? join(ROOT, "dist", "kt");
+// "-2": trees whose every noise directory (not only node_modules and dist) is renamed.
+const BENCH_DIR = join(tmpdir(), "kt-bench-search-2");
 
 /**
  * A large real tree: `copies` copies of this repository's node_modules (about 6,100 files
- * and 180 MB each). Directories named node_modules or dist inside are renamed, so that
- * kt's noise rule does not make it search less than plain rg and fd do.
+ * and 180 MB each). Directories with a noise name (node_modules, dist, build, …) inside
+ * are renamed, so that kt's noise rule does not make it search less than plain rg and fd do.
  */
 export function nodeModulesTree(copies: number): string {
   const root = join(BENCH_DIR, `nm-x${copies}`);
@@ -24,7 +28,8 @@ export function nodeModulesTree(copies: number): string {
     const cp = Bun.spawnSync(["cp", "-r", join(ROOT, "node_modules"), dest]);
     if (cp.exitCode !== 0) throw new Error(`cp failed: ${cp.stderr.toString()}`);
   }
-  const find = Bun.spawnSync(["find", root, "-depth", "-type", "d", "(", "-name", "node_modules", "-o", "-name", "dist", ")"], { stdout: "pipe" });
+  const names = NOISE.flatMap((n, i) => (i === 0 ? ["-name", n] : ["-o", "-name", n]));
+  const find = Bun.spawnSync(["find", root, "-depth", "-type", "d", "(", ...names, ")"], { stdout: "pipe" });
   for (const dir of find.stdout.toString().split("\n").filter(Boolean)) renameSync(dir, `${dir}_`);
   Bun.write(join(root, ".complete"), "");
   return root;

@@ -1,6 +1,6 @@
 // kt glob against fd and rg --files on large real trees (SPEC §6: within 2×, memory
 // bounded). Run with
-//   node_modules/.bin/bun bench/glob.ts [--runs N] [--quick]
+//   node_modules/.bin/bun bench/glob.ts [--runs N] [--quick] [--per-core]
 // after `npm run build`. kt also stats every matching file to order by mtime, which
 // neither fd nor rg --files does. Medians of hyperfine runs, warm file cache.
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -55,6 +55,27 @@ function compare(label: string, cwd: string): void {
   console.log(table(rows));
 }
 
+/** Per core: kt glob with one thread against fd -j1, and with all threads against fd. */
+function perCore(label: string, cwd: string): void {
+  console.log(`\n## Per core — ${label}: ${cwd} (${navigator.hardwareConcurrency} cores)\n`);
+  const rows: (string | number)[][] = [["pattern", "fd -j1", "kt 1t", "ratio", "fd", "kt all", "ratio", "kt 1t→all speed-up"]];
+  for (const p of PATTERNS) {
+    const t = timeAll(
+      [
+        { name: "fd-1", command: `${FD} -j1 -t f ${p.fd}`.trim() },
+        { name: "kt-1", command: `env KT_THREADS=1 KT_GLOB_PARALLEL_AFTER=1000000000 ${KT} glob '${p.kt}'` },
+        { name: "fd", command: `${FD} -t f ${p.fd}`.trim() },
+        { name: "kt", command: `${KT} glob '${p.kt}'` },
+      ],
+      { runs, warmup: 2, cwd, env, rounds: 5 },
+    );
+    const [fd1, kt1, fd, kt] = t.map((x) => x.medianMs) as [number, number, number, number];
+    rows.push([p.kt, `${ms(fd1)} ms`, `${ms(kt1)} ms`, ratio(kt1, fd1), `${ms(fd)} ms`, `${ms(kt)} ms`, ratio(kt, fd), ratio(kt1, kt)]);
+  }
+  console.log(table(rows));
+  console.log("\nTarget (issue 14): kt glob ≤ 1.5× fd, per core and with all threads. Medians of 5 interleaved rounds.");
+}
+
 function memory(): void {
   console.log("\n## Peak memory (max RSS) as the tree grows: copies of node_modules\n");
   const rows: (string | number)[][] = [["tree", "files", "pattern", "fd", "rg --files", "kt glob"]];
@@ -80,9 +101,13 @@ function memory(): void {
 
 console.log(`# kt glob vs fd and rg --files — medians of ${runs}+ runs in 3 interleaved hyperfine rounds, ${new Date().toISOString()}`);
 console.log(`cores: ${navigator.hardwareConcurrency}`);
-compare("node_modules × 8", nodeModulesTree(quick ? 4 : 8));
-if (!quick && existsSync("/usr/share")) compare("/usr/share", "/usr/share");
-memory();
+if (args.includes("--per-core")) perCore("node_modules × 8", nodeModulesTree(quick ? 4 : 8));
+else {
+  compare("node_modules × 8", nodeModulesTree(quick ? 4 : 8));
+  if (!quick && existsSync("/usr/share")) compare("/usr/share", "/usr/share");
+  perCore("node_modules × 8", nodeModulesTree(quick ? 4 : 8));
+  memory();
+}
 console.log("\nTarget (SPEC §6): kt glob ≤ 2× fd / rg --files. kt keeps the matching paths (to sort them by mtime),");
 console.log("so its memory grows with the number of matches, not with the tree: compare **/package.json with **/*.");
 rmSync(stateDir, { recursive: true, force: true });

@@ -1,6 +1,6 @@
 // kt grep against ripgrep on large real trees (SPEC §6: the built-in engine within 3× of
 // rg, the rg engine within 1.2×, memory bounded as the tree grows). Run with
-//   node_modules/.bin/bun bench/grep.ts [--runs N] [--quick]
+//   node_modules/.bin/bun bench/grep.ts [--runs N] [--quick] [--per-core]
 // after `npm run build`. Medians of hyperfine runs; the file cache is warm (warm-up runs).
 // Trees: N copies of this repository's node_modules (bench/_search.ts) and /usr/share.
 // `env KT_GREP_ENGINE=…` in front of kt costs about 1 ms, charged to kt.
@@ -57,6 +57,40 @@ function compare(label: string, cwd: string): void {
   console.log(table(rows));
 }
 
+/**
+ * Per core (SPEC §6, §7.3): kt with one thread against rg -j1, all threads against plain
+ * rg, and the built-in engine with 1 and 2 threads. KT_THREADS sets kt's threads (both
+ * engines: the rg engine passes it to rg as -j).
+ */
+function perCore(label: string, cwd: string): void {
+  const cores = navigator.hardwareConcurrency;
+  console.log(`\n## Per core — ${label}: ${cwd} (${cores} cores)\n`);
+  const rows: (string | number)[][] = [
+    ["pattern", "rg -j1", "builtin 1t", "ratio", "rg engine 1t", "ratio", "builtin 2t", "1t→2t speed-up", "rg", "builtin all", "ratio", "rg engine all", "ratio"],
+  ];
+  for (const p of PATTERNS.slice(0, 4)) {
+    // KT_GREP_PARALLEL_AFTER too, so that a binary from before KT_THREADS (KT_BENCH_BIN)
+    // is measured with one thread as well.
+    const kt = (threads: string, engine: string) => `env KT_THREADS=${threads} ${threads === "1" ? "KT_GREP_PARALLEL_AFTER=1000000000 " : ""}KT_GREP_ENGINE=${engine} ${KT} grep ${p.arg}`;
+    const t = timeAll(
+      [
+        { name: "rg-j1", command: `${RG} -S -j1 ${p.arg}` },
+        { name: "builtin-1", command: kt("1", "builtin") },
+        { name: "engine-1", command: kt("1", "rg") },
+        { name: "builtin-2", command: kt("2", "builtin") },
+        { name: "rg", command: `${RG} -S ${p.arg}` },
+        { name: "builtin-all", command: `env KT_GREP_ENGINE=builtin ${KT} grep ${p.arg}` },
+        { name: "engine-all", command: `env KT_GREP_ENGINE=rg ${KT} grep ${p.arg}` },
+      ],
+      { runs, warmup: 1, cwd, env, rounds: 5 },
+    );
+    const [rg1, b1, e1, b2, rg, ball, eall] = t.map((x) => x.medianMs) as number[] as [number, number, number, number, number, number, number];
+    rows.push([p.name, `${ms(rg1)} ms`, `${ms(b1)} ms`, ratio(b1, rg1), `${ms(e1)} ms`, ratio(e1, rg1), `${ms(b2)} ms`, ratio(b1, b2), `${ms(rg)} ms`, `${ms(ball)} ms`, ratio(ball, rg), `${ms(eall)} ms`, ratio(eall, rg)]);
+  }
+  console.log(table(rows));
+  console.log("\nTargets (issue 14): builtin 1t ≤ 2× rg -j1, rg engine 1t ≤ 1.2× rg -j1; builtin 1t→2t ≥ 1.7×. Medians of 5 interleaved rounds.");
+}
+
 function memory(): void {
   console.log("\n## Peak memory (max RSS) as the tree grows: copies of node_modules\n");
   const rows: (string | number)[][] = [["tree", "files", "pattern", "rg", "kt builtin", "kt builtin, 1 thread", "kt rg engine"]];
@@ -81,10 +115,14 @@ function memory(): void {
 
 console.log(`# kt grep vs rg — medians of ${runs}+ runs in 3 interleaved hyperfine rounds, ${new Date().toISOString()}`);
 console.log(`rg: ${Bun.spawnSync([RG, "--version"]).stdout.toString().split("\n")[0]}; cores: ${navigator.hardwareConcurrency}`);
-compare("node_modules × 8", nodeModulesTree(quick ? 4 : 8));
-if (!quick && existsSync("/usr/share")) compare("/usr/share", "/usr/share");
-memory();
+if (args.includes("--per-core")) perCore("node_modules × 8", nodeModulesTree(quick ? 4 : 8));
+else {
+  compare("node_modules × 8", nodeModulesTree(quick ? 4 : 8));
+  if (!quick && existsSync("/usr/share")) compare("/usr/share", "/usr/share");
+  perCore("node_modules × 8", nodeModulesTree(quick ? 4 : 8));
+  memory();
+}
 console.log("\nTargets (SPEC §6): builtin ≤ 3× rg, rg engine ≤ 1.2× rg; memory flat in the tree size.");
-console.log("The built-in engine searches with 2 worker threads past 1,000 files; 'kt builtin, 1 thread' forces one (KT_GREP_PARALLEL_AFTER, a test knob).");
+console.log("The built-in engine searches with one worker thread per core (KT_THREADS) past 1,000 files; 'kt builtin, 1 thread' forces one (KT_GREP_PARALLEL_AFTER, a test knob).");
 console.log("'no match' includes the near-miss probe (for the hint). The built-in engine searches for it in the same pass, while nothing has matched; so does the rg engine for a case-insensitive pattern. For a case-sensitive one (last row) the rg engine searches for the probe in a second pass, only when nothing matched.");
 rmSync(stateDir, { recursive: true, force: true });

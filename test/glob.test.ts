@@ -8,6 +8,7 @@ import { ageInOrder, writeTree } from "./_search.ts";
 import picomatch from "picomatch";
 import { globMatcher, scanGlob } from "../src/search/globscan.ts";
 import { onOneLine } from "../src/search/plan.ts";
+import { threadCount } from "../src/search/threads.ts";
 
 async function glob(root: string, input: Record<string, unknown>, env: Record<string, string> = {}) {
   const stateDir = join(root, "..", "state");
@@ -77,8 +78,14 @@ describe("glob's shared walk", () => {
       expect(quit.threads).toBe(1);
       expect(quit.rels).toEqual(failed.rels);
       const shared = await scanGlob(config);
-      expect(shared.threads).toBe(2);
+      expect(shared.threads).toBe(threadCount());
       expect(shared.rels).toEqual(failed.rels);
+      // More threads than cores (KT_THREADS): every helper shares the walk, same result.
+      process.env.KT_THREADS = "4";
+      const four = await scanGlob(config);
+      delete process.env.KT_THREADS;
+      expect(four.threads).toBe(4);
+      expect(four.rels).toEqual(failed.rels);
     } finally {
       if (saved === undefined) delete process.env.KT_GLOB_PARALLEL_AFTER;
       else process.env.KT_GLOB_PARALLEL_AFTER = saved;

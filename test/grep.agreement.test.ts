@@ -9,9 +9,11 @@ import { join } from "node:path";
 import { callTool, kt, tempDir, type TempDir } from "./_helpers.ts";
 import { RG, RG_NOISE, rgFiles, writeTree } from "./_search.ts";
 import { onOneLine } from "../src/search/plan.ts";
+import { threadCount } from "../src/search/threads.ts";
 
-/** Worker threads when the machine has more than one core (pool.ts). */
-const THREADED = Math.min(2, navigator.hardwareConcurrency || 1);
+/** Worker threads for the threaded run: more than this machine's cores, so that the
+ * work sharing between more than two threads is exercised wherever the suite runs. */
+const THREADED = 3;
 
 /**
  * The built-in engine on this thread alone, the built-in engine with worker threads from
@@ -25,9 +27,10 @@ async function both(cwd: string, stateDir: string, input: Record<string, unknown
     { engine: "rg", after: "", threads: undefined },
   ];
   for (const { engine, after, threads } of runs) {
-    const saved = { engine: process.env.KT_GREP_ENGINE, after: process.env.KT_GREP_PARALLEL_AFTER };
+    const saved = { engine: process.env.KT_GREP_ENGINE, after: process.env.KT_GREP_PARALLEL_AFTER, threads: process.env.KT_THREADS };
     process.env.KT_GREP_ENGINE = engine;
     process.env.KT_GREP_PARALLEL_AFTER = after;
+    process.env.KT_THREADS = String(THREADED);
     try {
       const id = `agree-${engine}-${after}`;
       const r = await callTool("grep", input, { cwd, stateDir, callId: id });
@@ -42,7 +45,7 @@ async function both(cwd: string, stateDir: string, input: Record<string, unknown
         matches: r.metadata.matches,
       });
     } finally {
-      for (const [key, value] of [["KT_GREP_ENGINE", saved.engine], ["KT_GREP_PARALLEL_AFTER", saved.after]] as const) {
+      for (const [key, value] of [["KT_GREP_ENGINE", saved.engine], ["KT_GREP_PARALLEL_AFTER", saved.after], ["KT_THREADS", saved.threads]] as const) {
         if (value === undefined) delete process.env[key];
         else process.env[key] = value;
       }
@@ -118,6 +121,8 @@ function generatedTree(root: string): void {
   // Names that would break a line-oriented listing: both engines show them escaped.
   files["odd/new\nline.ts"] = "TODO newline ContextEngine\n";
   files["odd/tab\there.md"] = "TODO tab\n";
+  // Every case of a word, for the case options.
+  files["case/mixed.txt"] = "Alpha\nalpha\nALPHA\nbeta Beta todo\n";
   writeTree(root, files);
   mkdirSync(join(root, "links"));
   symlinkSync("..", join(root, "links", "loop"));
@@ -126,6 +131,24 @@ function generatedTree(root: string): void {
   const all = rgFiles(root, ["-uu"]);
   all.forEach((rel, i) => utimesSync(join(root, rel), 1_650_000_000 + i * 7, 1_650_000_000 + i * 7));
 }
+
+/** The §7.3 options, each with the rg flags that ask rg itself for the same lines (kt's
+ * include and type both filter, where rg's -g would override -t: so a directory). */
+const OPTIONS: { kt: Record<string, unknown>; rg: string[] }[] = [
+  { kt: { pattern: "alpha", context: 2 }, rg: ["-S", "-C2", "-e", "alpha"] },
+  { kt: { pattern: "TODO", before: 1, after: 3 }, rg: ["-s", "-B1", "-A3", "-e", "TODO"] },
+  { kt: { pattern: "ContextEngine", context: 1 }, rg: ["-s", "-C1", "-e", "ContextEngine"] },
+  { kt: { pattern: "TODO", output_mode: "files_with_matches" }, rg: ["-s", "-l", "-e", "TODO"] },
+  { kt: { pattern: "todo", output_mode: "count" }, rg: ["-i", "-c", "-e", "todo"] },
+  { kt: { pattern: "alpha", case_sensitive: true }, rg: ["-s", "-e", "alpha"] },
+  { kt: { pattern: "TODO", case_sensitive: false }, rg: ["-i", "-e", "TODO"] },
+  { kt: { pattern: "a(b)", fixed_strings: true }, rg: ["-S", "-F", "-e", "a(b)"] },
+  { kt: { pattern: "foo.bar", fixed_strings: true, output_mode: "count" }, rg: ["-S", "-F", "-c", "-e", "foo.bar"] },
+  { kt: { pattern: "TODO", type: "ts" }, rg: ["-s", "-t", "ts", "-e", "TODO"] },
+  { kt: { pattern: "alpha", type: "md", include: "src/**" }, rg: ["-S", "-t", "md", "-e", "alpha", "--", "src"] },
+  { kt: { pattern: "alpha\\s+beta", multiline: true }, rg: ["-S", "-U", "--multiline-dotall", "-e", "alpha\\s+beta"] },
+  { kt: { pattern: "gamma.{0,12}return", multiline: true, context: 1 }, rg: ["-S", "-U", "--multiline-dotall", "-C1", "-e", "gamma.{0,12}return"] },
+];
 
 const PATTERNS: Record<string, unknown>[] = [
   { pattern: "TODO" },
@@ -165,6 +188,16 @@ const PATTERNS: Record<string, unknown>[] = [
   { pattern: "Zzqx" },
   { pattern: "x.y" },
   { pattern: "[^a-z ]y" },
+  // SPEC §7.3's options, and Claude Code's names for them.
+  ...OPTIONS.map((o) => o.kt),
+  { pattern: "e", head_limit: 7, offset: 30 },
+  { pattern: "e", offset: 100 },
+  { pattern: "TODO", output_mode: "files_with_matches", head_limit: 3, offset: 2 },
+  { pattern: "TODO", output_mode: "count", offset: 1 },
+  { pattern: "ContextEngine", context: 1, head_limit: 2 },
+  { pattern: "alpha", "-C": 1, "-i": true, glob: "*.ts", "-n": true },
+  { pattern: "beta", "-A": 2, "-B": 1, type: "md", output_mode: "content", head_limit: 5 },
+  { pattern: "TODO", multiline: true, output_mode: "count" },
 ];
 
 describe.skipIf(!RG)("builtin and rg print the same bytes", () => {
@@ -196,7 +229,7 @@ describe.skipIf(!RG)("builtin and rg print the same bytes", () => {
             const spillPath = r.metadata.truncation?.spillPath;
             outs.push({ content: r.content.replace(`glob-${id}.txt`, "glob-ID.txt"), spill: spillPath ? readFileSync(spillPath, "utf8") : null });
             // src/ and build/ are single chains of directories: nothing to share there.
-            if (after === "0" && !/^(src|build)\//.test(pattern)) expect({ pattern, threads: r.metadata.extra?.threads }).toEqual({ pattern, threads: 2 });
+            if (after === "0" && !/^(src|build)\//.test(pattern)) expect({ pattern, threads: r.metadata.extra?.threads }).toEqual({ pattern, threads: threadCount() });
             const cli = kt(["glob", pattern, "--call-id", id], { cwd: root, stateDir: join(tmp.path, "state"), env: { KT_GLOB_PARALLEL_AFTER: after } });
             expect(cli.stdout).toBe(`${r.content}\n`);
           } finally {
@@ -206,6 +239,56 @@ describe.skipIf(!RG)("builtin and rg print the same bytes", () => {
         }
         expect({ pattern, out: outs[1] }).toEqual({ pattern, out: outs[0]! });
         expect({ pattern, out: outs[2] }).toEqual({ pattern, out: outs[0]! });
+      }
+    });
+    test("every §7.3 option gives the lines rg itself gives", async () => {
+      // What kt leaves out and rg does not: .ktignore, binary files (rg may list a match
+      // before the NUL); and odd/, whose names hold newlines (one path per line here).
+      const skip = (rel: string) => rel.endsWith(".secret") || rel.startsWith("docs/private/") || rel.startsWith("bin/") || rel.startsWith("odd/");
+      for (const { kt: input, rg } of OPTIONS) {
+        const r = await callTool("grep", input, { cwd: root, stateDir: join(tmp.path, "state"), callId: "vs-rg" });
+        const spill = r.metadata.truncation?.spillPath;
+        const text = spill ? readFileSync(spill, "utf8").trimEnd() : r.content;
+        const mode = (input.output_mode as string | undefined) ?? "content";
+        const ours = new Map<string, string[]>();
+        let file = "";
+        for (const line of text.split("\n").slice(2)) {
+          if (mode !== "content") {
+            const m = mode === "count" ? /^(.*): (\d+)$/.exec(line)! : [line, line, ""];
+            if (!skip(m[1]!)) ours.set(m[1]!, mode === "count" ? [m[2]!] : []);
+          } else if (line === "--") ours.get(file)?.push("--");
+          else if (line.startsWith("  ")) ours.get(file)?.push(/^ {2}(\d+[:-])/.exec(line)![1]!);
+          else {
+            file = line;
+            if (!skip(file)) ours.set(file, []);
+          }
+        }
+        const proc = Bun.spawnSync([RG!, "--heading", "-n", "--null", "--no-config", "--no-ignore-global", "--crlf", ...RG_NOISE, "-g", "!odd/", ...rg, ...(rg.includes("--") ? [] : ["--", "."])], { cwd: root, stdout: "pipe" });
+        const theirs = new Map<string, string[]>();
+        file = "";
+        for (const raw of proc.stdout.toString().split(mode === "files_with_matches" ? "\0" : "\n")) {
+          if (raw === "") continue;
+          // Under --crlf rg ends even its "--" lines with "\r\n".
+          let line = raw.replace(/\r$/, "");
+          const z = raw.indexOf("\0");
+          if (mode === "files_with_matches" || z !== -1) {
+            file = (mode === "files_with_matches" ? raw : raw.slice(0, z)).replace(/^\.\//, "");
+            line = mode === "files_with_matches" ? "" : raw.slice(z + 1).replace(/\r$/, "");
+            if (!skip(file)) theirs.set(file, []);
+          }
+          if (line === "") continue;
+          if (mode === "count") theirs.get(file)?.push(line);
+          else if (line === "--") theirs.get(file)?.push("--");
+          else {
+            // Anything else is one of rg's notes (a binary file), about a file skipped here.
+            const m = /^(\d+[:-])/.exec(line);
+            if (m) theirs.get(file)?.push(m[1]!);
+            else expect({ file, line, skipped: skip(file) }).toEqual({ file, line, skipped: true });
+          }
+        }
+        expect(theirs.size, JSON.stringify(input)).toBeGreaterThan(0);
+        const sorted = (m: Map<string, string[]>) => Object.fromEntries([...m.entries()].sort(([a], [b]) => (a < b ? -1 : 1)));
+        expect({ input, files: sorted(ours) }).toEqual({ input, files: sorted(theirs) });
       }
     });
     test("glob's file set is rg --files, less what .ktignore excludes", async () => {

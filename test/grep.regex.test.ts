@@ -146,7 +146,7 @@ describe("malformed patterns say where and how to fix them", () => {
     ["a{2000}", `Invalid regex "a{2000}": repetition count over 1000 at position 2. Use a smaller count, or + / * for "one or more" / "any number".`],
     ["foo\\", `Invalid regex "foo\\": a lone backslash at the end at position 4. Escape a literal backslash as \\\\.`],
     ["\\y", `Invalid regex "\\y": \\y is not an escape sequence at position 1. To match "y", write it without the backslash.`],
-    ["a\\nb", `Invalid regex "a\\nb": a line break (\\n) at position 2. grep matches within single lines, so a pattern cannot contain a line break. Search for one line's text, then read the file around the match.`],
+    ["a\\nb", `Invalid regex "a\\nb": a line break (\\n) at position 2. grep matches within single lines, so a pattern cannot contain a line break (set multiline to let a match span lines). Search for one line's text, then read the file around the match.`],
     ["a\\r$", `Invalid regex "a\\r$": a carriage return (\\r) at position 2. Line endings are not part of a line; use $ to anchor at the end of a line.`],
     ["\\xZZ", `Invalid regex "\\xZZ": \\x needs hex digits at position 1. Write \\x41 or \\x{263A}.`],
     ["\\p{Nope}", `Invalid regex "\\p{Nope}": \\p{Nope} is not a Unicode property at position 1. Write \\p{L} (letters), \\p{Nd} (digits) or \\p{Greek}.`],

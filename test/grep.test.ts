@@ -12,6 +12,7 @@ import { compilePattern } from "../src/search/regex.ts";
 import { searchRg } from "../src/search/rg.ts";
 import { probeFor } from "../src/search/nearmiss.ts";
 import { makePlan } from "../src/search/plan.ts";
+import { threadCount } from "../src/search/threads.ts";
 import { Collector } from "../src/search/collect.ts";
 
 const ENGINES = RG ? ["builtin", "rg"] : ["builtin"];
@@ -211,6 +212,29 @@ describe("files and lines", () => {
 });
 
 describe("limits and permissions", () => {
+  test("issue 11 item 19: a file the built-in engine gives up on is reported as skipped, and the result is partial", () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    // JavaScriptCore's regex gives up on the x's after a backtracking limit and answers
+    // "no match" for the rest of the text; rg finds the line after them.
+    writeTree(root, { "a.txt": `${"x".repeat(26)}z\nxxy\n`, "b.txt": "xxy here\n" });
+    ageInOrder(root, ["a.txt", "b.txt"]);
+    const r = kt(["grep", "(x+x+)+y", "--json"], { cwd: root, stateDir: join(tmp.path, "state"), env: { KT_GREP_ENGINE: "builtin", KT_GREP_TIMEOUT_MS: "60000" } });
+    const result = JSON.parse(r.stdout);
+    expect(result.content).toBe(
+      [
+        '2 matches in 2 files for "(x+x+)+y":',
+        "",
+        "b.txt",
+        "  1: xxy here",
+        "a.txt",
+        "  2: xxy",
+        "[1 file could not be searched completely (the pattern backtracked too long on a line, or reading failed), so these results are partial: a.txt. Simplify the pattern (no nested repetition such as (a+)+), or search that file with rg through bash.]",
+      ].join("\n"),
+    );
+    expect(result.metadata.extra).toEqual({ engine: "builtin", partial: true, unreadable: 0, skipped: 1, threads: 1 });
+  }, 30_000);
+
   test("a long line is shown around its first match, found where the engine found it (multi-byte text before it, a regex that backtracks)", async () => {
     using tmp = tempDir();
     const long = `${"é".repeat(200)}${"日本🎉".repeat(60)} the Error( x ${"w".repeat(400)}Error( y`;
@@ -353,7 +377,11 @@ describe("command line and engines", () => {
     const alone = JSON.parse(kt(["grep", "needle", "--json"], { ...o, env: { KT_GREP_ENGINE: "builtin" } }).stdout);
     const threaded = JSON.parse(kt(["grep", "needle", "--json"], { ...o, env: { KT_GREP_ENGINE: "builtin", KT_GREP_PARALLEL_AFTER: "0" } }).stdout);
     expect(alone.metadata.extra.threads).toBe(1);
-    expect(threaded.metadata.extra.threads).toBe(Math.min(2, navigator.hardwareConcurrency || 1));
+    expect(threaded.metadata.extra.threads).toBe(threadCount());
+    // Threads follow the machine's cores or KT_THREADS, with no cap below them.
+    const many = JSON.parse(kt(["grep", "needle", "--json"], { ...o, env: { KT_GREP_ENGINE: "builtin", KT_GREP_PARALLEL_AFTER: "0", KT_THREADS: "5" } }).stdout);
+    expect(many.metadata.extra.threads).toBe(5);
+    expect(many.content.replace(/grep-\w+\.txt/, "")).toBe(alone.content.replace(/grep-\w+\.txt/, ""));
     expect(threaded.content.replace(/grep-\w+\.txt/, "")).toBe(alone.content.replace(/grep-\w+\.txt/, ""));
     expect(threaded.metadata.matches).toBe(300);
   });

@@ -13,6 +13,12 @@ import { kt, tempDir } from "./_helpers.ts";
 
 const tools = await loadAllTools();
 
+/** The fields SPEC §7.3 gives grep and glob (beyond §4's five). */
+const SECTION_7_3: Record<string, string[]> = {
+  grep: ["pattern", "path", "include", "output_mode", "context", "before", "after", "case_sensitive", "fixed_strings", "multiline", "type", "head_limit", "offset"],
+  glob: ["pattern", "path", "head_limit", "offset"],
+};
+
 describe("kt schema snapshots", () => {
   for (const tool of tools) {
     test(`${tool.name} in every format`, () => {
@@ -36,7 +42,9 @@ describe("every tool's schema", () => {
       expect(schema.additionalProperties).toBe(false);
       const fields = Object.keys(schema.properties);
       expect(fields.length).toBeGreaterThan(0);
-      expect(fields.length).toBeLessThanOrEqual(5); // SPEC §4: at most 5 model-facing parameters
+      // SPEC §4: at most 5 model-facing parameters; §7.3 gives grep and glob exactly these.
+      if (SECTION_7_3[name]) expect(fields).toEqual(SECTION_7_3[name]!);
+      else expect(fields.length).toBeLessThanOrEqual(5);
       for (const field of fields) {
         expect(field).toMatch(/^[a-z][a-z0-9_]*$/); // snake_case, the canonical spelling
         expect(schema.properties[field]!.description, `${name}.${field} has no description`).toMatch(/\S/);

@@ -116,15 +116,16 @@ describe("walk", () => {
     using tmp = tempDir();
     writeTree(tmp.path, {
       ".git/": "",
-      ".gitignore": "build/\n*.log\n",
-      ".ignore": "!build/\n*.txt\n",
+      ".gitignore": "gen/\n*.log\n",
+      ".ignore": "!gen/\n*.txt\n",
       ".rgignore": "!keep.txt\n",
-      "build/out.js": "x",
+      "gen/out.js": "x",
       "a.log": "x",
       "b.txt": "x",
       "keep.txt": "x",
     });
-    expectFiles(tmp.path, ["build/out.js", "keep.txt"]);
+    // (gen, not build: build is a noise directory, skipped before any ignore file.)
+    expectFiles(tmp.path, ["gen/out.js", "keep.txt"]);
   });
 
   test("hidden entries are skipped unless an ignore file whitelists them", () => {

@@ -11,6 +11,7 @@ import { holds } from "./anchor.ts";
 import { Collector, displayLine, garbage, MAX_KEPT, type Hit } from "./collect.ts";
 import { Walker } from "./walk.ts";
 import { Pool, PoolFailure } from "./pool.ts";
+import { threadCount } from "./threads.ts";
 import type { SearchOutcome, SearchPlan } from "./plan.ts";
 
 const CHUNK = 256 * 1024;
@@ -51,12 +52,14 @@ export async function searchBuiltin(plan: SearchPlan, compiled: Compiled, probe:
 async function run(plan: SearchPlan, compiled: Compiled, probe: Compiled | null, parallel: boolean): Promise<BuiltinRun> {
   const collector = new Collector();
   const unreadable: string[] = [];
+  const skipped: string[] = [];
+  const lost: Lost = { unreadable, skipped };
   let probed = probe ? new Collector() : null;
   const both = probe ? [compiled, probe] : [compiled];
   const alone = [compiled];
   let pool: Pool | null = null;
   const searchOne = (abs: string, rel: string): boolean => {
-    if (searchInto(abs, rel, probed ? both : alone, collector, probed, unreadable) && probed) {
+    if (searchInto(abs, rel, probed ? both : alone, collector, probed, lost) && probed) {
       probed = null;
       pool?.stopProbing();
     }
@@ -64,9 +67,9 @@ async function run(plan: SearchPlan, compiled: Compiled, probe: Compiled | null,
   };
   if (plan.file) {
     searchOne(plan.real, "");
-    return { collector, outcome: { timedOut: false, unreadable }, threads: 1, probed };
+    return { collector, outcome: { timedOut: false, unreadable, skipped }, threads: 1, probed };
   }
-  const threads = parallel ? Math.min(2, navigator.hardwareConcurrency || 1) : 1;
+  const threads = parallel ? threadCount() : 1;
   const after = parallelAfter();
   let searched = 0;
   let timedOut = false;
@@ -108,25 +111,35 @@ async function run(plan: SearchPlan, compiled: Compiled, probe: Compiled | null,
       if (collector.lines > 0) probed = null;
       else for (const snapshot of done.probed) (probed as Collector | null)?.merge(snapshot);
       unreadable.push(...done.unreadable);
+      skipped.push(...done.skipped);
       timedOut ||= done.timedOut;
     }
   } finally {
     (pool as Pool | null)?.terminate();
   }
-  return { collector, outcome: { timedOut: timedOut || walked.timedOut, unreadable }, threads: pool ? (pool as Pool).size : 1, probed };
+  return { collector, outcome: { timedOut: timedOut || walked.timedOut, unreadable, skipped }, threads: pool ? (pool as Pool).size : 1, probed };
+}
+
+/** Files a search could not cover: unreadable (permission denied), or skipped (reading
+ * failed, or the pattern gave up on a line: see SLOW_MS) — the result is then partial. */
+export interface Lost {
+  unreadable: string[];
+  skipped: string[];
 }
 
 /**
  * Searches one file for `matchers` (the pattern, then maybe the probe) and adds what it
- * found: the pattern's lines to `collector`, else the probe's to `probed`; an unreadable
- * file to `unreadable`. True when the pattern matched (the probe is then of no more use).
+ * found: the pattern's lines to `collector`, else the probe's to `probed`; a file not
+ * covered to `lost`. True when the pattern matched (the probe is then of no more use).
  * The main thread and the worker threads search each file with this.
  */
-export function searchInto(abs: string, rel: string, matchers: readonly Matcher[], collector: Collector, probed: Collector | null, unreadable: string[]): boolean {
+export function searchInto(abs: string, rel: string, matchers: readonly Matcher[], collector: Collector, probed: Collector | null, lost: Lost): boolean {
   const results = searchFile(abs, matchers);
-  if (results === "unreadable") unreadable.push(rel);
-  if (results === "unreadable" || results === null) return false;
+  if (results === "unreadable") lost.unreadable.push(rel);
+  if (results === "skipped") lost.skipped.push(rel);
+  if (results === "unreadable" || results === "skipped" || results === null) return false;
   const [found, near] = results;
+  if (found!.incomplete) lost.skipped.push(rel);
   if (found!.count > 0) {
     collector.add(rel, abs, found!.hits, found!.count, found!.cut);
     return true;
@@ -139,31 +152,41 @@ interface FileResult {
   hits: Hit[];
   count: number;
   cut: boolean;
+  /** The pattern gave up on a line (see SLOW_MS): lines after it were not searched. */
+  incomplete?: boolean;
 }
 
 /** What searching needs of a compiled pattern. */
-export type Matcher = Pick<Compiled, "js" | "jsValid" | "prefilter" | "anchors">;
+export type Matcher = Pick<Compiled, "js" | "jsValid" | "prefilter" | "anchors" | "multiline" | "nested">;
 
 /**
  * The matching lines of one file for each matcher, from one read (no matcher: only the
- * binary check); null when the file is binary; "unreadable" when it cannot be opened.
+ * binary check); null when the file is binary or gone; "unreadable" when permission is
+ * denied; "skipped" when searching it failed otherwise (an I/O error, a line too long
+ * for a string): never silently, for the result is then partial.
  */
-export function searchFile(abs: string, matchers: readonly Matcher[]): FileResult[] | null | "unreadable" {
+export function searchFile(abs: string, matchers: readonly Matcher[]): FileResult[] | null | "unreadable" | "skipped" {
   let fd: number;
   try {
     fd = openSync(abs, "r");
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return code === "EACCES" || code === "EPERM" ? "unreadable" : null;
+    return failure(error);
   }
   try {
     return scan(fd, matchers);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return code === "EACCES" || code === "EPERM" ? "unreadable" : null;
+    return failure(error);
   } finally {
     closeSync(fd);
   }
+}
+
+function failure(error: unknown): null | "unreadable" | "skipped" {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === "EACCES" || code === "EPERM") return "unreadable";
+  // Gone since the walk saw it, or not a file any more: nothing was there to search.
+  if (code === "ENOENT" || code === "EISDIR" || code === "ELOOP") return null;
+  return "skipped";
 }
 
 interface Job {
@@ -175,7 +198,10 @@ interface Job {
  * number of the line after it. */
 function searchAll(jobs: Job[], text: string, valid: boolean, line: number): number {
   let next = line;
-  for (const job of jobs) next = searchText(text, valid ? job.matcher.jsValid : job.matcher.js, line, job.out, job.matcher.prefilter);
+  for (const job of jobs) {
+    const re = valid ? job.matcher.jsValid : job.matcher.js;
+    next = job.matcher.nested ? lineByLine(text, re, 0, line, job.out) : searchText(text, re, line, job.out, job.matcher.prefilter);
+  }
   return next;
 }
 
@@ -218,6 +244,7 @@ function newlinesIn(fd: number, from: number, to: number): number {
 }
 
 function scan(fd: number, matchers: readonly Matcher[]): FileResult[] | null {
+  if (matchers.length === 1 && matchers[0]!.multiline) return scanWhole(fd, matchers[0]!);
   const jobs: Job[] = matchers.map((matcher) => ({ matcher, out: { hits: [], count: 0, cut: false } }));
   const results = jobs.map((job) => job.out);
   let buf = shared;
@@ -286,8 +313,14 @@ export function searchText(text: string, re: RegExp, line: number, out: FileResu
   let counted = 0;
   finder.lastIndex = 0;
   for (;;) {
+    const started = performance.now();
     const m = finder.exec(text);
-    if (!m) break;
+    if (!m) {
+      // JavaScriptCore's regex gives up past a backtracking limit and answers "no match"
+      // for the whole rest of the text: slowly. The rest is searched again line by line.
+      if (performance.now() - started > SLOW_MS) return lineByLine(text, re, counted, line, out);
+      break;
+    }
     const at = m.index;
     if (at >= text.length && (text.length === 0 || text.charCodeAt(text.length - 1) === 10)) break;
     for (let nl = text.indexOf("\n", counted); nl !== -1 && nl < at; nl = text.indexOf("\n", counted)) {
@@ -319,10 +352,117 @@ export function searchText(text: string, re: RegExp, line: number, out: FileResu
   return done(finder, re, line);
 }
 
+/** An exec slower than this that found nothing may have given up (see searchText). */
+const SLOW_MS = 200;
+const MAX_GIVE_UPS = 3;
+
+/**
+ * searchText from `from` (a line start, numbered `line`) one line at a time, so that a
+ * line where the pattern gives up costs only that line: its file is then marked
+ * incomplete, and after MAX_GIVE_UPS such lines the rest of it is left (each costs as
+ * long as the first).
+ */
+function lineByLine(text: string, re: RegExp, from: number, line: number, out: FileResult): number {
+  let gaveUp = 0;
+  let after = line;
+  for (let nl = text.indexOf("\n", from); nl !== -1; nl = text.indexOf("\n", nl + 1)) after++;
+  for (let start = from; start < text.length; line++) {
+    let end = text.indexOf("\n", start);
+    if (end === -1) end = text.length;
+    const lineText = text.slice(start, end);
+    re.lastIndex = 0;
+    const began = performance.now();
+    const m = re.exec(lineText);
+    if (m) {
+      out.count++;
+      if (out.hits.length < MAX_KEPT) out.hits.push({ line, text: displayLine(lineText, re, false, m.index) });
+      else out.cut = true;
+    } else if (performance.now() - began > SLOW_MS) {
+      // That line is lost; the next ones are still searched, up to a few more losses.
+      out.incomplete = true;
+      if (++gaveUp >= MAX_GIVE_UPS) break;
+    }
+    start = end + 1;
+  }
+  re.lastIndex = 0;
+  return after;
+}
+
 function done(finder: RegExp, re: RegExp, line: number): number {
   finder.lastIndex = 0;
   re.lastIndex = 0;
   return line;
+}
+
+/** A multiline search: the file read and searched whole (a match may span chunks). */
+function scanWhole(fd: number, matcher: Matcher): FileResult[] | null {
+  const parts: Buffer[] = [];
+  const chunk = Buffer.allocUnsafe(CHUNK);
+  for (let n = readSync(fd, chunk, 0, chunk.length, null); n > 0; n = readSync(fd, chunk, 0, chunk.length, null)) {
+    const part = Buffer.from(chunk.subarray(0, n));
+    if (part.indexOf(0) !== -1 && !(parts.length === 0 && utf16Bom(part))) return null;
+    parts.push(part);
+  }
+  const bytes = Buffer.concat(parts);
+  const out: FileResult = { hits: [], count: 0, cut: false };
+  let text: string;
+  let valid = true;
+  if (utf16Bom(bytes)) {
+    text = new TextDecoder(bytes[0] === 0xff ? "utf-16le" : "utf-16be").decode(bytes);
+    if (text.includes("\0")) return null;
+  } else {
+    const skip = bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+    valid = isUtf8(bytes.subarray(skip));
+    text = bytes.toString("utf8", skip);
+  }
+  searchMultiline(text, valid ? matcher.jsValid : matcher.js, out);
+  return [out];
+}
+
+function utf16Bom(bytes: Buffer): boolean {
+  return bytes.length >= 2 && ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff));
+}
+
+/**
+ * The lines of `text` (a whole file) that matches of `re` touch, each once, as rg -U
+ * reports them: from the line a match starts on to the line of its last character (an
+ * empty match: its own line). The search goes on from where a match ends.
+ */
+export function searchMultiline(text: string, re: RegExp, out: FileResult): void {
+  let line = 1;
+  /** Where line `line` starts. */
+  let pos = 0;
+  let reported = 0;
+  re.lastIndex = 0;
+  for (;;) {
+    const m = re.exec(text);
+    if (!m) break;
+    const start = m.index;
+    const end = start + m[0].length;
+    if (start >= text.length && (text.length === 0 || text.charCodeAt(text.length - 1) === 10)) break;
+    for (let nl = text.indexOf("\n", pos); nl !== -1 && nl < start; nl = text.indexOf("\n", pos)) {
+      pos = nl + 1;
+      line++;
+    }
+    const lastChar = end > start ? end - 1 : start;
+    for (;;) {
+      let lineEnd = text.indexOf("\n", pos);
+      if (lineEnd === -1) lineEnd = text.length;
+      if (line > reported) {
+        reported = line;
+        out.count++;
+        if (out.hits.length < MAX_KEPT) out.hits.push({ line, text: displayLine(text.slice(pos, lineEnd), re) });
+        else out.cut = true;
+      }
+      if (lineEnd >= lastChar || lineEnd >= text.length) break;
+      pos = lineEnd + 1;
+      line++;
+    }
+    // displayLine may have run `re` on the line: the search goes on from the match's end.
+    re.lastIndex = end > start ? end : end + 1;
+    if (re.lastIndex > text.length) break;
+  }
+  re.lastIndex = 0;
 }
 
 /** UTF-16 with a BOM: decoded whole, as rg transcodes it; false when binary. */

@@ -191,7 +191,7 @@ export function newestFirst(aTime: number, aRel: string, bTime: number, bRel: st
 }
 
 /**
- * A matched line as shown: without its "\r", at most MAX_LINE_CHARS characters with "…"
+ * A matched line as shown: without its trailing "\r"s, at most MAX_LINE_CHARS characters with "…"
  * where it was cut; a long line whose first match lies past the cut is shown around it.
  * `fresh`: `raw` is a string of its own, not a slice of a larger one. `at`: where the
  * first match starts, when known.
@@ -233,7 +233,11 @@ function firstMatch(line: string, re: RegExp, at: number | undefined): RegExpExe
 }
 
 function cutLine(raw: string, re: RegExp, at: number | undefined): string {
-  const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+  // Every trailing "\r": rg under --crlf ends an unterminated last line with "\r\n", so
+  // "x\r" at the end of a file reaches the rg engine as "x\r\r".
+  let length = raw.length;
+  while (length > 0 && raw.charCodeAt(length - 1) === 13) length--;
+  const line = length === raw.length ? raw : raw.slice(0, length);
   if (line.length <= MAX_LINE_CHARS) return line;
   const m = firstMatch(line, re, at);
   const end = m ? m.index + m[0].length : 0;

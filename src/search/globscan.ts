@@ -1,17 +1,19 @@
 // The walk behind glob: every file whose path matches the pattern, with its modification
 // time (glob lists newest first), and what the zero-match hint needs to know. A large
-// tree is walked by two threads sharing one walk: this one starts, and past a thousand
-// files a worker thread (worker.ts) takes half the directories still to be read (a very
-// large directory waits in slices of files, which go the same way); when either runs
-// out, it takes half of the other's. Each stats its own matches, so the stat calls,
+// tree is walked by as many threads as there are cores sharing one walk: this one
+// starts, and past a thousand files each idle helper thread (worker.ts) is given half
+// the directories still to be read here (a very large directory waits in slices of
+// files, which go the same way); when this thread runs out, it takes half of a busy
+// helper's. Each stats its own matches, so the stat calls,
 // which cost as much as the walk, are shared too. The result does not depend on which
 // thread saw what: each sorts its own list and the two are merged, counts are summed,
 // and the near names are ranked by (distance, path).
 import { extname } from "node:path";
-import picomatch from "picomatch";
+import { globTest } from "./globlang.ts";
 import { distance } from "fastest-levenshtein";
 import { Walker, type DirRef, type WalkOptions } from "./walk.ts";
 import { workerUrl } from "./pool.ts";
+import { threadCount } from "./threads.ts";
 import { mtimeOf, newestFirst } from "./collect.ts";
 
 /** What a thread needs to scan (plain data: it crosses to the worker). */
@@ -78,7 +80,7 @@ export function plainName(glob: string): string | null {
 function relaxedMatcher(glob: string): ((rel: string) => boolean) | null {
   const m = /^(.*?)(\.[A-Za-z0-9_-]+|\.\{[^/{}]*\})$/.exec(glob);
   if (!m || m[1]!.endsWith("/") || m[1] === "") return null;
-  return picomatch(`${m[1]}.*`, { dot: true });
+  return globTest(`${m[1]}.*`, { dot: true });
 }
 
 // picomatch's test for a glob on a path (dot files included), quicker for the commonest
@@ -88,10 +90,10 @@ export function globMatcher(glob: string): (rel: string) => boolean {
   if (glob === "**" || glob === "**/*") return () => true;
   const last = /^\*\*\/([^/]+)$/.exec(glob);
   if (last && !last[1]!.startsWith("!") && !last[1]!.includes("**")) {
-    const name = picomatch(last[1]!, { dot: true });
+    const name = globTest(last[1]!, { dot: true });
     return (rel) => name(rel.slice(rel.lastIndexOf("/") + 1));
   }
-  return picomatch(glob, { dot: true });
+  return globTest(glob, { dot: true });
 }
 
 /** What one thread finds. */
@@ -111,7 +113,7 @@ export class GlobScan {
   constructor(private readonly config: GlobScanConfig) {
     const glob = config.glob;
     this.match = globMatcher(glob);
-    this.deeper = glob.includes("/") || glob.startsWith("**") ? null : picomatch(glob, { dot: true, basename: true });
+    this.deeper = glob.includes("/") || glob.startsWith("**") ? null : globTest(glob, { dot: true, basename: true });
     this.name = plainName(glob);
     this.relaxed = this.name ? null : relaxedMatcher(glob);
   }
@@ -394,19 +396,22 @@ export async function scanGlob(config: GlobScanConfig, url = workerUrl()): Promi
   }
 }
 
-/** `url`: the worker script (tests give others); null: this thread alone. */
+/** `url`: the worker script (tests give others); null: this thread alone. This thread
+ * walks and hands out work: an idle helper is given half of what is left here, and when
+ * this thread runs out it takes half of a busy helper's. */
 async function scan(config: GlobScanConfig, url: string | null): Promise<GlobScanResult> {
   const own = new GlobScan(config);
   const walker = new Walker(own.walkOptions());
   const after = parallelAfter();
-  let helper: Helper | null = null;
-  let tried = url === null || (navigator.hardwareConcurrency || 1) < 2;
+  const wanted = url === null ? 0 : threadCount() - 1;
+  let helpers: Helper[] = [];
+  let tried = wanted < 1;
   try {
     for (;;) {
       if (walker.pending > 0) {
-        // Small steps (a slice of a large directory counts as one), so that a worker gone
+        // Small steps (a slice of a large directory counts as one), so that a helper gone
         // idle is soon given more, and a small tree (in tests) still has directories
-        // left to share when the worker is asked for.
+        // left to share when a helper is asked for.
         const ended = walker.step(own.visit, 4);
         if (ended?.timedOut) {
           own.timedOut = true;
@@ -415,27 +420,36 @@ async function scan(config: GlobScanConfig, url: string | null): Promise<GlobSca
       }
       if (!tried && own.walked >= after && walker.pending >= 2) {
         tried = true;
-        helper = Helper.start(config, url!);
+        for (let i = 0; i < wanted; i++) {
+          const helper = Helper.start(config, url!);
+          if (helper) helpers.push(helper);
+        }
       }
-      if (helper === null) {
+      if (helpers.length === 0) {
         if (walker.pending === 0) break;
         continue;
       }
-      if (helper.idle && walker.pending >= 2) helper.give(walker.split());
+      for (const helper of helpers) if (walker.pending >= 2 && helper.idle) helper.give(walker.split());
       if (walker.pending > 0) continue;
-      // Nothing left here: take half of the worker's, or wait for it to finish.
-      if (helper.idle) break;
-      const stolen = await helper.steal();
+      // Nothing left here: take half of a busy helper's, or wait for the last to finish.
+      const busy = helpers.filter((h) => !h.idle);
+      if (busy.length === 0) break;
+      let stolen: DirRef[] = [];
+      for (const helper of busy) {
+        stolen = await helper.steal();
+        if (stolen.length > 0) break;
+      }
       if (stolen.length > 0) walker.add(stolen);
-      else if (!helper.idle) await helper.pause();
+      else await busy[0]!.pause();
     }
-    if (!helper) return own.result();
-    // Both threads sort their own paths at the same time; then one merge.
-    const finishing = helper.finish();
-    helper = null;
-    const mine = own.result();
-    return merge(mine, await finishing);
+    if (helpers.length === 0) return own.result();
+    // Every thread sorts its own paths at the same time; then the merges.
+    const finishing = helpers.map((h) => h.finish());
+    helpers = [];
+    let merged = own.result();
+    for (const other of await Promise.all(finishing)) merged = merge(merged, other);
+    return merged;
   } finally {
-    helper?.terminate();
+    for (const helper of helpers) helper.terminate();
   }
 }

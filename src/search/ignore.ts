@@ -3,7 +3,10 @@
 // walker prunes ignored directories, so a parent that was entered was not ignored.
 // Semantics are gitignore's as ripgrep reads them: last matching line wins, a line
 // without a slash matches the base name at any depth, a trailing slash matches
-// directories only, matching is case-sensitive.
+// directories only, matching is case-sensitive. As in git, a glob matches the bytes of
+// a UTF-8 name, not its characters: "?" is one byte (so "??" matches "é") and a class
+// holds bytes (so "[é]" matches no name). A line that cannot be compiled is dropped
+// alone, as git and rg drop it; the file's other lines still apply.
 
 export const enum Match {
   None = 0,
@@ -25,7 +28,12 @@ export class IgnoreRules {
   private readonly anyBase: RegExp | null;
   private readonly anyPath: RegExp | null;
 
-  constructor(rules: Rule[]) {
+  /** `bytewise`: some rule can tell a name's bytes from its characters ("?", a class, a
+   * non-ASCII character), so non-ASCII paths are matched as their UTF-8 bytes. */
+  constructor(
+    rules: Rule[],
+    private readonly bytewise: boolean,
+  ) {
     this.rules = rules;
     const base = rules.filter((r) => r.basename).map((r) => r.re.source);
     const path = rules.filter((r) => !r.basename).map((r) => r.re.source);
@@ -39,6 +47,10 @@ export class IgnoreRules {
 
   /** `rel` is relative to the directory holding the ignore file; `name` is its last component. */
   match(rel: string, name: string, isDir: boolean): Match {
+    if (this.bytewise && NON_ASCII.test(rel)) {
+      rel = asBytes(rel);
+      name = asBytes(name);
+    }
     if (!(this.anyBase?.test(name) || this.anyPath?.test(rel))) return Match.None;
     for (let i = this.rules.length - 1; i >= 0; i--) {
       const rule = this.rules[i]!;
@@ -49,18 +61,36 @@ export class IgnoreRules {
   }
 }
 
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** A string's UTF-8 bytes, one character per byte (what the rules' regexes match). */
+function asBytes(s: string): string {
+  return Buffer.from(s, "utf8").toString("latin1");
+}
+
 /** Compiles the text of an ignore file; null when it holds no rules. */
 export function compileIgnore(text: string): IgnoreRules | null {
   const rules: Rule[] = [];
+  let bytewise = false;
   const lines = (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text).split("\n");
   for (let line of lines) {
     if (line.endsWith("\r")) line = line.slice(0, -1);
-    const rule = compileLine(line);
-    if (rule) rules.push(rule);
+    let rule: Rule | null;
+    try {
+      rule = compileLine(line);
+    } catch {
+      // An invalid range ([z-a]) or the like: this line is lost, not the file.
+      continue;
+    }
+    if (!rule) continue;
+    rules.push(rule);
+    if (/[?[]/.test(line) || NON_ASCII.test(line)) bytewise = true;
   }
-  return rules.length ? new IgnoreRules(rules) : null;
+  return rules.length ? new IgnoreRules(rules, bytewise) : null;
 }
 
+/** One line's rule, matching bytes (see asBytes); null for a blank line, a comment or an
+ * invalid glob. Throws when the glob makes an invalid regex (a range out of order). */
 export function compileLine(raw: string): Rule | null {
   let line = trimTrailingSpaces(raw);
   if (line === "" || line.startsWith("#")) return null;
@@ -81,7 +111,7 @@ export function compileLine(raw: string): Rule | null {
   const anchored = line.includes("/");
   if (line.startsWith("/")) line = line.slice(1);
   if (line === "") return null;
-  const body = globToRegex(line);
+  const body = globToRegex(asBytes(line));
   if (body === null) return null;
   return { re: new RegExp(`^${body}$`), negative, dirOnly, basename: !anchored };
 }
@@ -140,11 +170,8 @@ export function globToRegex(glob: string): string | null {
     }
     if (c === "[") {
       const cls = bracket(glob, i);
-      if (cls === null) {
-        out += "\\[";
-        i++;
-        continue;
-      }
+      // An unclosed class makes the whole glob invalid, as in git and rg.
+      if (cls === null) return null;
       out += cls.source;
       i = cls.end;
       continue;

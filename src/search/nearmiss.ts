@@ -7,6 +7,33 @@
 import { compilePattern, escapeLiteral, NEVER_INVALID, NEVER_VALID, type Compiled } from "./regex.ts";
 import { anchorsOf } from "./anchor.ts";
 import type { Collector } from "./collect.ts";
+import { search, type Engine, type Run } from "./engine.ts";
+import type { SearchPlan } from "./plan.ts";
+
+/**
+ * The probe policy. The built-in engine searches for the probe in the search's own pass,
+ * and so does rg for a case-insensitive pattern (then the probe, case-insensitive too,
+ * costs rg little more than the search); either retires it once the pattern has a hit.
+ * For a case-sensitive pattern a case-insensitive rg pass would cost every search
+ * 20–40% more, so rg gets no probe here, and nearMissHint makes a second pass, only when
+ * nothing matched. A multiline search gets no probe at all: the probe is line by line.
+ */
+export function samePassProbe(engine: Engine, compiled: Compiled): Compiled | null {
+  if (compiled.multiline) return null;
+  return engine.name === "builtin" || compiled.caseInsensitive ? probeFor(compiled) : null;
+}
+
+/** The hint for a search (`first`) that matched nothing: what its pass found of the
+ * probe, or a second pass for the probe alone when the first carried none. */
+export async function nearMissHint(engine: Engine, plan: SearchPlan, compiled: Compiled, first: Run): Promise<string | null> {
+  if (first.probed) return first.probed.found.lines === 0 ? null : nearest(compiled, first.probed.probe, first.probed.found);
+  if (compiled.multiline || samePassProbe(engine, compiled) !== null) return null;
+  const probe = probeFor(compiled);
+  if (!probe) return null;
+  const run = await search(engine, plan, probe, { warn: () => {} });
+  if (run.outcome.timedOut || run.collector.lines === 0) return null;
+  return nearest(compiled, probe, run.collector);
+}
 
 const MIN_FUZZY = 4;
 const MAX_FUZZY = 64;
@@ -26,7 +53,7 @@ export function probeFor(compiled: Compiled): Compiled | null {
     const lit = (cs: string[]) => escapeLiteral(cs.join(""));
     const mid = Math.floor(chars.length / 2);
     const swapped = [...chars.slice(0, mid - 1), chars[mid]!, chars[mid - 1]!, ...chars.slice(mid + 1)];
-    const parts = compilePattern([lit(chars.slice(0, mid)), lit(chars.slice(mid)), lit(swapped)].join("|"), true);
+    const parts = compilePattern([lit(chars.slice(0, mid)), lit(chars.slice(mid)), lit(swapped)].join("|"), "insensitive");
     const spellings = [chars.slice(0, mid), chars.slice(mid), swapped].map((cs) => anchorsOf(cs.join(""), true));
     const anchors = spellings.every((a) => a !== null) ? spellings.flatMap((a) => a!) : null;
     const fixed = [chars.slice(0, mid), chars.slice(mid), swapped].map((cs) => cs.join(""));
@@ -47,7 +74,7 @@ export function probeFor(compiled: Compiled): Compiled | null {
     };
   }
   if (compiled.caseInsensitive) return null;
-  return compilePattern(compiled.pattern, true);
+  return compilePattern(compiled.pattern, "insensitive");
 }
 
 /** The strings within one edit of chars[i..], given chars[..i] matched exactly; `any`

@@ -10,6 +10,8 @@ import { KtError, type ToolContext } from "../tools/tool.ts";
 import { absolutePath, displayPath, fsError, realPath } from "../core/paths.ts";
 import { notFound } from "../tools/_suggest.ts";
 import { NOISE } from "./walk.ts";
+import { globTest } from "./globlang.ts";
+import { typeGlobs } from "./types.ts";
 
 export interface SearchPlan {
   /** The search path, absolute, as given (not symlink-resolved): the base of displayed paths. */
@@ -30,6 +32,8 @@ export interface SearchPlan {
   match: ((rel: string) => boolean) | null;
   /** The pattern or include as given, after normalization. */
   glob: string | null;
+  /** grep's type filter: file-name globs, one of which a file's name must match. */
+  types: readonly string[] | null;
   deadline: number;
 }
 
@@ -37,6 +41,8 @@ export interface SearchOutcome {
   timedOut: boolean;
   /** Paths relative to `real` that could not be read. */
   unreadable: string[];
+  /** Files whose search failed or gave up part-way (built-in engine): the result is partial. */
+  skipped?: string[];
 }
 
 const TIME_LIMIT_MS = 10_000;
@@ -54,6 +60,8 @@ export interface PlanInput {
   glob: string | undefined;
   /** A slash-less glob matches base names at any depth (grep's include, like rg -g). */
   basename: boolean;
+  /** grep's type: a name from rg's file types (types.ts). */
+  type?: string;
 }
 
 export function makePlan(ctx: ToolContext, input: PlanInput, started = performance.now()): SearchPlan {
@@ -108,10 +116,20 @@ export function makePlan(ctx: ToolContext, input: PlanInput, started = performan
   if (glob !== null) {
     // picomatch's basename option must only be set for a slash-less glob: with it, a glob
     // with slashes is tested against the base name too, and never matches.
-    const matcher = picomatch(glob, { dot: true, basename: input.basename && !glob.includes("/") });
+    const matcher = globTest(glob, { dot: true, basename: input.basename && !glob.includes("/") });
     match = (rel) => matcher(rel);
   }
-  return { abs, real, file, walkRoot, walkRel: prefix, missing, hidden, noise, match, glob, deadline: started + timeLimitMs() };
+  const types = input.type === undefined ? null : typeGlobs(input.type);
+  if (types !== null && !file) {
+    const tests = types.map((t) => globTest(t, { dot: true }));
+    const ofType = (rel: string) => {
+      const name = rel.slice(rel.lastIndexOf("/") + 1);
+      return tests.some((t) => t(name));
+    };
+    const byGlob = match;
+    match = byGlob ? (rel) => ofType(rel) && byGlob(rel) : ofType;
+  }
+  return { abs, real, file, walkRoot, walkRel: prefix, missing, hidden, noise, match, glob, types: file ? null : types, deadline: started + timeLimitMs() };
 }
 
 /** A found path (relative to plan.real) as the model sees it: relative to the working

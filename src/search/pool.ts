@@ -19,6 +19,8 @@ export interface MatcherSpec {
   jsValid: Source;
   prefilter: Source | null;
   anchors: { bytes: Uint8Array; word: string | null; at: number }[] | null;
+  multiline?: boolean;
+  nested?: boolean;
 }
 
 /** "files" carries "abs\0rel\0abs\0rel…": one string crosses threads far more cheaply
@@ -32,7 +34,7 @@ export type PoolMessage =
 
 /** "ack" says whether this thread has found a match so far; "result" carries what the
  * probe found only when the thread probed every file it was given. */
-export type WorkerMessage = { type: "ack"; found: boolean } | { type: "result"; snapshot: Snapshot; probed: Snapshot | null; unreadable: string[]; timedOut: boolean };
+export type WorkerMessage = { type: "ack"; found: boolean } | { type: "result"; snapshot: Snapshot; probed: Snapshot | null; unreadable: string[]; skipped: string[]; timedOut: boolean };
 
 export class PoolFailure extends Error {
   override name = "PoolFailure";
@@ -41,7 +43,7 @@ export class PoolFailure extends Error {
 const source = (re: RegExp): Source => [re.source, re.flags];
 
 export function matcherSpec(m: Matcher): MatcherSpec {
-  return { js: source(m.js), jsValid: source(m.jsValid), prefilter: m.prefilter ? source(m.prefilter) : null, anchors: m.anchors };
+  return { js: source(m.js), jsValid: source(m.jsValid), prefilter: m.prefilter ? source(m.prefilter) : null, anchors: m.anchors, multiline: m.multiline, nested: m.nested };
 }
 
 export function reviveMatcher(spec: MatcherSpec): Matcher {
@@ -50,6 +52,8 @@ export function reviveMatcher(spec: MatcherSpec): Matcher {
     jsValid: new RegExp(...spec.jsValid),
     prefilter: spec.prefilter ? new RegExp(...spec.prefilter) : null,
     anchors: spec.anchors ? spec.anchors.map((a) => ({ ...a, bytes: Buffer.from(a.bytes) })) : null,
+    multiline: spec.multiline,
+    nested: spec.nested,
   };
 }
 
@@ -68,6 +72,7 @@ export interface PoolResult {
   /** The probe's findings of every thread that probed all its files. */
   probed: Snapshot[];
   unreadable: string[];
+  skipped: string[];
   timedOut: boolean;
 }
 
@@ -202,6 +207,7 @@ export class Pool {
         snapshots: results.map((r) => r.snapshot),
         probed: results.flatMap((r) => (r.probed ? [r.probed] : [])),
         unreadable: results.flatMap((r) => r.unreadable),
+        skipped: results.flatMap((r) => r.skipped),
         timedOut: results.some((r) => r.timedOut),
       };
     } finally {

@@ -35,6 +35,12 @@ export interface Compiled {
   /** Plain strings `rust` is the alternation of: rg finds them faster as fixed strings
    * (-F) than as a regex, case-insensitively above all. */
   fixed?: string[];
+  /** Matches may span lines: each file is searched whole, and every line a match
+   * touches is a matching line (rg -U --multiline-dotall). */
+  multiline?: boolean;
+  /** A nested repetition, (a+)+: the built-in engine searches line by line, so that a
+   * line JavaScriptCore gives up on costs only that line (builtin.ts, SLOW_MS). */
+  nested?: boolean;
 }
 
 const MAX_REPEAT = 1000;
@@ -43,28 +49,45 @@ const MAX_REPEAT = 1000;
  * never match invalid UTF-8, but do match a real U+FFFD). */
 export const NEVER_INVALID = "\\n\\r\\uFFFD";
 export const NEVER_VALID = "\\n\\r";
+/** The same when matches may span lines (multiline): only U+FFFD in invalid text. */
+const NEVER_INVALID_MULTILINE = "\\uFFFD";
+const NEVER_VALID_MULTILINE = "";
 const JS_SYNTAX = new Set("^$\\.*+?()[]{}|/");
 const RS_META = new Set("\\.+*?()|[]{}^$#&-~");
 const JS_CLASS_ESCAPE = new Set("\\]^-[");
 const RS_CLASS_ESCAPE = new Set("\\]^-[&~");
 
-export function compilePattern(pattern: string, forceInsensitive = false): Compiled {
-  const parser = new Parser(pattern, NEVER_INVALID);
+/** How letters' case is matched: smart case (the default), or forced either way. */
+export type Cases = "smart" | "insensitive" | "sensitive";
+
+/**
+ * `multiline`: matches may span lines (rg -U --multiline-dotall): "." and negated classes
+ * match line endings too, \s matches them, and \n and \r may be written.
+ */
+export function compilePattern(pattern: string, cases: Cases = "smart", multiline = false): Compiled {
+  const [invalidNever, validNever] = multiline ? [NEVER_INVALID_MULTILINE, NEVER_VALID_MULTILINE] : [NEVER_INVALID, NEVER_VALID];
+  // A first parse decides the case; the JavaScript written depends on it (see Parser.fold).
+  const first = new Parser(pattern, invalidNever, false, multiline);
+  first.parse();
+  const smart = first.inlineI || (first.anyLiteral && !first.upper);
+  const caseInsensitive = cases === "smart" ? smart : cases === "insensitive";
+  const parser = new Parser(pattern, invalidNever, caseInsensitive, multiline);
   const { js, rs, required } = parser.parse();
-  const caseInsensitive = forceInsensitive || parser.inlineI || !parser.upper;
   const flags = caseInsensitive ? "giu" : "gu";
   let re: RegExp;
   let reValid: RegExp;
   try {
     re = new RegExp(js, flags);
-    reValid = new RegExp(new Parser(pattern, NEVER_VALID).parse().js, flags);
+    reValid = new RegExp(new Parser(pattern, validNever, caseInsensitive, multiline).parse().js, flags);
   } catch (error) {
     throw invalid(pattern, `${(error as Error).message.replace(/^Invalid regular expression: /, "")}`, "Check the syntax.");
   }
   const literal = parser.literal ? parser.text : null;
+  const nested = parser.nested ? { nested: true } : {};
+  if (multiline) return { pattern, js: re, jsValid: reValid, rust: rs, caseInsensitive, literal: null, prefilter: null, anchors: null, multiline, ...nested };
   const prefilter = literal === null && required.length >= 3 ? new RegExp([...required].map(jsLiteral).join(""), caseInsensitive ? "giu" : "gu") : null;
   const anchors = anchorsOf(literal ?? required, caseInsensitive);
-  return { pattern, js: re, jsValid: reValid, rust: rs, caseInsensitive, literal, prefilter, anchors };
+  return { pattern, js: re, jsValid: reValid, rust: rs, caseInsensitive, literal, prefilter, anchors, ...nested };
 }
 
 /** A pattern in this syntax that matches `text` literally. */
@@ -84,6 +107,8 @@ interface Piece {
   atom: boolean;
   /** The character, when the piece is one literal character. */
   lit?: string;
+  /** A group holding a repetition (a repetition of it backtracks exponentially). */
+  repeats?: boolean;
 }
 
 interface Seq {
@@ -115,11 +140,29 @@ class Parser {
   literal = true;
   /** The literal text, meaningful while `literal` holds. */
   text = "";
+  /** Repetitions (other than "?") parsed so far. */
+  repetitions = 0;
+  /** A repetition of a group that holds one, (a+)+: JavaScriptCore may give up on it. */
+  nested = false;
+  /** Some literal character appears (escaped or in a class too): rg's smart case makes
+   * a pattern without any (\p{Lu}, \d+) case-sensitive. */
+  anyLiteral = false;
 
+  /** `fold`: the pattern runs case-insensitively. JavaScript's /iu then counts U+017F (ſ)
+   * and U+212A (Kelvin) as word characters, folded onto s and k; \w \W \b \B are
+   * written to keep them ASCII, as rg's are. */
   constructor(
     private readonly src: string,
     private readonly never: string,
+    private readonly fold: boolean,
+    private readonly multiline = false,
   ) {}
+
+  /** A shorthand's members: \s holds the line endings too when matches span lines. */
+  private members(name: string): string {
+    const members = ASCII_SETS[name]!.members;
+    return this.multiline && (name === "s" || name === "S") ? `${members}\\n\\r` : members;
+  }
 
   parse(): Seq {
     if (this.src.startsWith("(?i)")) {
@@ -211,6 +254,10 @@ class Parser {
     }
     if (q === null) return { js: "", rs: "" };
     this.literal = false;
+    if (q !== "?") {
+      this.repetitions++;
+      if (piece.repeats) this.nested = true;
+    }
     if (!piece.atom) {
       this.fail(`quantifier ${q} has nothing to repeat`, `Escape it to match it literally (e.g. \\${q[0]}).`, at);
     }
@@ -275,11 +322,12 @@ class Parser {
 
   /** `written`: the character appears as itself in the pattern (smart case looks at those). */
   private literalChar(ch: string, written = true): Piece {
-    if (ch === "\n") {
+    if (ch === "\n" && !this.multiline) {
       this.fail("a line break", "grep matches within single lines, so a pattern cannot contain a line break. Search for one line's text, then read the file around the match.", this.pos - 1);
     }
-    if (ch === "\r") this.refuseCR();
+    if (ch === "\r" && !this.multiline) this.refuseCR();
     if (written) this.note(ch);
+    this.anyLiteral = true;
     this.text += ch;
     return { js: jsLiteral(ch), rs: rsLiteral(ch), atom: true, lit: ch };
   }
@@ -316,10 +364,11 @@ class Parser {
         } else this.fail("an unknown group syntax (?", "Use (…) or (?:…) for a group, or escape a literal parenthesis as \\(.", start);
       }
     }
+    const before = this.repetitions;
     const inner = this.alternation(1);
     if (this.src[this.pos] !== ")") this.fail("unclosed (", "Balance the parentheses, or escape a literal one as \\(.", start);
     this.pos++;
-    return { js: `(?:${inner.js})`, rs: `(?:${inner.rs})`, atom: true };
+    return { js: `(?:${inner.js})`, rs: `(?:${inner.rs})`, atom: true, repeats: this.repetitions > before };
   }
 
   private escape(): Piece {
@@ -331,15 +380,22 @@ class Parser {
     const set = ASCII_SETS[c];
     if (set) {
       this.literal = false;
+      if (this.fold && (c === "w" || c === "W")) {
+        // (?-i:…) in both: a class that is not folded holds no ſ or K.
+        return c === "w"
+          ? { js: `(?-i:[${set.members}])`, rs: `(?-i:[${set.members}])`, atom: true }
+          : { js: `(?-i:[^${set.members}${this.never}])`, rs: `(?-i:[^${set.members}])`, atom: true };
+      }
+      const members = this.members(c);
       return set.negated
-        ? { js: `[^${set.members}${this.never}]`, rs: `[^${set.members}]`, atom: true }
-        : { js: `[${set.members}]`, rs: `[${set.members}]`, atom: true };
+        ? { js: `[^${members}${this.never}]`, rs: `[^${members}]`, atom: true }
+        : { js: `[${members}]`, rs: `[${members}]`, atom: true };
     }
     switch (c) {
       case "b":
       case "B":
         this.literal = false;
-        return { js: `\\${c}`, rs: `(?-u:\\${c})`, atom: false };
+        return { js: this.fold ? `(?-i:\\${c})` : `\\${c}`, rs: `(?-u:\\${c})`, atom: false };
       case "t":
         return this.literalChar("\t");
       case "f":
@@ -347,9 +403,11 @@ class Parser {
       case "v":
         return this.literalChar("\v");
       case "n":
-        this.fail("a line break (\\n)", "grep matches within single lines, so a pattern cannot contain a line break. Search for one line's text, then read the file around the match.", start);
+        if (this.multiline) return this.literalChar("\n");
+        this.fail("a line break (\\n)", "grep matches within single lines, so a pattern cannot contain a line break (set multiline to let a match span lines). Search for one line's text, then read the file around the match.", start);
       // eslint-disable-next-line no-fallthrough
       case "r":
+        if (this.multiline) return this.literalChar("\r");
         this.pos = start + 1;
         this.refuseCR();
       // eslint-disable-next-line no-fallthrough
@@ -455,11 +513,12 @@ class Parser {
       if (item.kind === "set") {
         shorthands.add(item.name);
         const set = ASCII_SETS[item.name]!;
+        const members = this.members(item.name);
         if (!set.negated) {
-          js += set.members;
-          rs += set.members;
+          js += members;
+          rs += members;
         } else {
-          jsExtra.push(`[^${set.members}${this.never}]`);
+          jsExtra.push(`[^${members}${this.never}]`);
           rs += `[:^${item.name === "D" ? "digit" : item.name === "W" ? "word" : "space"}:]`;
         }
         continue;
@@ -509,9 +568,10 @@ class Parser {
     if (c !== "\\") {
       this.pos++;
       const ch = this.codePointAtPos(c);
-      if (ch === "\n") this.fail("a line break in a class", "grep matches within single lines; remove it.", start);
-      if (ch === "\r") this.refuseCR();
+      if (ch === "\n" && !this.multiline) this.fail("a line break in a class", "grep matches within single lines; remove it.", start);
+      if (ch === "\r" && !this.multiline) this.refuseCR();
       this.note(ch);
+      this.anyLiteral = true;
       return { kind: "char", ch };
     }
     const escStart = this.pos;
@@ -528,9 +588,11 @@ class Parser {
       case "v":
         return { kind: "char", ch: "\v" };
       case "n":
+        if (this.multiline) return { kind: "char", ch: "\n" };
         this.fail("a line break (\\n) in a class", "grep matches within single lines; remove it.", escStart);
       // eslint-disable-next-line no-fallthrough
       case "r":
+        if (this.multiline) return { kind: "char", ch: "\r" };
         this.pos = escStart + 1;
         this.refuseCR();
       // eslint-disable-next-line no-fallthrough

@@ -1,4 +1,4 @@
-// The ripgrep engine: rg walks and searches (in parallel, with its own ignore handling,
+// The ripgrep engine (its command line is rgargs.ts): rg walks and searches (in parallel, with its own ignore handling,
 // which the built-in walk mirrors), kt reads rg's plain output with --heading and --null
 // (leaner than --json, for rg and for kt) and applies what rg cannot
 // express: .ktignore, the include glob's exact picomatch meaning, and dropping files in
@@ -7,10 +7,11 @@
 import type { Compiled } from "./regex.ts";
 import { Collector, displayLine, garbage, MAX_KEPT, MAX_LINE_CHARS, mtimeOf, type Hit } from "./collect.ts";
 import { PathChecker } from "./walk.ts";
+import { rgArgs } from "./rgargs.ts";
 import type { SearchOutcome, SearchPlan } from "./plan.ts";
 import { statSync } from "node:fs";
 import { isUtf8 } from "node:buffer";
-import { basename, dirname, join } from "node:path";
+import { join } from "node:path";
 
 export interface RgOutcome extends SearchOutcome {
   /** rg did not run a search (e.g. it rejected the pattern): use the built-in engine. */
@@ -19,43 +20,6 @@ export interface RgOutcome extends SearchOutcome {
   probed: Collector | null;
   /** rg runs: 2 when a pass with the probe was given up and run again without it. */
   passes: number;
-}
-
-export function rgArgs(plan: SearchPlan, compiled: Compiled, probe: Compiled | null = null): { args: string[]; cwd: string; typed: boolean } {
-  // With the probe, rg searches for the probe alone, case-insensitively: it is wider than
-  // the pattern (it matches every line the pattern matches, in any case), and the lines
-  // are sorted exactly in JavaScript. A probe made of plain strings goes as -F (also when
-  // searched for alone): rg finds fixed strings case-insensitively far faster than the
-  // same alternation as a regex.
-  const insensitive = compiled.caseInsensitive || probe !== null;
-  const args = ["--heading", "-n", "-H", "--null", "--color=never", "--stats", "--no-config", "--no-ignore-global", "--no-mmap", "--crlf", insensitive ? "-i" : "-s"];
-  const searched = probe ?? compiled;
-  const patterns = searched.fixed ? ["-F", ...searched.fixed.flatMap((f) => ["-e", f])] : ["-e", searched.rust];
-  // Where each line's first match starts ("number:column:text"), so that a long line is
-  // shown around it without searching it again in JavaScript; not with the probe, whose
-  // column may be the probe's.
-  if (probe === null) args.push("--column");
-  if (plan.file) return { args: [...args, ...patterns, "--", basename(plan.real)], cwd: dirname(plan.real), typed: false };
-  if (!plan.hidden) args.push("--hidden");
-  for (const name of plan.noise) args.push("-g", `!${name}/`);
-  const typeGlob = plan.glob === null ? null : prefilterGlob(plan.glob);
-  if (typeGlob) args.push("--type-add", `ktinclude:${typeGlob}`, "-t", "ktinclude");
-  // rg runs in the directory it walks: given a relative subdirectory instead, rg 13
-  // misapplies the working directory's own anchored ignore rules (e.g. "build/skip/").
-  args.push(...patterns, "--", ".");
-  return { args, cwd: plan.walkRoot, typed: typeGlob !== null };
-}
-
-/**
- * A file-name glob that every file the include matches also matches (rg's --type-add),
- * so that rg skips most other files; null when the include's last segment cannot be
- * said in rg's glob syntax with the same or a wider meaning.
- */
-function prefilterGlob(glob: string): string | null {
-  const last = glob.slice(glob.lastIndexOf("/") + 1);
-  if (last === "" || last.includes("**") || !/^[\w.*?{},[\]\- ]+$/.test(last)) return null;
-  if (/[[{]/.test(last) && /[!^]/.test(last)) return null;
-  return last;
 }
 
 /**
@@ -124,7 +88,22 @@ async function pass(rg: string, plan: SearchPlan, compiled: Compiled, collector:
     timedOut = true;
     proc.kill("SIGKILL");
   }, Math.max(0, plan.deadline - performance.now()));
-  const stderr = new Response(proc.stderr).text();
+  // Read as it comes: a panicking rg 13 (e.g. "\B$" over a file with a BOM and CRLF
+  // endings) can leave its other threads waiting for ever; it is killed at once, and the
+  // search falls back to the built-in engine.
+  let panicked = false;
+  const stderr = (async () => {
+    let text = "";
+    const decoder = new TextDecoder();
+    for await (const chunk of proc.stderr) {
+      text += decoder.decode(chunk, { stream: true });
+      if (!panicked && text.includes("panicked at")) {
+        panicked = true;
+        proc.kill("SIGKILL");
+      }
+    }
+    return text;
+  })();
 
   let summary = false;
   /** A line of the pattern itself has been seen (the probe is then of no use). */
@@ -206,13 +185,25 @@ async function pass(rg: string, plan: SearchPlan, compiled: Compiled, collector:
     // With --column: "column:" (1-based, in bytes) before the text.
     let column = 0;
     let from = colon + 1;
-    if (probing === null) {
-      while (from < end && buf[from] !== 58) column = column * 10 + buf[from++]! - 48;
-      from++;
+    if (probing === null && !compiled.multiline) {
+      // rg gives no column for an empty match at the end of an unterminated last line.
+      let digits = from;
+      while (digits < end && buf[digits]! >= 48 && buf[digits]! <= 57) column = column * 10 + buf[digits++]! - 48;
+      if (digits > from && digits < end && buf[digits] === 58) from = digits + 1;
+      else column = 0;
     }
-    const ok = valid || isUtf8(buf.subarray(from, end));
-    const re = ok ? compiled.jsValid : compiled.js;
-    const text = buf.toString("utf8", from, end);
+    let ok = valid || isUtf8(buf.subarray(from, end));
+    let re = ok ? compiled.jsValid : compiled.js;
+    let text = buf.toString("utf8", from, end);
+    // Such a line ends in the "\r\n" rg adds under --crlf: when what looked like a
+    // column leaves a text the pattern does not match, it was the text's own start.
+    if (column > 0 && buf[end - 1] === 13 && !compiled.verify && !test(re, text)) {
+      column = 0;
+      from = colon + 1;
+      ok = valid || isUtf8(buf.subarray(from, end));
+      re = ok ? compiled.jsValid : compiled.js;
+      text = buf.toString("utf8", from, end);
+    }
     if (probing === null) {
       // The probe searched for as the pattern (a second pass): rg's part is only a
       // necessary condition.
@@ -281,6 +272,7 @@ async function pass(rg: string, plan: SearchPlan, compiled: Compiled, collector:
   await proc.exited;
   clearTimeout(timer);
   const errors = await stderr;
+  if (panicked) return { timedOut: false, unreadable: [], failed: "rg crashed: a thread panicked" };
   if (!summary && !timedOut) return { timedOut, unreadable: [], failed: errors.trim() || `rg exited with code ${proc.exitCode}` };
   const unreadable: string[] = [];
   for (const line of errors.split("\n")) {

@@ -5,7 +5,8 @@
 //   repository root, then .git/info/exclude; .ignore and .rgignore in every directory
 //   and every ancestor, above .gitignore in precedence;
 // - hidden entries skipped unless an ignore file whitelists them; symlinks not followed;
-//   noise directories (node_modules, dist, .git) skipped unless exempted;
+//   noise directories (noise.ts: node_modules, dist, build, target, .git, …) skipped
+//   unless exempted;
 // - .ktignore last, as a pure exclusion layer: its "!" lines cancel only its own earlier
 //   lines and never bring back what the other files or the hidden rule left out (that
 //   keeps the rg engine exact: it applies .ktignore after rg has walked).
@@ -15,8 +16,7 @@ import { existsSync, readdirSync, readFileSync, statSync, type Dirent } from "no
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { compileIgnore, Match, type IgnoreRules } from "./ignore.ts";
 
-/** Directories skipped unless the search path or the pattern names them (SPEC §4.4). */
-export const NOISE = ["node_modules", "dist", ".git"] as const;
+export { NOISE } from "./noise.ts";
 
 /** One ignore file in a chain, nearest directory first. */
 interface Link {

@@ -20,7 +20,7 @@ let probed: Collector | null = null;
 let deadline = Number.POSITIVE_INFINITY;
 let timedOut = false;
 const collector = new Collector();
-const unreadable: string[] = [];
+const lost = { unreadable: [] as string[], skipped: [] as string[] };
 let batches = 0;
 const GC_BATCHES = 32;
 
@@ -90,14 +90,14 @@ self.onmessage = (event: MessageEvent<PoolMessage | GlobRequest>) => {
           timedOut = true;
           break;
         }
-        if (searchInto(abs, rel, probed ? [matcher!, probe!] : [matcher!], collector, probed, unreadable)) probed = null;
+        if (searchInto(abs, rel, probed ? [matcher!, probe!] : [matcher!], collector, probed, lost)) probed = null;
       }
       // Batches leave garbage even when nothing is decoded (then garbage() never runs).
       if (++batches % GC_BATCHES === 0) Bun.gc(true);
       reply({ type: "ack", found: collector.lines > 0 });
       break;
     case "done":
-      reply({ type: "result", snapshot: collector.snapshot(), probed: probed?.snapshot() ?? null, unreadable, timedOut });
+      reply({ type: "result", snapshot: collector.snapshot(), probed: probed?.snapshot() ?? null, ...lost, timedOut });
       break;
   }
 };

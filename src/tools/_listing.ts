@@ -2,9 +2,11 @@
 // with "/", hidden entries counted rather than listed, noise directories summarized.
 import { readdirSync, readlinkSync, type Dirent } from "node:fs";
 import { join } from "node:path";
+import { NOISE } from "../search/noise.ts";
 
-/** Directories whose contents are noise to a model unless it asks for them by name. */
-export const NOISE_DIRS = new Set(["node_modules", ".git", "dist", "__pycache__", ".venv", "target", ".next", ".cache"]);
+/** Directories whose contents are noise to a model unless it asks for them by name: the
+ * list grep and glob skip. */
+export const NOISE_DIRS: ReadonlySet<string> = new Set(NOISE);
 
 const MAX_CHILDREN = 100;
 const MAX_LINES = 1000;

@@ -16,6 +16,8 @@ export const MAX_SHOWN = 100;
 export const Parameters = z.strictObject({
   pattern: z.string().check(z.minLength(1), z.describe('Glob pattern to match file paths against, relative to path (e.g. "**/*.ts").')),
   path: z.optional(z.string().check(z.describe("Directory to search in. Defaults to the working directory."))),
+  head_limit: z.optional(z.int().check(z.minimum(1), z.describe("Show at most this many paths: a page. Default 100."))),
+  offset: z.optional(z.int().check(z.minimum(0), z.describe("Skip this many paths before the page (with head_limit: page through the results)."))),
 });
 
 export default defineTool({
@@ -40,6 +42,9 @@ export default defineTool({
       statRelative: plan.walkRoot === process.cwd(),
     });
     if (found.rels.length === 0) return noFiles(ctx, plan, quoted(input.pattern), found.seen, found.unreadable, found.timedOut, found.threads);
+    if (input.head_limit !== undefined || input.offset !== undefined) {
+      return paged(ctx, plan, quoted(input.pattern), found.rels, found.unreadable, found.timedOut, found.threads, input.offset ?? 0, input.head_limit ?? MAX_SHOWN);
+    }
     return render(ctx, plan, quoted(input.pattern), found.rels, found.unreadable, found.timedOut, found.threads);
   },
 });
@@ -91,6 +96,32 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, rels: strin
       omittedLines: n - shown,
       ...(spillPath ? { spillPath } : {}),
     },
+    extra: { partial: timedOut, threads },
+  };
+}
+
+/** A page of the list: paths [offset, offset + limit), fewer if they would not fit. */
+function paged(ctx: ToolContext, plan: SearchPlan, pattern: string, rels: string[], unreadable: string[], timedOut: boolean, threads: number, offset: number, limit: number): ToolOutput {
+  const show = pathShower(ctx, plan);
+  const n = rels.length;
+  const partial = timedOut ? " (partial)" : "";
+  const header = n === 1 ? `1 file matches "${pattern}"${partial}:` : `${count(n, "file", "files")} match "${pattern}" (newest first)${partial}:`;
+  const paths: string[] = [];
+  for (let i = offset, bytes = 0; i < Math.min(n, offset + limit); i++) {
+    const path = show(rels[i]!);
+    bytes += Buffer.byteLength(path) + 1;
+    if (bytes > SHOWN_BYTES && paths.length > 0) break;
+    paths.push(path);
+  }
+  const first = offset + 1;
+  const last = offset + paths.length;
+  const tail: string[] = [];
+  if (paths.length === 0) tail.push(`[offset ${offset} is past the last of ${count(n, "file", "files")}. Use a smaller offset.]`);
+  else if (last < n) tail.push(`[Showing ${first === last ? `file ${first}` : `files ${first}–${last}`} of ${n.toLocaleString("en-US")}. Use offset=${last} for the next page.]`);
+  return {
+    content: [header, ...paths, ...notes(ctx, plan, unreadable, timedOut), ...tail].join("\n"),
+    title: `Glob ${pattern} · ${count(n, "file", "files")} (showing ${first}–${last})`,
+    files: n,
     extra: { partial: timedOut, threads },
   };
 }

@@ -1,20 +1,24 @@
-// grep (SPEC §4.4): regex search over the files below a path, grouped by file, newest
-// files first. Two engines, one output: the built-in engine and ripgrep
-// (KT_GREP_ENGINE=auto|builtin|rg) feed the same collector, and the text is written
-// from it in exactly one place, below.
+// grep (SPEC §4.4, §7.3): regex search over the files below a path, grouped by file,
+// newest files first. Two engines, one output: the built-in engine and ripgrep
+// (search/engine.ts) feed the same collector, and the text is written from it in
+// exactly one place, below; the no-match hint comes from search/nearmiss.ts.
 import * as z from "zod/mini";
 import description from "./grep.txt" with { type: "text" };
 import { defineTool, type ToolContext, type ToolOutput } from "./tool.ts";
 import { spillFile } from "../core/truncate.ts";
-import { compilePattern, type Compiled } from "../search/regex.ts";
+import { join } from "node:path";
+import { compilePattern, escapeLiteral, type Cases, type Compiled } from "../search/regex.ts";
 import { count, makePlan, quoted, shownPath, timeLimitMs, type SearchOutcome, type SearchPlan } from "../search/plan.ts";
-import { Collector, type FileHits } from "../search/collect.ts";
-import { searchBuiltin, searchFile } from "../search/builtin.ts";
-import { searchRg } from "../search/rg.ts";
-import { nearest, probeFor } from "../search/nearmiss.ts";
+import { displayLine, type FileHits, type Hit } from "../search/collect.ts";
+import { withContext } from "../search/context.ts";
+import { searchFile } from "../search/builtin.ts";
+import { chooseEngine, search, type Engine, type Run } from "../search/engine.ts";
+import { nearMissHint, samePassProbe } from "../search/nearmiss.ts";
 
 /** Matching lines shown; the rest go to the spill file. */
 export const MAX_SHOWN = 100;
+
+const count0 = (what: string) => z.optional(z.int().check(z.minimum(0), z.describe(what)));
 
 export const Parameters = z.strictObject({
   pattern: z.string().check(
@@ -23,21 +27,34 @@ export const Parameters = z.strictObject({
   ),
   path: z.optional(z.string().check(z.describe("Directory or file to search in. Defaults to the working directory."))),
   include: z.optional(z.string().check(z.describe('Glob filter for file names, e.g. "*.ts" or "src/**/*.py". A glob without "/" matches file names at any depth.'))),
+  output_mode: z.optional(
+    z.enum(["content", "files_with_matches", "count"]).check(z.describe('"content" (default): matching lines grouped by file; "files_with_matches": only the paths; "count": each path with its number of matching lines.')),
+  ),
+  context: count0("Lines of context to show before and after each matching line (content mode)."),
+  before: count0("Lines of context to show before each matching line (content mode)."),
+  after: count0("Lines of context to show after each matching line (content mode)."),
+  case_sensitive: z.optional(z.boolean().check(z.describe("true: match case exactly; false: ignore case. Omit for smart case."))),
+  fixed_strings: z.optional(z.boolean().check(z.describe("Treat pattern as literal text, not a regular expression."))),
+  multiline: z.optional(z.boolean().check(z.describe('Let matches span lines: "." also matches a newline, and \\n matches one.'))),
+  type: z.optional(z.string().check(z.describe('File type to search, as ripgrep names them: "py", "js", "ts", "rust", "go", "java", "md", …'))),
+  head_limit: z.optional(z.int().check(z.minimum(1), z.describe("Show at most this many entries (matching lines, or files): a page. Default 100."))),
+  offset: count0("Skip this many entries before the page (with head_limit: page through the results)."),
 });
 
-export type Engine = { name: "builtin" } | { name: "rg"; path: string };
+/** Claude Code's Grep spellings: plain renames here; "-i" and "-n" in normalize. */
+const ALIASES = { glob: "include", "-A": "after", "-B": "before", "-C": "context" } as const;
 
-/** KT_GREP_ENGINE: auto (rg when on PATH), builtin or rg. */
-export function chooseEngine(ctx: Pick<ToolContext, "warn">, env = process.env): Engine {
-  const want = (env.KT_GREP_ENGINE ?? "auto").trim().toLowerCase() || "auto";
-  if (want !== "auto" && want !== "builtin" && want !== "rg") {
-    ctx.warn(`kt: KT_GREP_ENGINE=${env.KT_GREP_ENGINE} is not auto, builtin or rg; using auto`);
+/** "-i": true is case_sensitive: false; "-n" (line numbers) is always on in content mode. */
+function normalize(input: Record<string, unknown>): string | null {
+  if (typeof input["-i"] === "boolean") {
+    if (input["-i"]) {
+      if (input.case_sensitive === true) return 'parameters "case_sensitive" and "-i" say opposite things. Please rewrite the input with only "case_sensitive"';
+      input.case_sensitive = false;
+    }
+    delete input["-i"];
   }
-  if (want === "builtin") return { name: "builtin" };
-  const rg = Bun.which("rg", { PATH: env.PATH ?? "" });
-  if (rg) return { name: "rg", path: rg };
-  if (want === "rg") ctx.warn("kt: KT_GREP_ENGINE=rg but rg is not on PATH; using the built-in engine");
-  return { name: "builtin" };
+  if (typeof input["-n"] === "boolean") delete input["-n"];
+  return null;
 }
 
 export default defineTool({
@@ -46,70 +63,95 @@ export default defineTool({
   parameters: Parameters,
   primary: "pattern",
   positionals: ["pattern", "path"],
-  examples: ["kt grep 'TODO|FIXME' src", "kt grep createServer --include '*.ts'", "KT_GREP_ENGINE=builtin kt grep 'fn [a-z_]+' src"],
+  examples: [
+    "kt grep 'TODO|FIXME' src",
+    "kt grep createServer --include '*.ts'",
+    "kt grep 'def main' --type py --output-mode files_with_matches",
+    "kt grep 'fn parse' --context 3 --head-limit 20",
+    "KT_GREP_ENGINE=builtin kt grep 'fn [a-z_]+' src",
+  ],
+  aliases: ALIASES,
+  normalize,
   annotations: { readOnlyHint: true, destructiveHint: false },
   async execute(input, ctx) {
     const started = performance.now();
-    const compiled = compilePattern(input.pattern);
-    const plan = makePlan(ctx, { tool: "grep", path: input.path, glob: input.include, basename: true }, started);
+    const cases: Cases = input.case_sensitive === undefined ? "smart" : input.case_sensitive ? "sensitive" : "insensitive";
+    const compiled = compilePattern(input.fixed_strings ? escapeLiteral(input.pattern) : input.pattern, cases, input.multiline ?? false);
+    const plan = makePlan(ctx, { tool: "grep", path: input.path, glob: input.include, basename: true, type: input.type }, started);
+    const view = viewOf(input);
     const engine = chooseEngine(ctx);
-    // The probe shares the search's pass where that is cheap (see nearMiss); else it is
-    // made only if nothing matched.
-    const together = engine.name === "builtin" || compiled.caseInsensitive;
-    const probe = together ? probeFor(compiled) : null;
-    const run = await search(engine, plan, compiled, ctx, probe);
-    if (run.collector.lines === 0) return await noMatches(ctx, plan, compiled, together ? probe : probeFor(compiled), input.include, engine, run);
-    return render(ctx, plan, quoted(input.pattern), run);
+    const run = await search(engine, plan, compiled, ctx, samePassProbe(engine, compiled));
+    if (run.collector.lines === 0) return await noMatches(ctx, plan, compiled, input.pattern, input.include, engine, run);
+    return render(ctx, plan, quoted(input.pattern), run, view, compiled);
   },
 });
 
-interface Run {
-  collector: Collector;
-  outcome: SearchOutcome;
-  engine: Engine["name"];
-  /** Threads the built-in engine searched with. */
-  threads?: number;
-  /** The near-miss probe's findings, searched in the same pass while nothing matched;
-   * absent when something matched or there was no probe. */
-  probed?: { probe: Compiled; found: Collector };
+/** How the matches are shown: grep's output options. */
+interface View {
+  mode: "content" | "files_with_matches" | "count";
+  before: number;
+  after: number;
+  /** Entries per page; paging (head_limit or offset given) replaces the spill file. */
+  limit: number;
+  offset: number;
+  paging: boolean;
 }
 
-/** One search, with the near-miss `probe` searched for in the same pass. */
-async function search(engine: Engine, plan: SearchPlan, compiled: Compiled, ctx: ToolContext, probe: Compiled | null = null): Promise<Run> {
-  if (plan.missing) return { collector: new Collector(), outcome: { timedOut: false, unreadable: [] }, engine: engine.name };
-  if (engine.name === "rg") {
-    const collector = new Collector();
-    const outcome = await searchRg(engine.path, plan, compiled, collector, probe);
-    if (outcome.failed === undefined) return { collector, outcome, engine: "rg", ...withProbed(probe, outcome.probed) };
-    ctx.warn(`kt: rg could not run this search (${outcome.failed.split("\n")[0]}); using the built-in engine`);
-  }
-  const { collector, outcome, threads, probed } = await searchBuiltin(plan, compiled, probe);
-  return { collector, outcome, engine: "builtin", threads, ...withProbed(probe, probed) };
-}
-
-/** Run's `probed`, when the engine searched for the probe and nothing matched. */
-function withProbed(probe: Compiled | null, found: Collector | null): Pick<Run, "probed"> {
-  return probe && found ? { probed: { probe, found } } : {};
+function viewOf(input: z.infer<typeof Parameters>): View {
+  const paging = input.head_limit !== undefined || input.offset !== undefined;
+  return {
+    mode: input.output_mode ?? "content",
+    before: input.before ?? input.context ?? 0,
+    after: input.after ?? input.context ?? 0,
+    limit: input.head_limit ?? MAX_SHOWN,
+    offset: input.offset ?? 0,
+    paging,
+  };
 }
 
 function seconds(ms: number): string {
   return `${Math.round(ms / 100) / 10} s`;
 }
 
-function groups(ctx: ToolContext, plan: SearchPlan, files: FileHits[], max: number): { lines: string[]; shown: number } {
-  const lines: string[] = [];
-  let shown = 0;
+/** One entry of the listing (a matching line in content mode, a file in the others): the
+ * unit head_limit, offset and the 100-entry cap count. */
+interface Entry {
+  file: FileHits;
+  /** The matching line, in content mode. */
+  hit?: Hit;
+}
+
+function entriesOf(files: FileHits[], view: View): Entry[] {
+  if (view.mode !== "content") return files.map((file) => ({ file }));
+  const out: Entry[] = [];
   for (const file of files) {
-    if (shown >= max || file.hits.length === 0) break;
-    lines.push(shownPath(ctx, plan, file.rel));
-    for (const hit of file.hits) {
-      if (shown >= max) break;
-      lines.push(`  ${hit.line}: ${hit.text}`);
-      shown++;
-    }
+    for (const hit of file.hits) out.push({ file, hit });
+    // A file cut short (too many matches kept) ends what can be listed in order.
     if (file.cut) break;
   }
-  return { lines, shown };
+  return out;
+}
+
+/** The lines showing `entries` (in display order). */
+function linesOf(ctx: ToolContext, plan: SearchPlan, entries: Entry[], view: View, re: RegExp): string[] {
+  const lines: string[] = [];
+  if (view.mode === "files_with_matches") return entries.map((e) => shownPath(ctx, plan, e.file.rel));
+  if (view.mode === "count") return entries.map((e) => `${shownPath(ctx, plan, e.file.rel)}: ${e.file.count}`);
+  for (let i = 0; i < entries.length; ) {
+    const file = entries[i]!.file;
+    const hits: Hit[] = [];
+    for (; i < entries.length && entries[i]!.file === file; i++) hits.push(entries[i]!.hit!);
+    lines.push(shownPath(ctx, plan, file.rel));
+    if (view.before === 0 && view.after === 0) {
+      for (const hit of hits) lines.push(`  ${hit.line}: ${hit.text}`);
+      continue;
+    }
+    const abs = plan.file ? plan.real : join(plan.real, file.rel);
+    for (const l of withContext(abs, hits, view.before, view.after, (raw) => displayLine(raw, re, true))) {
+      lines.push(l === null ? "--" : `  ${l.line}${l.match ? ":" : "-"} ${l.text}`);
+    }
+  }
+  return lines;
 }
 
 function notes(ctx: ToolContext, plan: SearchPlan, outcome: SearchOutcome): string[] {
@@ -119,44 +161,88 @@ function notes(ctx: ToolContext, plan: SearchPlan, outcome: SearchOutcome): stri
     const listed = paths.slice(0, 5).join(", ") + (paths.length > 5 ? ` and ${paths.length - 5} more` : "");
     out.push(`[${count(paths.length, "path", "paths")} could not be read (permission denied) and ${paths.length === 1 ? "was" : "were"} not searched: ${listed}.]`);
   }
+  const skipped = outcome.skipped ?? [];
+  if (skipped.length > 0) {
+    const paths = skipped.map((rel) => shownPath(ctx, plan, rel)).sort();
+    const listed = paths.slice(0, 5).join(", ") + (paths.length > 5 ? ` and ${paths.length - 5} more` : "");
+    out.push(
+      `[${count(paths.length, "file", "files")} could not be searched completely (the pattern backtracked too long on a line, or reading failed), so these results are partial: ${listed}. Simplify the pattern (no nested repetition such as (a+)+), or search ${paths.length === 1 ? "that file" : "those files"} with rg through bash.]`,
+    );
+  }
   if (outcome.timedOut) {
     out.push(`[The search stopped at the ${seconds(timeLimitMs())} time limit, so these results are partial. Narrow path or include to search fewer files.]`);
   }
   return out;
 }
 
+/** metadata.extra: `partial` when the time limit stopped the search or a file was skipped. */
+function extraOf(run: Run): Record<string, unknown> {
+  const { outcome } = run;
+  const skipped = outcome.skipped?.length ?? 0;
+  return {
+    engine: run.engine,
+    partial: outcome.timedOut || skipped > 0,
+    unreadable: outcome.unreadable.length,
+    ...(skipped > 0 ? { skipped } : {}),
+    ...(run.threads ? { threads: run.threads } : {}),
+  };
+}
+
 /** What the shown lines may take, well under the 64 KB backstop (which would cut the
  * middle out of the results): 100 lines of 250 wide characters would not fit. */
 const SHOWN_BYTES = 56 * 1024;
 
-/** The first `max` matching lines, fewer if they would not fit in SHOWN_BYTES. */
-function shownGroups(ctx: ToolContext, plan: SearchPlan, files: FileHits[], max: number): { lines: string[]; shown: number } {
+/** The lines of entries[from, from + max), fewer entries if they would not fit in
+ * SHOWN_BYTES. */
+function page(ctx: ToolContext, plan: SearchPlan, entries: Entry[], from: number, max: number, view: View, re: RegExp): { lines: string[]; shown: number } {
   for (let limit = max; ; limit = Math.floor(limit * 0.8)) {
-    const shown = groups(ctx, plan, files, limit);
-    if (limit <= 10 || shown.lines.reduce((n, line) => n + Buffer.byteLength(line) + 1, 0) <= SHOWN_BYTES) return shown;
+    const slice = entries.slice(from, from + limit);
+    const lines = linesOf(ctx, plan, slice, view, re);
+    if (limit <= 10 || lines.reduce((n, line) => n + Buffer.byteLength(line) + 1, 0) <= SHOWN_BYTES) return { lines, shown: slice.length };
   }
 }
 
-function render(ctx: ToolContext, plan: SearchPlan, pattern: string, run: Run): ToolOutput {
+function render(ctx: ToolContext, plan: SearchPlan, pattern: string, run: Run, view: View, compiled: Compiled): ToolOutput {
   const { collector, outcome } = run;
   const files = collector.sorted();
   const total = collector.lines;
+  const fileCount = collector.fileCount;
   const partial = outcome.timedOut ? ` (partial: stopped at the ${seconds(timeLimitMs())} limit)` : "";
-  const summary = `${count(total, "match", "matches")} in ${count(collector.fileCount, "file", "files")} for "${pattern}"${partial}:`;
-  const title = `Search "${pattern}" · ${count(total, "match", "matches")} in ${count(collector.fileCount, "file", "files")}`;
-  const extra = { engine: run.engine, partial: outcome.timedOut, unreadable: outcome.unreadable.length, ...(run.threads ? { threads: run.threads } : {}) };
+  const summary = `${count(total, "match", "matches")} in ${count(fileCount, "file", "files")} for "${pattern}"${partial}:`;
+  const title = `Search "${pattern}" · ${count(total, "match", "matches")} in ${count(fileCount, "file", "files")}`;
+  const extra = extraOf(run);
   const after = notes(ctx, plan, outcome);
-  const shown = shownGroups(ctx, plan, files, MAX_SHOWN);
-  if (shown.shown === total) {
-    return { content: [summary, "", ...shown.lines, ...after].join("\n"), title, matches: total, files: collector.fileCount, extra };
+  const re = compiled.jsValid;
+  const entries = entriesOf(files, view);
+  // What the entries count: every matching line, or every file with one.
+  const all = view.mode === "content" ? total : fileCount;
+  const unit = view.mode === "content" ? (["matching line", "matching lines"] as const) : (["file", "files"] as const);
+  if (view.paging) {
+    const shown = page(ctx, plan, entries, view.offset, view.limit, view, re);
+    const first = view.offset + 1;
+    const last = view.offset + shown.shown;
+    const tail: string[] = [];
+    if (shown.shown === 0) tail.push(`[offset ${view.offset} is past the last of ${count(all, unit[0], unit[1])}. Use a smaller offset.]`);
+    else if (last < all) {
+      const saved = entries.length < all ? ` (${count(entries.length, unit[0], unit[1])} can be paged; narrow the search for the rest)` : "";
+      const range = first === last ? `${unit[0]} ${first}` : `${unit[1]} ${first}–${last}`;
+      tail.push(`[Showing ${range} of ${all.toLocaleString("en-US")}${saved}. Use offset=${last} for the next page.]`);
+    }
+    return { content: [summary, "", ...shown.lines, ...after, ...tail].join("\n"), title: `${title} (showing ${first}–${last})`, matches: total, files: fileCount, extra };
   }
-  const all = groups(ctx, plan, files, Number.POSITIVE_INFINITY);
-  const unsaved = total - all.shown;
-  const full = [summary, "", ...all.lines];
-  if (unsaved > 0) full.push(`[… ${count(unsaved, "more matching line", "more matching lines")} not saved: too many results. Narrow the pattern, path or include to see them.]`);
+  const shown = page(ctx, plan, entries, 0, MAX_SHOWN, view, re);
+  if (shown.shown === all) {
+    return { content: [summary, "", ...shown.lines, ...after].join("\n"), title, matches: total, files: fileCount, extra };
+  }
+  const unsaved = all - entries.length;
+  const full = [summary, "", ...linesOf(ctx, plan, entries, view, re)];
+  if (unsaved > 0) full.push(`[… ${count(unsaved, `more ${unit[0]}`, `more ${unit[1]}`)} not saved: too many results. Narrow the pattern, path or include to see them.]`);
   const fullText = full.join("\n");
   const spillPath = spillFile(ctx, "grep", `${fullText}\n`);
-  const header = `Showing first ${shown.shown} of ${total.toLocaleString("en-US")} matching lines (${count(collector.fileCount, "file", "files")}) for "${pattern}"${partial}:`;
+  const header =
+    view.mode === "content"
+      ? `Showing first ${shown.shown} of ${total.toLocaleString("en-US")} matching lines (${count(fileCount, "file", "files")}) for "${pattern}"${partial}:`
+      : `Showing first ${shown.shown} of ${fileCount.toLocaleString("en-US")} files (${count(total, "match", "matches")}) for "${pattern}"${partial}:`;
   const tail = spillPath
     ? `[Results truncated. Full results: ${spillPath} — or use a more specific pattern, path, or include filter.]`
     : "[Results truncated (the full results could not be saved). Use a more specific pattern, path, or include filter.]";
@@ -165,7 +251,7 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, run: Run): 
     content: [header, "", ...shown.lines, ...after, tail].join("\n"),
     title: `${title} (showing ${shown.shown})`,
     matches: total,
-    files: collector.fileCount,
+    files: fileCount,
     truncation: {
       originalBytes: Buffer.byteLength(fullText),
       originalLines: fullLines,
@@ -178,8 +264,8 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, run: Run): 
   };
 }
 
-async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, probe: Compiled | null, include: string | undefined, engine: Engine, run: Run): Promise<ToolOutput> {
-  const pattern = quoted(compiled.pattern);
+async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, given: string, include: string | undefined, engine: Engine, run: Run): Promise<ToolOutput> {
+  const pattern = quoted(given);
   const scope = `${plan.abs}${include !== undefined && !plan.file ? ` (include "${include}")` : ""}`;
   let text: string;
   if (plan.missing) {
@@ -189,7 +275,7 @@ async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled,
   } else if (run.outcome.timedOut) {
     text = `No matches for "${pattern}" in ${scope} before the ${seconds(timeLimitMs())} time limit, so the search is partial. Narrow path or include to search fewer files.`;
   } else {
-    const hint = await nearMiss(ctx, plan, compiled, probe, engine, run);
+    const hint = await nearMissHint(engine, plan, compiled, run);
     text = `No matches for "${pattern}" in ${scope}. Check the regex${hint === null ? "" : ` (did you mean "${hint}"?)`} or broaden the scope.`;
   }
   const after = notes(ctx, plan, { ...run.outcome, timedOut: false });
@@ -198,23 +284,6 @@ async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled,
     title: `Search "${pattern}" · no matches`,
     matches: 0,
     files: 0,
-    extra: { engine: run.engine, partial: run.outcome.timedOut, unreadable: run.outcome.unreadable.length, ...(run.threads ? { threads: run.threads } : {}) },
+    extra: extraOf(run),
   };
-}
-
-/**
- * The near-miss hint: the text nearest the pattern among what the probe (the same files,
- * a wider pattern) found. The built-in engine searches for the probe in the search's own
- * pass, and so does rg for a case-insensitive pattern (then the probe, case-insensitive
- * too, costs rg little more than the search); for a case-sensitive pattern a
- * case-insensitive rg pass would cost every search 20–40% more, so the probe gets a
- * second pass, only when nothing matched.
- */
-async function nearMiss(ctx: ToolContext, plan: SearchPlan, compiled: Compiled, probe: Compiled | null, engine: Engine, first: Run): Promise<string | null> {
-  if (first.probed) return first.probed.found.lines === 0 ? null : nearest(compiled, first.probed.probe, first.probed.found);
-  if (!probe) return null;
-  const quiet = { ...ctx, warn: () => {} };
-  const run = await search(engine, plan, probe, quiet);
-  if (run.outcome.timedOut || run.collector.lines === 0) return null;
-  return nearest(compiled, probe, run.collector);
 }

@@ -108,6 +108,10 @@ export interface ToolSpec<S extends z.ZodMiniObject> {
   examples?: readonly string[];
   /** Spellings of other frameworks → canonical field name. */
   aliases?: Readonly<Record<string, string>>;
+  /** Other frameworks' spellings that are more than a rename (Claude Code's "-i": true is
+   * grep's case_sensitive: false), rewritten in place after the aliases; returns prose
+   * for a contradiction, else null. */
+  normalize?(input: Record<string, unknown>): string | null;
   annotations: ToolAnnotations;
   execute(input: z.infer<S>, ctx: ToolContext): Promise<ToolOutput>;
 }
@@ -157,7 +161,7 @@ export function errorResult(tool: string, error: KtError, started = performance.
 type Parsed = { ok: true; input: unknown } | { ok: false; prose: string };
 
 /** Maps aliases onto canonical names, then validates with the tool's zod schema. */
-export function parseInput(tool: Pick<ToolSpec<z.ZodMiniObject>, "name" | "parameters" | "aliases">, raw: unknown): Parsed {
+export function parseInput(tool: Pick<ToolSpec<z.ZodMiniObject>, "name" | "parameters" | "aliases" | "normalize">, raw: unknown): Parsed {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     return { ok: false, prose: validationProse(tool.name, tool.parameters, raw, []) };
   }
@@ -173,6 +177,8 @@ export function parseInput(tool: Pick<ToolSpec<z.ZodMiniObject>, "name" | "param
     }
     delete input[alias];
   }
+  const contradiction = tool.normalize?.(input) ?? null;
+  if (contradiction !== null) return { ok: false, prose: `Invalid input for tool "${tool.name}": ${contradiction}.` };
   const result = tool.parameters.safeParse(input);
   if (result.success) return { ok: true, input: result.data };
   return { ok: false, prose: validationProse(tool.name, tool.parameters, input, result.error.issues) };

@@ -32,9 +32,10 @@ export interface HunkPlacement {
 }
 
 export type HunkFailure =
-  | { kind: "not-found"; nearMiss?: NearMiss; alreadyApplied?: number; trace: TraceStep[] }
+  | { kind: "not-found"; nearMiss?: NearMiss; alreadyApplied?: number; earlier?: number; trace: TraceStep[] }
   | { kind: "ambiguous"; lines: number[]; strategy: string; trace: TraceStep[] }
-  | { kind: "anchor-not-found"; anchor: string };
+  /** `earlier`: the line is in the file, but above where the hunk may start (hunks out of order). */
+  | { kind: "anchor-not-found"; anchor: string; earlier?: number };
 
 export type Applied =
   | { ok: true; lf: string; edits: Edit[]; placements: HunkPlacement[]; finalNewline: boolean }
@@ -60,7 +61,10 @@ export function applyHunks(lf: string, hunks: readonly Hunk[]): Applied {
     let from = cursor;
     if (hunk.anchor !== undefined) {
       const at = findLine(hay, hunk.anchor, cursor);
-      if (at.length === 0) return { ok: false, index, hunk, failure: { kind: "anchor-not-found", anchor: hunk.anchor } };
+      if (at.length === 0) {
+        const above = cursor > 0 ? findLine(hay, hunk.anchor, 0) : [];
+        return { ok: false, index, hunk, failure: { kind: "anchor-not-found", anchor: hunk.anchor, ...(above.length > 0 ? { earlier: above[0]! + 1 } : {}) } };
+      }
       // A hunk whose first line repeats its anchor starts at the anchor itself.
       const first = hunk.lines[0]!;
       from = first.kind !== "+" && first.text.trim() === hunk.anchor.trim() ? at[0]! : at[0]! + 1;
@@ -79,7 +83,19 @@ export function applyHunks(lf: string, hunks: readonly Hunk[]): Applied {
       const found = locate(hay, { tiers: PATCH_TIERS, oldText, newText, fromLine: from, atEnd: hunk.endOfFile, accept });
       if (found.kind === "ambiguous") return { ok: false, index, hunk, failure: { kind: "ambiguous", lines: found.lines, strategy: found.strategy, trace: found.trace } };
       if (found.kind === "not-found") {
-        return { ok: false, index, hunk, failure: { kind: "not-found", ...(found.nearMiss ? { nearMiss: found.nearMiss } : {}), ...alreadyApplied(hay, oldText, newText, from), trace: found.trace } };
+        const above = from > 0 ? locate(hay, { tiers: PATCH_TIERS, oldText, newText, fromLine: 0, atEnd: hunk.endOfFile, accept }) : undefined;
+        return {
+          ok: false,
+          index,
+          hunk,
+          failure: {
+            kind: "not-found",
+            ...(found.nearMiss ? { nearMiss: found.nearMiss } : {}),
+            ...alreadyApplied(hay, oldText, newText, from),
+            ...(above?.kind === "ok" ? { earlier: above.startLine } : {}),
+            trace: found.trace,
+          },
+        };
       }
       edit = found.edit;
       placed = { strategy: found.strategy, ...(found.variant ? { variant: found.variant } : {}), startLine: found.startLine, endLine: found.endLine, trace: found.trace };

@@ -63,7 +63,7 @@ export function parsePatch(text: string): Parsed {
   try {
     if (form === "envelope") return { ok: true, form, ops: parseEnvelope(lines, first) };
     if (form === "unified") return { ok: true, form, ops: parseUnified(lines, first) };
-    throw new ParseError(first + 1, lines[first], `"*** Begin Patch" (the patch envelope) or a unified diff starting with "diff --git", "--- " or "@@"`);
+    throw new ParseError(first + 1, lines[first], `"*** Begin Patch" (the patch envelope) or a unified diff with file headers ("diff --git a/P b/P", or "--- P" then "+++ P")`);
   } catch (error) {
     if (!(error instanceof ParseError)) throw error;
     return { ok: false, form, line: error.line, found: error.found, expected: error.expected };

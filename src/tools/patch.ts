@@ -164,7 +164,7 @@ function compute(ctx: ToolContext, plan: Plan, form: PatchForm): Done {
   const st = statOrNull(real, abs);
   if (!st) {
     const near = suggestions(ctx, abs);
-    const miss = near.length > 0 ? ` Did you mean one of these? ${near.join(", ")}` : "";
+    const miss = near.length > 0 ? ` Did you mean one of these? ${near.join(", ")}.` : "";
     const create = op.kind === "update" ? ` To create it, use "*** Add File: ${op.path}".` : "";
     throw new KtError("FILE_NOT_FOUND", `Refusing to ${verb} ${abs}: the file does not exist. Nothing was changed.${miss}${create}`);
   }
@@ -285,6 +285,13 @@ function hunkFailure(ctx: ToolContext, abs: string, index: number, hunk: Hunk, f
   const order = index > 0 ? ` (searched after hunk ${index}, since hunks of one file apply in file order)` : "";
   switch (f.kind) {
     case "anchor-not-found":
+      if (f.earlier !== undefined) {
+        return new KtError(
+          "NO_MATCH",
+          `${NOT_APPLIED} the header of ${name}, "@@ ${f.anchor}", names line ${f.earlier}, which is above hunk ${index}'s place: hunks of one file must come in file order, top to bottom. Reorder the hunks and send the patch again. ${NOTHING}`,
+          extra({ anchor: f.anchor, earlier: f.earlier }),
+        );
+      }
       return new KtError(
         "NO_MATCH",
         `${NOT_APPLIED} the header of ${name}, "@@ ${f.anchor}", names a line that is not in the file${order}. Read the file and give a line that is there (e.g. the signature of the enclosing function), or a plain "@@". ${NOTHING}`,
@@ -308,6 +315,13 @@ function hunkFailure(ctx: ToolContext, abs: string, index: number, hunk: Hunk, f
           "ALREADY_APPLIED",
           `${NOT_APPLIED} ${name} was not found, but its new lines already stand in the file at line ${f.alreadyApplied}: the hunk seems to have been applied already. Read the file around line ${f.alreadyApplied}; if so, leave that hunk out of the patch. ${NOTHING}`,
           extra({ alreadyApplied: f.alreadyApplied, ...(f.nearMiss ? { nearMiss: f.nearMiss } : {}) }),
+        );
+      }
+      if (f.earlier !== undefined) {
+        return new KtError(
+          "NO_MATCH",
+          `${NOT_APPLIED} ${name} fits line ${f.earlier}, which is above hunk ${index}'s place: hunks of one file must come in file order, top to bottom. Reorder the hunks and send the patch again. ${NOTHING}`,
+          extra({ earlier: f.earlier }),
         );
       }
       return new KtError("NO_MATCH", `${NOT_APPLIED} ${name} was not found in the file${order}.\n${nearMissSentence(f.nearMiss)} ${NOTHING}`, extra(f.nearMiss ? { nearMiss: f.nearMiss } : {}));

@@ -231,7 +231,8 @@ function parseUnified(lines: string[], first: number): FileOp[] {
   if (i >= lines.length) throw new ParseError(first + 1, lines[first], `a unified diff file header ("diff --git a/P b/P" or "--- P" then "+++ P")`);
   while (i < lines.length) {
     const l = lines[i]!;
-    if (l.trim() === "" || l.startsWith("-- ") && l.trim() === "--") {
+    // Blank lines, and the "=====" rule svn and jsdiff write under a file's "Index:" line.
+    if (l.trim() === "" || /^={10,}$/.test(l)) {
       i++;
       continue;
     }

@@ -57,7 +57,8 @@ const ready = new WeakSet<Database>();
 function table(db: Database): Database {
   if (!ready.has(db)) {
     db.exec(TABLE);
-    ready.add(db);
+    // Created inside a transaction that may yet roll back: check again next time.
+    if (!db.inTransaction) ready.add(db);
   }
   return db;
 }

@@ -195,7 +195,7 @@ describe("the multi-file commit", () => {
     return { cwd: work, session: "default", callId: "t", stateDir, flags: { skipReadCheck: false, dryRun: false, trace: false, strict: false }, warn: () => {} };
   }
 
-  test("an install failing at the third of five files puts back the two already installed: all five as before, nothing left over", () => {
+  test("an install failing at the third of five files puts back the two already installed: all five as before, nothing left over", async () => {
     using tmp = tempDir();
     const work = join(tmp.path, "w");
     mkdirSync(work);
@@ -211,7 +211,7 @@ describe("the multi-file commit", () => {
     changes.push({ display: "new", real: join(work, "sub", "f5.txt"), baseSha: null, previous: null, bytes: Buffer.from("five\n") });
     changes.push({ display: "f4", real: join(work, "f4.txt"), baseSha: sha256(before["f4.txt"]!), previous: before["f4.txt"]!, bytes: null });
     let installs = 0;
-    expect(() =>
+    await expect(
       commitChanges(ctx, changes, {
         tool: "patch",
         verb: "patch",
@@ -220,7 +220,7 @@ describe("the multi-file commit", () => {
           if (i === 2) throw Object.assign(new Error("EIO: simulated"), { code: "EIO" });
         },
       }),
-    ).toThrow(/Nothing was changed: installing f3 failed, and the files already installed were put back/);
+    ).rejects.toThrow(/Nothing was changed: installing f3 failed, and the files already installed were put back/);
     expect(installs).toBe(3);
     for (const [name, bytes] of Object.entries(before)) expect(readFileSync(join(work, name)).equals(bytes), name).toBe(true);
     expect(statSync(join(work, "f1.txt")).mode & 0o777).toBe(0o751);
@@ -230,7 +230,7 @@ describe("the multi-file commit", () => {
     expect(fileHistory(ctx, index(ctx), join(work, "f1.txt"))).toEqual([]);
   });
 
-  test("a file changed between computing and committing is refused under the lock, and nothing is installed", () => {
+  test("a file changed between computing and committing is refused under the lock, and nothing is installed", async () => {
     using tmp = tempDir();
     const work = join(tmp.path, "w");
     mkdirSync(work);
@@ -239,7 +239,7 @@ describe("the multi-file commit", () => {
     const ctx = ctxFor(work, join(tmp.path, ".s"));
     const changes: Change[] = ["a", "b"].map((n) => ({ display: n, real: join(work, n), baseSha: sha256(`${n}\n`), previous: Buffer.from(`${n}\n`), bytes: Buffer.from(`${n}${n}\n`) }));
     writeFileSync(join(work, "b"), "changed\n");
-    expect(() => commitChanges(ctx, changes, { tool: "patch", verb: "patch" })).toThrow(/Refusing to patch b: the file changed on disk/);
+    await expect(commitChanges(ctx, changes, { tool: "patch", verb: "patch" })).rejects.toThrow(/Refusing to patch b: the file changed on disk/);
     expect(readFileSync(join(work, "a"), "utf8")).toBe("a\n");
     expect(readdirSync(work).sort()).toEqual(["a", "b"]);
   });
@@ -252,4 +252,33 @@ test("in-process and binary agree on a patch's envelope", async () => {
   const a = await call("in-process", "patch", { patch: PATCH }, dry);
   const b = await call("binary", "patch", { patch: PATCH }, dry);
   expect({ ...b, metadata: { ...b.metadata, durationMs: 0 } }).toEqual({ ...a, metadata: { ...a.metadata, durationMs: 0 } });
+});
+
+describe("the diff of a patched file", () => {
+  test("built from the replaced spans, it applies (jsdiff's applyPatch) to give the new text, for random edits", async () => {
+    const { applyPatch } = await import("diff");
+    const { editsDiff } = await import("../src/patch/diff.ts");
+    const { applyEdits } = await import("../src/replacer/index.ts");
+    let seed = 7;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    for (let round = 0; round < 200; round++) {
+      const n = 1 + Math.floor(rand() * 40);
+      const old = Array.from({ length: n }, (_, i) => `line ${i % 7}`);
+      const work = `${old.join("\n")}\n`;
+      const starts = [0];
+      for (let i = 0; i < old.length; i++) starts.push(starts[i]! + old[i]!.length + 1);
+      const edits = [];
+      for (let line = 0; line < n; ) {
+        const a = line + Math.floor(rand() * 6);
+        if (a > n) break;
+        const b = Math.min(n, a + Math.floor(rand() * 4));
+        const text = Array.from({ length: Math.floor(rand() * 4) }, (_, i) => (rand() < 0.5 ? `line ${(a + i) % 7}` : `new ${round}.${i}`)).map((l) => `${l}\n`).join("");
+        edits.push({ start: starts[a]!, end: starts[b]!, text });
+        line = b + 1;
+      }
+      const after = applyEdits(work, edits);
+      const d = editsDiff("f", work, edits);
+      expect(applyPatch(work, d.patch), `round ${round}\n${d.patch}`).toBe(after);
+    }
+  });
 });

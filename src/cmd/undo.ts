@@ -87,9 +87,9 @@ function context(args: Args): ToolContext {
 }
 
 /** Runs `fn`, turning a KtError into its prose on stdout and exit 1. */
-function guarded(fn: () => string): number {
+async function guarded(fn: () => string | Promise<string>): Promise<number> {
   try {
-    writeAll(1, `${fn()}\n`);
+    writeAll(1, `${await fn()}\n`);
     return EXIT.ok;
   } catch (error) {
     if (!(error instanceof KtError)) throw error;
@@ -163,7 +163,7 @@ function keptOrFail(ctx: ToolContext, row: HistoryRow, display: string): Uint8Ar
   return bytes;
 }
 
-function undoFile(ctx: ToolContext, path: string, steps: number, force: boolean): string {
+async function undoFile(ctx: ToolContext, path: string, steps: number, force: boolean): Promise<string> {
   const abs = absolutePath(ctx, path);
   const real = realPath(ctx, abs);
   const db = index(ctx);
@@ -179,13 +179,13 @@ function undoFile(ctx: ToolContext, path: string, steps: number, force: boolean)
   const target = live[steps - 1]!;
   const bytes = keptOrFail(ctx, target, abs);
   const change: Change = { display: abs, real, baseSha: current === null ? null : sha256(current), previous: current, bytes, ...(target.prevMode !== null ? { mode: target.prevMode } : {}) };
-  if (!(bytes === null && current === null)) commitChanges(ctx, [change], { tool: "undo", verb: "undo", undoes: live.slice(0, steps).map((r) => r.seq), historyState: "undo" });
+  if (!(bytes === null && current === null)) await commitChanges(ctx, [change], { tool: "undo", verb: "undo", undoes: live.slice(0, steps).map((r) => r.seq), historyState: "undo" });
   const back = `${steps} ${steps === 1 ? "step" : "steps"} back`;
   if (bytes === null) return `Removed ${abs}: the ${target.tool} of ${when(target.at)} created it (${back}).`;
   return `Restored ${abs} to the version before the ${target.tool} of ${when(target.at)} (${back}).`;
 }
 
-function undoLast(ctx: ToolContext, force: boolean): string {
+async function undoLast(ctx: ToolContext, force: boolean): Promise<string> {
   const db = index(ctx);
   const group = lastLiveGroup(ctx, db).filter((r) => r.state === "live");
   if (group.length === 0) throw new KtError("INVALID_ARGS", `Nothing to undo: kt has no change in session "${ctx.session}" that is not undone already.`);
@@ -200,7 +200,7 @@ function undoLast(ctx: ToolContext, force: boolean): string {
     changes.push({ display: row.display, real: row.path, baseSha: current === null ? null : sha256(current), previous: current, bytes, ...(row.prevMode !== null ? { mode: row.prevMode } : {}) });
     said.push(bytes === null ? `D ${row.display} (the ${row.tool} created it)` : current === null ? `A ${row.display} (the ${row.tool} removed it)` : `M ${row.display}`);
   }
-  if (changes.length > 0) commitChanges(ctx, changes, { tool: "undo", verb: "undo", undoes: group.map((r) => r.seq), historyState: "undo" });
+  if (changes.length > 0) await commitChanges(ctx, changes, { tool: "undo", verb: "undo", undoes: group.map((r) => r.seq), historyState: "undo" });
   const head = group[0]!;
   return [`Undid the ${head.tool} of ${when(head.at)} (${group.length} ${group.length === 1 ? "file" : "files"}):`, ...said].join("\n");
 }

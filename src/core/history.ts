@@ -82,6 +82,19 @@ export interface Replaced {
   next: Uint8Array | null;
 }
 
+/**
+ * Writes the kept bytes before the write lock is taken, so the lock is held only for the
+ * index rows. A blob whose change then fails is harmless: shared by content, capped by size.
+ */
+export function keepBlobs(ctx: Ctx, previous: readonly (Uint8Array | null)[]): void {
+  const dir = blobDir(ctx);
+  for (const bytes of previous) {
+    if (bytes === null) continue;
+    const blob = join(dir, sha256(bytes));
+    if (!existsSync(blob)) writeFileSync(blob, bytes, { mode: 0o600 });
+  }
+}
+
 /** A new group id for one change of one or more files. Call inside the write lock. */
 export function newGroup(db: Database, session: string): number {
   const row = table(db).query("SELECT COALESCE(MAX(grp), 0) + 1 AS g FROM history WHERE session = ?").get(session) as { g: number };

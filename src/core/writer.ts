@@ -82,8 +82,11 @@ export interface Temp {
   size: number;
 }
 
-/** The new content, complete and fsynced, in a temp file beside `target` with its mode and owner. */
-export function prepare(target: string, bytes: Uint8Array, display: string): Temp {
+/**
+ * The new content, complete and fsynced, in a temp file beside `target` with its mode and owner.
+ * `sync: false` leaves the fsync to a caller that syncs many temp files at once.
+ */
+export function prepare(target: string, bytes: Uint8Array, display: string, sync = true): Temp {
   let previous: { mode: number; uid: number; gid: number } | undefined;
   try {
     const st = statSync(target);
@@ -112,7 +115,7 @@ export function prepare(target: string, bytes: Uint8Array, display: string): Tem
         // Only root may give a file away; an ordinary user keeps owning what they write.
       }
     }
-    fsyncSync(fd);
+    if (sync) fsyncSync(fd);
     const st = fstatSync(fd);
     return { path, mtimeMs: st.mtimeMs, size: st.size };
   } catch (error) {

@@ -17,6 +17,7 @@ import { MAX_FILE_BYTES } from "./read.ts";
 import { excerpt, Lf, snippet, SNIPPET_CONTEXT } from "./edit.ts";
 import { parsePatch, type FileOp, type Hunk, type PatchForm } from "../patch/parse.ts";
 import { applyHunks, type HunkFailure, type HunkPlacement } from "../patch/apply.ts";
+import { editsDiff } from "../patch/diff.ts";
 import type { NearMiss, TraceStep } from "../replacer/index.ts";
 
 export const Parameters = z.strictObject({
@@ -51,7 +52,7 @@ export default defineTool({
     const done = plans.map((plan) => compute(ctx, plan, parsed.form));
 
     const changes = done.flatMap((d) => d.changes);
-    if (!ctx.flags.dryRun) commitChanges(ctx, changes, { tool: "patch", verb: "patch" });
+    if (!ctx.flags.dryRun) await commitChanges(ctx, changes, { tool: "patch", verb: "patch" });
 
     const trace = done.flatMap((d) => d.placements.map((p) => ({ path: d.abs, hunk: p.index + 1, patchLine: p.patchLine, strategy: p.strategy, startLine: p.startLine, endLine: p.endLine, trace: p.trace })));
     if (ctx.flags.trace) (ctx.info ?? ctx.warn)(renderTrace(done));
@@ -199,7 +200,8 @@ function compute(ctx: ToolContext, plan: Plan, form: PatchForm): Done {
   }
   const eol = dominantEol(before);
   const hadNewline = before === "" || before.endsWith("\n");
-  const applied = applyHunks(Lf.of(before).lf, op.hunks);
+  const lf = Lf.of(before).lf;
+  const applied = applyHunks(lf, op.hunks);
   if (!applied.ok) throw hunkFailure(ctx, abs, applied.index, applied.hunk, applied.failure, form);
   // The edits are spans of the text with a final line break; mapped back onto the file's
   // own bytes, every line outside them keeps its line ending.
@@ -207,6 +209,7 @@ function compute(ctx: ToolContext, plan: Plan, form: PatchForm): Done {
   if (!applied.finalNewline) after = after.replace(/\r?\n$/, "");
   const out = Buffer.from(after, "utf8");
   const newBytes = hasBom(bytes) ? Buffer.concat([BOM_BYTES, out]) : out;
+  const diffOf = (path: string) => (hadNewline && applied.finalNewline ? editsDiff(path, lf, applied.edits) : unifiedDiff(path, before, after));
 
   if (plan.to && plan.to.real !== real) {
     const dest = statOrNull(plan.to.real, plan.to.abs);
@@ -226,7 +229,7 @@ function compute(ctx: ToolContext, plan: Plan, form: PatchForm): Done {
       ],
       placements: applied.placements,
       lf: applied.lf,
-      diff: unifiedDiff(plan.to.abs, before, after),
+      diff: diffOf(plan.to.abs),
     };
   }
   return {
@@ -235,7 +238,7 @@ function compute(ctx: ToolContext, plan: Plan, form: PatchForm): Done {
     changes: [{ display: abs, real, baseSha, previous: bytes, bytes: newBytes }],
     placements: applied.placements,
     lf: applied.lf,
-    diff: unifiedDiff(abs, before, after),
+    diff: diffOf(abs),
   };
 }
 

@@ -11,8 +11,8 @@ export interface Timing {
   meanMs: number;
   minMs: number;
   /** Mean CPU time of the command (user and system), steadier than wall time on a loaded machine. */
-  userMs: number;
-  systemMs: number;
+  userMs?: number;
+  systemMs?: number;
   runs: number;
 }
 

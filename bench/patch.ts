@@ -99,7 +99,7 @@ const results = hyperfine(
 rmSync(work, { recursive: true, force: true });
 
 const [gitApply, ktUnified, ktEnvelope] = results;
-const cpu = (x: (typeof results)[number]) => x.userMs + x.systemMs;
+const cpu = (x: (typeof results)[number]) => (x.userMs ?? 0) + (x.systemMs ?? 0);
 console.log(
   table([
     ["command", "median ms", "min ms", "× git apply", "cpu ms (user+sys)"],

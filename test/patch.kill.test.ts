@@ -4,7 +4,7 @@
 import { expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ktSpawn, tempDir } from "./_helpers.ts";
+import { kt, ktSpawn, tempDir } from "./_helpers.ts";
 
 const ROUNDS = 16;
 const FILES = 6;
@@ -62,4 +62,37 @@ test(`kill -9 at random instants of ${ROUNDS} commits: each file old or new, not
   if (process.env.KT_KILL_REPORT) console.error(`old ${allOld}, new ${allNew}, mixed ${mixed}`);
   // The kills must have landed inside commits too, or the test proved nothing about them.
   expect(mixed, `old ${allOld}, new ${allNew}, mixed ${mixed}`).toBeGreaterThan(0);
+}, 60_000);
+
+test("after a kill in the middle of a commit, kt undo --last puts every file of the torn patch back", async () => {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    using tmp = tempDir();
+    const work = join(tmp.path, "w");
+    mkdirSync(work);
+    const sections: string[] = [];
+    for (let i = 0; i < FILES; i++) {
+      writeFileSync(join(work, `f${i}.txt`), `one ${i}\ntwo ${i}\n`);
+      sections.push(`*** Update File: f${i}.txt\n one ${i}\n-two ${i}\n+TWO ${i}`);
+    }
+    sections.push("*** Add File: added.txt\n+new");
+    const opts = { cwd: work, stateDir: join(tmp.path, ".s") };
+    const proc = ktSpawn(["patch", `*** Begin Patch\n${sections.join("\n")}\n*** End Patch\n`], { ...opts, env: { KT_COMMIT_PAUSE_MS: "40" } });
+    const first = statSync(join(work, "f0.txt")).ino;
+    const started = Date.now();
+    while (statSync(join(work, "f0.txt")).ino === first && proc.exitCode === null && Date.now() - started < 20_000) await Bun.sleep(1);
+    await Bun.sleep(50);
+    proc.kill(9);
+    await proc.exited;
+    const installed = Array.from({ length: FILES }, (_, i) => readFileSync(join(work, `f${i}.txt`), "utf8")).filter((t) => t.includes("TWO")).length;
+    if (installed === 0 || installed === FILES) continue; // the kill missed the window: try again
+    const r = kt(["undo", "--last"], opts);
+    expect(r.exitCode, r.stdout).toBe(0);
+    expect(r.stdout).toContain("which kt was stopped while installing (7 files):");
+    for (let i = 0; i < FILES; i++) expect(readFileSync(join(work, `f${i}.txt`), "utf8")).toBe(`one ${i}\ntwo ${i}\n`);
+    expect(readdirSync(work).filter((n) => !n.includes(".kt-")).sort()).toEqual(Array.from({ length: FILES }, (_, i) => `f${i}.txt`).sort());
+    // The journal is gone: a second undo finds nothing more to revert.
+    expect(kt(["undo", "--last"], opts).exitCode).toBe(1);
+    return;
+  }
+  throw new Error("no kill landed inside a commit in 5 attempts");
 }, 60_000);

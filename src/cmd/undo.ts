@@ -8,7 +8,7 @@ import { index } from "../core/state.ts";
 import { sha256 } from "../core/stamps.ts";
 import { readIfExists } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
-import { fileHistory, keptBytes, lastLiveGroup, type HistoryRow } from "../core/history.ts";
+import { fileHistory, interruptedChanges, keptBytes, lastLiveGroup, removeJournal, type HistoryRow, type Journal } from "../core/history.ts";
 import { KtError, type ToolContext } from "../tools/tool.ts";
 import { baseOptions, UsageError } from "./_args.ts";
 import { contextFrom, EXIT, writeAll } from "./_run.ts";
@@ -187,6 +187,8 @@ async function undoFile(ctx: ToolContext, path: string, steps: number, force: bo
 
 async function undoLast(ctx: ToolContext, force: boolean): Promise<string> {
   const db = index(ctx);
+  const torn = interruptedChanges(ctx, db)[0];
+  if (torn) return undoInterrupted(ctx, torn.path, torn.journal, force);
   const group = lastLiveGroup(ctx, db).filter((r) => r.state === "live");
   if (group.length === 0) throw new KtError("INVALID_ARGS", `Nothing to undo: kt has no change in session "${ctx.session}" that is not undone already.`);
   const changes: Change[] = [];
@@ -203,4 +205,34 @@ async function undoLast(ctx: ToolContext, force: boolean): Promise<string> {
   if (changes.length > 0) await commitChanges(ctx, changes, { tool: "undo", verb: "undo", undoes: group.map((r) => r.seq), historyState: "undo" });
   const head = group[0]!;
   return [`Undid the ${head.tool} of ${when(head.at)} (${group.length} ${group.length === 1 ? "file" : "files"}):`, ...said].join("\n");
+}
+
+/** A change kt was killed while installing: each file is old or new; the new ones go back. */
+async function undoInterrupted(ctx: ToolContext, path: string, journal: Journal, force: boolean): Promise<string> {
+  const changes: Change[] = [];
+  const said: string[] = [];
+  for (const f of journal.files) {
+    const current = readIfExists(f.real, f.display);
+    const sha = current === null ? null : sha256(current);
+    if (sha === f.prevSha) {
+      said.push(`= ${f.display} (not installed before kt stopped; unchanged)`);
+      continue;
+    }
+    if (sha !== f.newSha && !force) {
+      throw new KtError(
+        "STALE_FILE",
+        `Refusing to undo the interrupted ${journal.tool} of ${when(journal.at)}: ${f.display} changed since (it is neither its old nor its new version), and undoing would discard that change. Nothing was changed. Check the file first; kt undo --last --force restores the kept versions anyway.`,
+      );
+    }
+    const bytes = f.prevSha === null ? null : keptBytes(ctx, f.prevSha);
+    if (f.prevSha !== null && bytes === null) {
+      throw new KtError("FILE_NOT_FOUND", `Cannot undo ${f.display}: its version before the interrupted ${journal.tool} of ${when(journal.at)} is no longer kept (the state directory's size cap removed it). Nothing was changed.`);
+    }
+    if (bytes === null && current === null) continue;
+    changes.push({ display: f.display, real: f.real, baseSha: sha, previous: current, bytes, ...(f.prevMode !== null ? { mode: f.prevMode } : {}) });
+    said.push(bytes === null ? `D ${f.display} (the ${journal.tool} created it)` : current === null ? `A ${f.display} (the ${journal.tool} removed it)` : `M ${f.display}`);
+  }
+  if (changes.length > 0) await commitChanges(ctx, changes, { tool: "undo", verb: "undo", historyState: "undo" });
+  removeJournal(path);
+  return [`Undid the ${journal.tool} of ${when(journal.at)}, which kt was stopped while installing (${journal.files.length} files):`, ...said].join("\n");
 }

@@ -4,7 +4,8 @@
 // against the content the change was computed from, its previous bytes are kept (history),
 // and the files are installed one rename at a time. If an install fails, the files already
 // installed are put back. A kill at any instant leaves each file old or new (renames are
-// atomic), and only this change's files differ; `kt undo --last` reverts a torn one.
+// atomic), and only this change's files differ; its journal (history.ts) lets
+// `kt undo --last` revert such a torn change.
 import { chmodSync, closeSync, fsync, mkdirSync, openSync, renameSync, rmdirSync, statSync, unlinkSync } from "node:fs";
 import { dirname } from "node:path";
 import { KtError, type ToolContext } from "../tools/tool.ts";
@@ -12,7 +13,7 @@ import { fsError } from "./paths.ts";
 import { dropStamp, putStamp, sha256, stale, type Verb } from "./stamps.ts";
 import { index, withWriteLock } from "./state.ts";
 import { discard, prepare, readIfExists, syncDir, type Temp } from "./writer.ts";
-import { keepBlobs, markUndone, newGroup, recordChange, type HistoryState } from "./history.ts";
+import { keepBlobs, markUndone, newGroup, recordChange, removeJournal, writeJournal, type HistoryState } from "./history.ts";
 
 export interface Change {
   /** The path as shown to the model. */
@@ -52,6 +53,7 @@ interface Staged {
 export async function commitChanges(ctx: ToolContext, changes: readonly Change[], opts: CommitOptions): Promise<void> {
   const created: string[] = [];
   const staged: Staged[] = [];
+  let journal: string | undefined;
   try {
     for (const change of changes) {
       const previousMode = modeOf(change.real);
@@ -74,6 +76,7 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
     // commits them in a few journal transactions (20 files: 140 ms → 20–60 ms here).
     await syncAll(staged.flatMap((s) => (s.temp ? [{ path: s.temp.path, display: s.change.display }] : [])));
     keepBlobs(ctx, changes.map((c) => c.previous));
+    const token = `${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
     withWriteLock(index(ctx), () => {
       for (const s of staged) recheck(s.change, opts.verb);
       const db = index(ctx);
@@ -85,10 +88,20 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
         opts.tool,
         staged.map((s) => ({ real: s.change.real, display: s.change.display, previous: s.change.previous, previousMode: s.previousMode, next: s.change.bytes })),
         opts.historyState,
+        token,
       );
+      journal = staged.length > 1 ? writeJournal(ctx, {
+        pid: process.pid,
+        token,
+        tool: opts.tool,
+        at: Date.now(),
+        files: staged.map((s) => ({ real: s.change.real, display: s.change.display, prevSha: s.change.previous === null ? null : sha256(s.change.previous), prevMode: s.previousMode, newSha: s.change.bytes === null ? null : sha256(s.change.bytes) })),
+      }) : undefined;
       install(ctx, staged, opts);
     });
+    if (journal) removeJournal(journal);
   } catch (error) {
+    if (journal) removeJournal(journal);
     for (const s of staged) if (s.temp) discard(s.temp.path);
     for (const dir of created.reverse()) {
       try {

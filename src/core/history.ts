@@ -4,7 +4,7 @@
 // index holds one row per change of one file, and the files one change touched share a
 // group, so a whole patch is undone together. This module owns the `history` table.
 import type { Database } from "bun:sqlite";
-import { existsSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sessionDir } from "./state.ts";
 import { sha256 } from "./stamps.ts";
@@ -45,7 +45,8 @@ CREATE TABLE IF NOT EXISTS history (
   new_sha TEXT,
   added INTEGER NOT NULL,
   removed INTEGER NOT NULL,
-  state TEXT NOT NULL
+  state TEXT NOT NULL,
+  token TEXT
 );
 CREATE INDEX IF NOT EXISTS history_path ON history (session, path, seq);
 CREATE INDEX IF NOT EXISTS history_grp ON history (session, grp);
@@ -106,11 +107,11 @@ export function newGroup(db: Database, session: string): number {
  * write lock, before the change is installed: if the lock's transaction rolls back, so
  * does the record (a kept blob without a row is harmless and shared by content).
  */
-export function recordChange(ctx: Ctx, db: Database, grp: number, tool: string, files: readonly Replaced[], state: HistoryState = "live"): void {
+export function recordChange(ctx: Ctx, db: Database, grp: number, tool: string, files: readonly Replaced[], state: HistoryState = "live", token: string | null = null): void {
   table(db);
   const dir = blobDir(ctx);
   const insert = db.query(
-    "INSERT INTO history (session, grp, path, display, tool, at, prev_sha, prev_mode, new_sha, added, removed, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO history (session, grp, path, display, tool, at, prev_sha, prev_mode, new_sha, added, removed, state, token) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
   for (const f of files) {
     let prevSha: string | null = null;
@@ -120,7 +121,7 @@ export function recordChange(ctx: Ctx, db: Database, grp: number, tool: string, 
       if (!existsSync(blob)) writeFileSync(blob, f.previous, { mode: 0o600 });
     }
     const { added, removed } = lineChanges(f.previous, f.next);
-    insert.run(ctx.session, grp, f.real, f.display, tool, Date.now(), prevSha, f.previousMode, f.next === null ? null : sha256(f.next), added, removed, state);
+    insert.run(ctx.session, grp, f.real, f.display, tool, Date.now(), prevSha, f.previousMode, f.next === null ? null : sha256(f.next), added, removed, state, token);
     prune(ctx, db, f.real);
   }
 }
@@ -206,4 +207,72 @@ export function keptBytes(ctx: Ctx, sha: string): Uint8Array | null {
 /** Removes a session's history rows (kt session end); its blobs go with the session folder. */
 export function dropHistory(db: Database, session: string): void {
   table(db).query("DELETE FROM history WHERE session = ?").run(session);
+}
+
+// A multi-file change whose process is killed while installing leaves some files new and
+// some old, and its history rows vanish with its rolled-back transaction. So before the
+// first install it leaves a journal beside the kept bytes; removed once the change is
+// committed or rolled back, a journal whose process is gone marks an interrupted change.
+
+export interface JournalFile {
+  real: string;
+  display: string;
+  prevSha: string | null;
+  prevMode: number | null;
+  newSha: string | null;
+}
+
+export interface Journal {
+  pid: number;
+  token: string;
+  tool: string;
+  at: number;
+  files: JournalFile[];
+}
+
+export function writeJournal(ctx: Ctx, journal: Journal): string {
+  const path = join(blobDir(ctx), `journal-${journal.token}.json`);
+  writeFileSync(path, JSON.stringify(journal), { mode: 0o600 });
+  return path;
+}
+
+export function removeJournal(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Gone already.
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Changes of the session interrupted while installing, newest first. A journal whose change
+ * was committed after all (killed between commit and cleanup) is removed here.
+ */
+export function interruptedChanges(ctx: Ctx, db: Database): { path: string; journal: Journal }[] {
+  const dir = blobDir(ctx);
+  const out: { path: string; journal: Journal }[] = [];
+  for (const name of readdirSync(dir)) {
+    if (!name.startsWith("journal-")) continue;
+    const path = join(dir, name);
+    let journal: Journal;
+    try {
+      journal = JSON.parse(readFileSync(path, "utf8")) as Journal;
+    } catch {
+      continue;
+    }
+    if (journal.pid !== process.pid && alive(journal.pid)) continue;
+    const committed = table(db).query("SELECT 1 FROM history WHERE session = ? AND token = ? LIMIT 1").get(ctx.session, journal.token);
+    if (committed) removeJournal(path);
+    else out.push({ path, journal });
+  }
+  return out.sort((a, b) => b.journal.at - a.journal.at);
 }

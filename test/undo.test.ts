@@ -201,3 +201,18 @@ describe("kt undo --last", () => {
     expect(existsSync(join(work, "s.txt"))).toBe(false);
   });
 });
+
+test("a history table of another layout (an older kt) is rebuilt instead of failing every write", async () => {
+  const { tmp, work, opts } = setup();
+  using _ = tmp;
+  const { Database } = await import("bun:sqlite");
+  expect(kt(["write", "a.txt", "--content", "x\n"], opts).exitCode).toBe(0);
+  const db = new Database(join(opts.stateDir, "index.db"));
+  db.exec("DROP TABLE history");
+  db.exec("CREATE TABLE history (seq INTEGER PRIMARY KEY, session TEXT)");
+  db.close();
+  const r = kt(["write", "b.txt", "--content", "y\n"], opts);
+  expect(r.exitCode, r.stderr).toBe(0);
+  expect(kt(["undo", "b.txt"], opts).exitCode).toBe(0);
+  expect(existsSync(join(work, "b.txt"))).toBe(false);
+});

@@ -55,8 +55,14 @@ CREATE INDEX IF NOT EXISTS history_grp ON history (session, grp);
 const ready = new WeakSet<Database>();
 
 /** The table is created on first use, so the index's own schema (and its version) stays untouched. */
+const COLUMNS = ["seq", "session", "grp", "path", "display", "tool", "at", "prev_sha", "prev_mode", "new_sha", "added", "removed", "state", "token"];
+
 function table(db: Database): Database {
   if (!ready.has(db)) {
+    // A table of another layout (an older kt) is rebuilt, as the index's own tables are:
+    // losing old history beats failing every write.
+    const have = (db.query("PRAGMA table_info(history)").all() as { name: string }[]).map((c) => c.name);
+    if (have.length > 0 && have.join() !== COLUMNS.join()) db.exec("DROP TABLE history");
     db.exec(TABLE);
     // Created inside a transaction that may yet roll back: check again next time.
     if (!db.inTransaction) ready.add(db);

@@ -10,6 +10,9 @@ export interface Timing {
   medianMs: number;
   meanMs: number;
   minMs: number;
+  /** Mean CPU time of the command (user and system), steadier than wall time on a loaded machine. */
+  userMs?: number;
+  systemMs?: number;
   runs: number;
 }
 
@@ -23,15 +26,17 @@ export function requireHyperfine(): string {
 }
 
 /** Times each command (run without a shell) in one hyperfine session, interleaved warm-up included. */
-export function hyperfine(commands: { name: string; command: string }[], opts: { runs?: number; warmup?: number; env?: Record<string, string>; cwd?: string } = {}): Timing[] {
+export function hyperfine(commands: { name: string; command: string }[], opts: { runs?: number; warmup?: number; env?: Record<string, string>; cwd?: string; prepare?: string } = {}): Timing[] {
   const bin = requireHyperfine();
   const out = join(mkdtempSync(join(tmpdir(), "kt-bench-")), "result.json");
   // Output goes to a pipe, as it does for a framework reading kt; /dev/null lets some programs skip work.
   const args = [bin, "-N", "--output", "pipe", "--style", "none", "--warmup", String(opts.warmup ?? 10), "--runs", String(opts.runs ?? 100), "--export-json", out];
+  // Run before every timed run (untimed), e.g. to put back the files a patch changed.
+  if (opts.prepare) args.push("--prepare", opts.prepare);
   for (const c of commands) args.push("-n", c.name, c.command);
   const run = Bun.spawnSync(args, { env: { ...process.env, ...opts.env }, cwd: opts.cwd, stdout: "ignore", stderr: "pipe" });
   if (run.exitCode !== 0) throw new Error(`hyperfine failed: ${run.stderr.toString()}`);
-  const data = JSON.parse(readFileSync(out, "utf8")) as { results: { command: string; median: number; mean: number; min: number; times: number[] }[] };
+  const data = JSON.parse(readFileSync(out, "utf8")) as { results: { command: string; median: number; mean: number; min: number; user: number; system: number; times: number[] }[] };
   rmSync(dirname(out), { recursive: true, force: true });
   return data.results.map((r, i) => ({
     name: commands[i]!.name,
@@ -39,6 +44,8 @@ export function hyperfine(commands: { name: string; command: string }[], opts: {
     medianMs: r.median * 1000,
     meanMs: r.mean * 1000,
     minMs: r.min * 1000,
+    userMs: r.user * 1000,
+    systemMs: r.system * 1000,
     runs: r.times.length,
   }));
 }

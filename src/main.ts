@@ -20,6 +20,8 @@ const OTHER: Record<string, () => Promise<Subcommand>> = {
   call: () => import("./cmd/call.ts"),
   mcp: () => import("./cmd/mcp.ts"),
   session: () => import("./cmd/session.ts"),
+  history: () => import("./cmd/history.ts"),
+  undo: () => import("./cmd/undo.ts"),
 };
 
 async function toolSubcommand(name: string): Promise<Subcommand> {

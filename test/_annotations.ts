@@ -8,4 +8,5 @@ export const EXPECTED_ANNOTATIONS: Record<string, { readOnlyHint: boolean; destr
   edit: { readOnlyHint: false, destructiveHint: true },
   bash: { readOnlyHint: false, destructiveHint: true },
   process: { readOnlyHint: false, destructiveHint: true },
+  apply_patch: { readOnlyHint: false, destructiveHint: true },
 };

@@ -33,8 +33,8 @@ const SWITCHES: Record<string, { key: keyof Options; value: boolean; tools?: rea
   "call-id": { key: "callId", value: true },
   verbose: { key: "verbose", value: false },
   "skip-read-check": { key: "skipReadCheck", value: false, tools: ["write", "edit"] },
-  "dry-run": { key: "dryRun", value: false, tools: ["write", "edit"] },
-  trace: { key: "trace", value: false, tools: ["edit"] },
+  "dry-run": { key: "dryRun", value: false, tools: ["write", "edit", "patch"] },
+  trace: { key: "trace", value: false, tools: ["edit", "patch"] },
   strict: { key: "strict", value: false, tools: ["edit"] },
 };
 

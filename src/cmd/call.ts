@@ -24,9 +24,9 @@ export const command: CommandDef = {
     "state-dir": { type: "string", description: "State directory (default: $KT_STATE_DIR, $XDG_STATE_HOME/kt or ~/.local/state/kt)", valueHint: "dir" },
     root: { type: "string", description: "Refuse paths outside this directory (default: $KT_ROOT)", valueHint: "dir" },
     "skip-read-check": { type: "boolean", description: "Allow write/edit of files this session never read (staleness is still checked)" },
-    "dry-run": { type: "boolean", description: "write/edit: do everything but write" },
+    "dry-run": { type: "boolean", description: "write/edit/patch: do everything but write" },
     strict: { type: "boolean", description: "edit: exact matching only" },
-    trace: { type: "boolean", description: "edit: print the matching cascade on stderr" },
+    trace: { type: "boolean", description: "edit/patch: print the matching cascade (how each hunk was located) on stderr" },
     verbose: { type: "boolean", description: "More diagnostics on stderr" },
   },
 };

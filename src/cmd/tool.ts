@@ -102,6 +102,10 @@ function helpArgs(tool: Tool): ArgsDef {
     args["skip-read-check"] = { type: "boolean", description: "Allow changing files this session never read (staleness is still checked)" };
     args["dry-run"] = { type: "boolean", description: "Do everything but write; print the result and the diff" };
   }
+  if (tool.name === "patch") {
+    args["dry-run"] = { type: "boolean", description: "Do everything but write; print the result and the diff of the whole change" };
+    args.trace = { type: "boolean", description: "Print how each hunk was located on stderr" };
+  }
   if (tool.name === "edit") {
     args.trace = { type: "boolean", description: "Print the matching cascade on stderr" };
     args.strict = { type: "boolean", description: "Exact matching only" };

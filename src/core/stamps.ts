@@ -27,7 +27,7 @@ export function putStamp(ctx: Pick<ToolContext, "stateDir" | "warn" | "session">
     .run(ctx.session, real, stamp.mtimeMs, stamp.size, stamp.sha256, Date.now());
 }
 
-export type Verb = "overwrite" | "edit";
+export type Verb = "overwrite" | "edit" | "patch" | "undo";
 
 /**
  * Refuses a write to an existing file kt has not read (NOT_READ) or whose content
@@ -54,4 +54,9 @@ export function stale(display: string, verb: Verb): KtError {
     "STALE_FILE",
     `Refusing to ${verb} ${display}: the file changed on disk after you last read it (content hash mismatch). Someone else may be editing it. Re-read the file and reapply your change.`,
   );
+}
+
+/** Forgets a file kt removed (apply_patch delete, undo of a created file). */
+export function dropStamp(ctx: Pick<ToolContext, "stateDir" | "warn" | "session">, real: string): void {
+  index(ctx).query("DELETE FROM stamps WHERE session = ? AND path = ?").run(ctx.session, real);
 }

@@ -11,6 +11,7 @@ import { KtError, type ToolContext } from "../tools/tool.ts";
 import { fsError } from "./paths.ts";
 import { putStamp, sha256, stale, type Verb } from "./stamps.ts";
 import { index, withWriteLock } from "./state.ts";
+import { newGroup, recordChange } from "./history.ts";
 
 export interface GuardedWrite {
   /** The path as shown to the model. */
@@ -44,6 +45,10 @@ export function guardedWrite(ctx: ToolContext, w: GuardedWrite): void {
       const current = readIfExists(w.real, w.display);
       const currentSha = current === null ? null : sha256(current);
       if (currentSha !== w.baseSha) throw stale(w.display, w.verb);
+      const db = index(ctx);
+      recordChange(ctx, db, newGroup(db, ctx.session), w.verb === "overwrite" ? "write" : w.verb, [
+        { real: w.real, display: w.display, previous: current, previousMode: current === null ? null : modeOf(w.real), next: w.bytes },
+      ]);
       commit(temp, w.real, w.display);
       putStamp(ctx, w.real, { mtimeMs: temp.mtimeMs, size: temp.size, sha256: sha256(w.bytes) });
     });
@@ -52,6 +57,14 @@ export function guardedWrite(ctx: ToolContext, w: GuardedWrite): void {
     throw error;
   }
   syncDir(dirname(w.real));
+}
+
+function modeOf(path: string): number | null {
+  try {
+    return statSync(path).mode & 0o7777;
+  } catch {
+    return null;
+  }
 }
 
 export function readIfExists(real: string, display: string): Uint8Array | null {
@@ -63,14 +76,17 @@ export function readIfExists(real: string, display: string): Uint8Array | null {
   }
 }
 
-interface Temp {
+export interface Temp {
   path: string;
   mtimeMs: number;
   size: number;
 }
 
-/** The new content, complete and fsynced, in a temp file beside `target` with its mode and owner. */
-function prepare(target: string, bytes: Uint8Array, display: string): Temp {
+/**
+ * The new content, complete and fsynced, in a temp file beside `target` with its mode and owner.
+ * `sync: false` leaves the fsync to a caller that syncs many temp files at once.
+ */
+export function prepare(target: string, bytes: Uint8Array, display: string, sync = true): Temp {
   let previous: { mode: number; uid: number; gid: number } | undefined;
   try {
     const st = statSync(target);
@@ -99,7 +115,7 @@ function prepare(target: string, bytes: Uint8Array, display: string): Temp {
         // Only root may give a file away; an ordinary user keeps owning what they write.
       }
     }
-    fsyncSync(fd);
+    if (sync) fsyncSync(fd);
     const st = fstatSync(fd);
     return { path, mtimeMs: st.mtimeMs, size: st.size };
   } catch (error) {
@@ -118,7 +134,7 @@ function commit(temp: Temp, target: string, display: string): void {
   }
 }
 
-function discard(path: string): void {
+export function discard(path: string): void {
   try {
     unlinkSync(path);
   } catch {
@@ -126,7 +142,7 @@ function discard(path: string): void {
   }
 }
 
-function syncDir(dir: string): void {
+export function syncDir(dir: string): void {
   try {
     const fd = openSync(dir, "r");
     try {

@@ -1,4 +1,4 @@
-// The shared size cap on spill files and process logs (SPEC §2): when the state directory
+// The shared size cap on spill files, process logs and kept file versions (SPEC §2, §7.2): when the state directory
 // holds more than the cap, the files of the sessions used longest ago go first. Logs that
 // a running command is still writing are never removed. Checked at most once a minute,
 // by a supervisor as it starts, so no kt call waits for it.
@@ -8,7 +8,7 @@ import { join } from "node:path";
 
 export const CAP_BYTES = 512 * 1024 * 1024;
 const CHECK_EVERY_MS = 60_000;
-const SUBDIRS = ["spill", "proc"];
+const SUBDIRS = ["spill", "proc", "history"];
 
 interface Entry {
   path: string;

@@ -3,6 +3,7 @@
 import { readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { index, safeName, withWriteLock } from "../core/state.ts";
+import { dropHistory } from "../core/history.ts";
 import { shortCommand } from "./format.ts";
 import { isFinal, reconcile, sessionRows } from "./registry.ts";
 import { stopRow } from "./stop.ts";
@@ -24,6 +25,7 @@ export async function endSession(ctx: { stateDir: string; session: string; warn(
   const stamps = withWriteLock(db, () => {
     db.query("DELETE FROM processes WHERE session = ?").run(ctx.session);
     db.query("DELETE FROM process_seq WHERE session = ?").run(ctx.session);
+    dropHistory(db, ctx.session);
     return db.query("DELETE FROM stamps WHERE session = ?").run(ctx.session).changes;
   });
   const dir = join(ctx.stateDir, "sessions", safeName(ctx.session));

@@ -16,3 +16,4 @@ export { contextAware, CONTEXT_THRESHOLD } from "./context-aware.ts";
 export { multiOccurrence } from "./multi-occurrence.ts";
 export { MARGIN, MAX_BLOCKS } from "./_anchors.ts";
 export type * from "./types.ts";
+export { locate, findLine, type LocateRequest, type Located } from "./locate.ts";

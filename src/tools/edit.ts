@@ -298,7 +298,7 @@ function normalize(s: string): string {
  * the original, so that only the edited spans change and every other line keeps its own
  * ending — in a file with mixed endings too.
  */
-class Lf {
+export class Lf {
   private constructor(
     readonly original: string,
     readonly lf: string,

@@ -9,6 +9,7 @@ const loaders: Record<string, () => Promise<{ default: Tool }>> = {
   glob: () => import("./glob.ts"),
   bash: () => import("./bash.ts"),
   ps: () => import("./ps.ts"),
+  patch: () => import("./patch.ts"),
 };
 
 /** Subcommand names, in the order help and `kt schema` list them. */
@@ -22,7 +23,7 @@ export async function loadTool(name: string): Promise<Tool | undefined> {
 }
 
 /** Names frameworks know a tool by, when they differ from the subcommand. */
-const SCHEMA_ALIASES: Record<string, string> = { process: "ps" };
+const SCHEMA_ALIASES: Record<string, string> = { process: "ps", apply_patch: "patch" };
 
 export async function loadAllTools(): Promise<Tool[]> {
   return Promise.all(TOOL_NAMES.map(async (name) => (await loaders[name]!()).default));

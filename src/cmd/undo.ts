@@ -1,0 +1,238 @@
+// `kt history PATH` and `kt undo PATH [--steps N] [--force]` / `kt undo --last` (SPEC §7.2):
+// CLI only, never model tools. An undo is a change like any other: written through the
+// multi-file commit (so it is kept in history too), refused when the file changed since kt
+// last wrote it unless --force.
+import type { CommandDef } from "citty";
+import { absolutePath, realPath } from "../core/paths.ts";
+import { index } from "../core/state.ts";
+import { sha256 } from "../core/stamps.ts";
+import { readIfExists } from "../core/writer.ts";
+import { commitChanges, type Change } from "../core/commit.ts";
+import { fileHistory, interruptedChanges, keptBytes, lastLiveGroup, removeJournal, type HistoryRow, type Journal } from "../core/history.ts";
+import { KtError, type ToolContext } from "../tools/tool.ts";
+import { baseOptions, UsageError } from "./_args.ts";
+import { contextFrom, EXIT, writeAll } from "./_run.ts";
+
+const COMMON = {
+  session: { type: "string", description: 'Session id (default: $KT_SESSION or "default")', valueHint: "id" },
+  "state-dir": { type: "string", description: "State directory (default: $KT_STATE_DIR, $XDG_STATE_HOME/kt or ~/.local/state/kt)", valueHint: "dir" },
+  root: { type: "string", description: "Refuse paths outside this directory (default: $KT_ROOT)", valueHint: "dir" },
+} as const;
+
+export const historyCommand: CommandDef = {
+  meta: { name: "history", description: "List the versions of a file kt kept before changing it in this session" },
+  args: { path: { type: "positional", required: true, description: "The file" }, ...COMMON },
+};
+
+export const undoCommand: CommandDef = {
+  meta: { name: "undo", description: "Put back a file (or the files of the session's last change) as they were before kt changed them" },
+  args: {
+    path: { type: "positional", required: false, description: "The file (or --last)" },
+    steps: { type: "string", description: "How many of kt's changes to the file to go back (default 1)", valueHint: "n" },
+    last: { type: "boolean", description: "Undo the session's last change: every file of a patch together" },
+    force: { type: "boolean", description: "Undo even if the file changed since kt last wrote it" },
+    ...COMMON,
+  },
+};
+
+interface Args {
+  path?: string;
+  steps: number;
+  last: boolean;
+  force: boolean;
+  session?: string;
+  stateDir?: string;
+  root?: string;
+}
+
+function parse(argv: readonly string[], allowed: ReadonlySet<string>, command: string): Args {
+  const args: Args = { steps: 1, last: false, force: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") {
+      if (argv.length > i + 2 || (args.path !== undefined && argv[i + 1] !== undefined)) throw new UsageError("too many arguments");
+      args.path ??= argv[i + 1];
+      break;
+    }
+    if (!arg.startsWith("--")) {
+      if (args.path !== undefined) throw new UsageError(`too many arguments: kt ${command} takes one PATH`);
+      args.path = arg;
+      continue;
+    }
+    const eq = arg.indexOf("=");
+    const name = arg.slice(2, eq === -1 ? undefined : eq).replace(/_/g, "-");
+    if (!allowed.has(name)) throw new UsageError(`unknown option ${arg}`);
+    const value = () => {
+      if (eq !== -1) return arg.slice(eq + 1);
+      const next = argv[++i];
+      if (next === undefined) throw new UsageError(`option --${name} needs a value`);
+      return next;
+    };
+    if (name === "session") args.session = value();
+    else if (name === "state-dir") args.stateDir = value();
+    else if (name === "root") args.root = value();
+    else if (name === "steps") {
+      const raw = value();
+      const n = Number(raw);
+      if (!Number.isInteger(n) || n < 1) throw new UsageError(`--steps must be a whole number of at least 1 (got ${JSON.stringify(raw)})`);
+      args.steps = n;
+    } else if (name === "last") args.last = eq === -1 || arg.slice(eq + 1) !== "false";
+    else if (name === "force") args.force = eq === -1 || arg.slice(eq + 1) !== "false";
+  }
+  return args;
+}
+
+function context(args: Args): ToolContext {
+  return contextFrom({ ...baseOptions(), ...(args.session ? { session: args.session } : {}), ...(args.stateDir ? { stateDir: args.stateDir } : {}), ...(args.root ? { root: args.root } : {}) });
+}
+
+/** Runs `fn`, turning a KtError into its prose on stdout and exit 1. */
+async function guarded(fn: () => string | Promise<string>): Promise<number> {
+  try {
+    writeAll(1, `${await fn()}\n`);
+    return EXIT.ok;
+  } catch (error) {
+    if (!(error instanceof KtError)) throw error;
+    writeAll(1, `${error.message}\n`);
+    return EXIT.toolError;
+  }
+}
+
+function when(at: number): string {
+  const d = new Date(at);
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+function what(row: HistoryRow): string {
+  if (row.prevSha === null) return "created the file";
+  if (row.newSha === null) return "removed the file";
+  return `+${row.added} −${row.removed} lines`;
+}
+
+export async function runHistory(argv: string[]): Promise<number> {
+  const args = parse(argv, new Set(["session", "state-dir", "root"]), "history");
+  if (args.path === undefined) throw new UsageError("missing PATH: kt history PATH");
+  const ctx = context(args);
+  return guarded(() => {
+    const abs = absolutePath(ctx, args.path!);
+    const real = realPath(ctx, abs);
+    const rows = fileHistory(ctx, index(ctx), real);
+    if (rows.length === 0) return `kt has kept no versions of ${abs} in session "${ctx.session}": it has not changed that file in this session.`;
+    const lines = rows.map((r, i) => {
+      const state = r.state === "undone" ? " (undone)" : r.state === "undo" ? "" : "";
+      return `${String(i + 1).padStart(3)}. ${when(r.at)}  ${r.tool.padEnd(5)}  ${what(r)}${state}`;
+    });
+    const live = rows.filter((r) => r.state === "live").length;
+    const tail = live === 0
+      ? "Every change listed is undone already or is itself an undo."
+      : `kt undo ${abs} restores the version before the newest change that is not undone${live > 1 ? `; --steps N goes back N such changes (at most ${live})` : ""}.`;
+    return [`${rows.length} ${rows.length === 1 ? "change" : "changes"} kt made to ${abs} in session "${ctx.session}", newest first (the version before each is kept):`, ...lines, tail].join("\n");
+  });
+}
+
+export { undoCommand as command, runUndo as run };
+
+export async function runUndo(argv: string[]): Promise<number> {
+  const args = parse(argv, new Set(["session", "state-dir", "root", "steps", "last", "force"]), "undo");
+  if (args.last && args.path !== undefined) throw new UsageError("give either PATH or --last, not both");
+  if (!args.last && args.path === undefined) throw new UsageError("missing PATH: kt undo PATH [--steps N] [--force], or kt undo --last");
+  if (args.last && args.steps !== 1) throw new UsageError("--steps applies to kt undo PATH, not to --last");
+  const ctx = context(args);
+  return guarded(() => (args.last ? undoLast(ctx, args.force) : undoFile(ctx, args.path!, args.steps, args.force)));
+}
+
+/** What kt last wrote to a file in this session (its newest history row's result). */
+function changedSince(ctx: ToolContext, row: HistoryRow, display: string, current: Uint8Array | null, force: boolean): void {
+  if (force) return;
+  const sha = current === null ? null : sha256(current);
+  if (sha === row.newSha) return;
+  const now = current === null ? "it was removed" : "its content differs";
+  throw new KtError(
+    "STALE_FILE",
+    `Refusing to undo ${display}: it changed since kt last wrote it (${row.tool} at ${when(row.at)}; ${now}), and undoing would discard that change. Check the file first; kt undo --force restores the kept version anyway.`,
+  );
+}
+
+function keptOrFail(ctx: ToolContext, row: HistoryRow, display: string): Uint8Array | null {
+  if (row.prevSha === null) return null;
+  const bytes = keptBytes(ctx, row.prevSha);
+  if (bytes === null) {
+    throw new KtError("FILE_NOT_FOUND", `Cannot undo ${display}: the version before the ${row.tool} of ${when(row.at)} is no longer kept (the state directory's size cap removed it). Nothing was changed.`);
+  }
+  return bytes;
+}
+
+async function undoFile(ctx: ToolContext, path: string, steps: number, force: boolean): Promise<string> {
+  const abs = absolutePath(ctx, path);
+  const real = realPath(ctx, abs);
+  const db = index(ctx);
+  const rows = fileHistory(ctx, db, real);
+  if (rows.length === 0) throw new KtError("FILE_NOT_FOUND", `Nothing to undo: kt has not changed ${abs} in session "${ctx.session}" (or its history was removed). kt history ${abs} lists what is kept.`);
+  const live = rows.filter((r) => r.state === "live");
+  if (live.length === 0) throw new KtError("INVALID_ARGS", `Nothing to undo: every change kt made to ${abs} in session "${ctx.session}" is undone already.`);
+  if (steps > live.length) {
+    throw new KtError("INVALID_ARGS", `Cannot go back ${steps} changes: kt kept ${live.length} ${live.length === 1 ? "change" : "changes"} of ${abs} that can be undone. Use --steps ${live.length} or less. Nothing was changed.`);
+  }
+  const current = readIfExists(real, abs);
+  changedSince(ctx, rows[0]!, abs, current, force);
+  const target = live[steps - 1]!;
+  const bytes = keptOrFail(ctx, target, abs);
+  const change: Change = { display: abs, real, baseSha: current === null ? null : sha256(current), previous: current, bytes, ...(target.prevMode !== null ? { mode: target.prevMode } : {}) };
+  if (!(bytes === null && current === null)) await commitChanges(ctx, [change], { tool: "undo", verb: "undo", undoes: live.slice(0, steps).map((r) => r.seq), historyState: "undo" });
+  const back = `${steps} ${steps === 1 ? "step" : "steps"} back`;
+  if (bytes === null) return `Removed ${abs}: the ${target.tool} of ${when(target.at)} created it (${back}).`;
+  return `Restored ${abs} to the version before the ${target.tool} of ${when(target.at)} (${back}).`;
+}
+
+async function undoLast(ctx: ToolContext, force: boolean): Promise<string> {
+  const db = index(ctx);
+  const torn = interruptedChanges(ctx, db)[0];
+  if (torn) return undoInterrupted(ctx, torn.path, torn.journal, force);
+  const group = lastLiveGroup(ctx, db).filter((r) => r.state === "live");
+  if (group.length === 0) throw new KtError("INVALID_ARGS", `Nothing to undo: kt has no change in session "${ctx.session}" that is not undone already.`);
+  const changes: Change[] = [];
+  const said: string[] = [];
+  for (const row of group) {
+    const newest = fileHistory(ctx, db, row.path)[0]!;
+    const current = readIfExists(row.path, row.display);
+    changedSince(ctx, newest, row.display, current, force);
+    const bytes = keptOrFail(ctx, row, row.display);
+    if (bytes === null && current === null) continue;
+    changes.push({ display: row.display, real: row.path, baseSha: current === null ? null : sha256(current), previous: current, bytes, ...(row.prevMode !== null ? { mode: row.prevMode } : {}) });
+    said.push(bytes === null ? `D ${row.display} (the ${row.tool} created it)` : current === null ? `A ${row.display} (the ${row.tool} removed it)` : `M ${row.display}`);
+  }
+  if (changes.length > 0) await commitChanges(ctx, changes, { tool: "undo", verb: "undo", undoes: group.map((r) => r.seq), historyState: "undo" });
+  const head = group[0]!;
+  return [`Undid the ${head.tool} of ${when(head.at)} (${group.length} ${group.length === 1 ? "file" : "files"}):`, ...said].join("\n");
+}
+
+/** A change kt was killed while installing: each file is old or new; the new ones go back. */
+async function undoInterrupted(ctx: ToolContext, path: string, journal: Journal, force: boolean): Promise<string> {
+  const changes: Change[] = [];
+  const said: string[] = [];
+  for (const f of journal.files) {
+    const current = readIfExists(f.real, f.display);
+    const sha = current === null ? null : sha256(current);
+    if (sha === f.prevSha) {
+      said.push(`= ${f.display} (not installed before kt stopped; unchanged)`);
+      continue;
+    }
+    if (sha !== f.newSha && !force) {
+      throw new KtError(
+        "STALE_FILE",
+        `Refusing to undo the interrupted ${journal.tool} of ${when(journal.at)}: ${f.display} changed since (it is neither its old nor its new version), and undoing would discard that change. Nothing was changed. Check the file first; kt undo --last --force restores the kept versions anyway.`,
+      );
+    }
+    const bytes = f.prevSha === null ? null : keptBytes(ctx, f.prevSha);
+    if (f.prevSha !== null && bytes === null) {
+      throw new KtError("FILE_NOT_FOUND", `Cannot undo ${f.display}: its version before the interrupted ${journal.tool} of ${when(journal.at)} is no longer kept (the state directory's size cap removed it). Nothing was changed.`);
+    }
+    if (bytes === null && current === null) continue;
+    changes.push({ display: f.display, real: f.real, baseSha: sha, previous: current, bytes, ...(f.prevMode !== null ? { mode: f.prevMode } : {}) });
+    said.push(bytes === null ? `D ${f.display} (the ${journal.tool} created it)` : current === null ? `A ${f.display} (the ${journal.tool} removed it)` : `M ${f.display}`);
+  }
+  if (changes.length > 0) await commitChanges(ctx, changes, { tool: "undo", verb: "undo", historyState: "undo" });
+  removeJournal(path);
+  return [`Undid the ${journal.tool} of ${when(journal.at)}, which kt was stopped while installing (${journal.files.length} files):`, ...said].join("\n");
+}

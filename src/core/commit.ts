@@ -1,0 +1,244 @@
+// Many files changed at once, all or nothing (SPEC §7.1 commit), beside the one-file writer
+// and built from its parts: every new content is written and fsynced to a temp file beside
+// its destination first; then, holding the index's write lock, every file is re-checked
+// against the content the change was computed from, its previous bytes are kept (history),
+// and the files are installed one rename at a time. If an install fails, the files already
+// installed are put back. A kill at any instant leaves each file old or new (renames are
+// atomic), and only this change's files differ; its journal (history.ts) lets
+// `kt undo --last` revert such a torn change.
+import { chmodSync, closeSync, fsync, mkdirSync, openSync, renameSync, rmdirSync, statSync, unlinkSync } from "node:fs";
+import { dirname } from "node:path";
+import { KtError, type ToolContext } from "../tools/tool.ts";
+import { fsError } from "./paths.ts";
+import { dropStamp, putStamp, sha256, stale, type Verb } from "./stamps.ts";
+import { index, withWriteLock } from "./state.ts";
+import { discard, prepare, readIfExists, syncDir, type Temp } from "./writer.ts";
+import { keepBlobs, markUndone, newGroup, recordChange, removeJournal, writeJournal, type HistoryState } from "./history.ts";
+
+export interface Change {
+  /** The path as shown to the model. */
+  display: string;
+  /** The real path (symlinks resolved). */
+  real: string;
+  /** sha256 of the content the change was computed from; null: the file must not exist. */
+  baseSha: string | null;
+  /** The bytes the change was computed from (kept in history, and put back on rollback). */
+  previous: Uint8Array | null;
+  /** The new content, or null to remove the file. */
+  bytes: Uint8Array | null;
+  /** Mode for a file that does not exist yet (a move keeps its source's); else the file's own is kept. */
+  mode?: number;
+}
+
+export interface CommitOptions {
+  /** The tool named in history ("patch", "undo"). */
+  tool: string;
+  /** How stale-file prose words the refused action. */
+  verb: Verb;
+  /** History rows this change reverts (undo): marked undone in the same transaction. */
+  undoes?: readonly number[];
+  historyState?: HistoryState;
+  /** Test seam: runs before the i-th install; a throw there is an install failure. */
+  beforeInstall?(i: number): void;
+}
+
+interface Staged {
+  change: Change;
+  temp?: Temp;
+  /** Mode the file had before (for putting it back). */
+  previousMode: number | null;
+}
+
+/** Installs every change or none; throws a KtError naming what went wrong. */
+export async function commitChanges(ctx: ToolContext, changes: readonly Change[], opts: CommitOptions): Promise<void> {
+  const created: string[] = [];
+  const staged: Staged[] = [];
+  let journal: string | undefined;
+  try {
+    for (const change of changes) {
+      const previousMode = modeOf(change.real);
+      if (change.bytes === null) {
+        staged.push({ change, previousMode });
+        continue;
+      }
+      makeParents(dirname(change.real), change.display, created);
+      const temp = prepare(change.real, change.bytes, change.display, false);
+      staged.push({ change, temp, previousMode });
+      if (change.mode !== undefined && previousMode === null) {
+        try {
+          chmodSync(temp.path, change.mode);
+        } catch (error) {
+          throw fsError(error, change.display);
+        }
+      }
+    }
+    // One fsync after another costs a disk flush each; issued together, the file system
+    // commits them in a few journal transactions (20 files: 140 ms → 20–60 ms here).
+    await syncAll(staged.flatMap((s) => (s.temp ? [{ path: s.temp.path, display: s.change.display }] : [])));
+    keepBlobs(ctx, changes.map((c) => c.previous));
+    const token = `${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+    withWriteLock(index(ctx), () => {
+      for (const s of staged) recheck(s.change, opts.verb);
+      const db = index(ctx);
+      if (opts.undoes) markUndone(db, opts.undoes);
+      recordChange(
+        ctx,
+        db,
+        newGroup(db, ctx.session),
+        opts.tool,
+        staged.map((s) => ({ real: s.change.real, display: s.change.display, previous: s.change.previous, previousMode: s.previousMode, next: s.change.bytes })),
+        opts.historyState,
+        token,
+      );
+      journal = staged.length > 1 ? writeJournal(ctx, {
+        pid: process.pid,
+        token,
+        tool: opts.tool,
+        at: Date.now(),
+        files: staged.map((s) => ({ real: s.change.real, display: s.change.display, prevSha: s.change.previous === null ? null : sha256(s.change.previous), prevMode: s.previousMode, newSha: s.change.bytes === null ? null : sha256(s.change.bytes) })),
+      }) : undefined;
+      install(ctx, staged, opts);
+    });
+    if (journal) removeJournal(journal);
+  } catch (error) {
+    if (journal) removeJournal(journal);
+    for (const s of staged) if (s.temp) discard(s.temp.path);
+    for (const dir of created.reverse()) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        // Not empty (someone else put a file there) or gone: leave it.
+      }
+    }
+    throw error;
+  }
+  for (const dir of new Set(staged.map((s) => dirname(s.change.real)))) syncDir(dir);
+}
+
+function modeOf(path: string): number | null {
+  try {
+    return statSync(path).mode & 0o7777;
+  } catch {
+    return null;
+  }
+}
+
+/** Creates missing parent directories, remembering which, so a failed change can remove them. */
+function makeParents(dir: string, display: string, created: string[]): void {
+  const missing: string[] = [];
+  for (let d = dir; ; d = dirname(d)) {
+    try {
+      if (statSync(d).isDirectory()) break;
+      throw new KtError("NOT_A_DIRECTORY", `Cannot create ${display}: ${d} is a file, not a directory. Choose another path.`);
+    } catch (error) {
+      if (error instanceof KtError) throw error;
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw fsError(error, display);
+      missing.push(d);
+      if (dirname(d) === d) break;
+    }
+  }
+  for (const d of missing.reverse()) {
+    try {
+      mkdirSync(d);
+      created.push(d);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw fsError(error, display);
+    }
+  }
+}
+
+/** Under the lock: the file is still what the change was computed from. */
+function recheck(change: Change, verb: Verb): void {
+  const current = readIfExists(change.real, change.display);
+  if (change.baseSha === null) {
+    if (current !== null) {
+      throw new KtError("FILE_EXISTS", `Refusing to create ${change.display}: a file appeared there while the change was being prepared. Nothing was changed. Read it, then change it as an update.`);
+    }
+    return;
+  }
+  if (current === null) {
+    throw new KtError("FILE_NOT_FOUND", `Refusing to ${verb} ${change.display}: the file was removed while the change was being prepared. Nothing was changed.`);
+  }
+  if (sha256(current) !== change.baseSha) throw stale(change.display, verb);
+}
+
+function pause(): void {
+  const ms = Number(process.env.KT_COMMIT_PAUSE_MS);
+  if (Number.isFinite(ms) && ms > 0) Bun.sleepSync(ms);
+}
+
+/** New and changed files first, removals last: a move interrupted halfway leaves both copies, never neither. */
+function install(ctx: ToolContext, staged: readonly Staged[], opts: CommitOptions): void {
+  const order = [...staged.filter((s) => s.change.bytes !== null), ...staged.filter((s) => s.change.bytes === null)];
+  const done: Staged[] = [];
+  try {
+    order.forEach((s, i) => {
+      opts.beforeInstall?.(i);
+      if (i > 0) pause();
+      const temp = s.temp;
+      if (temp) {
+        renameSync(temp.path, s.change.real);
+        s.temp = undefined;
+        done.push(s);
+        putStamp(ctx, s.change.real, { mtimeMs: temp.mtimeMs, size: temp.size, sha256: sha256(s.change.bytes!) });
+      } else {
+        unlinkSync(s.change.real);
+        done.push(s);
+        dropStamp(ctx, s.change.real);
+      }
+    });
+  } catch (error) {
+    const failed = order[done.length];
+    const unrestored = rollback(done);
+    const why = error instanceof KtError ? error.message : fsError(error, failed?.change.display ?? "").message;
+    if (unrestored.length > 0) {
+      throw new KtError(
+        "INTERNAL",
+        `Installing ${failed?.change.display} failed (${why}), and ${unrestored.join(", ")} could not be put back; their previous content is kept in kt's history (kt history PATH, kt undo PATH).`,
+      );
+    }
+    throw new KtError(error instanceof KtError ? error.code : "PERMISSION_DENIED", `Nothing was changed: installing ${failed?.change.display} failed, and the files already installed were put back. ${why}`);
+  }
+}
+
+/** fsync of many files at once, through the runtime's thread pool. */
+async function syncAll(files: readonly { path: string; display: string }[]): Promise<void> {
+  await Promise.all(
+    files.map(
+      ({ path, display }) =>
+        new Promise<void>((resolve, reject) => {
+          let fd: number;
+          try {
+            fd = openSync(path, "r+");
+          } catch (error) {
+            return reject(fsError(error, display));
+          }
+          fsync(fd, (error) => {
+            closeSync(fd);
+            if (error) reject(fsError(error, display));
+            else resolve();
+          });
+        }),
+    ),
+  );
+}
+
+/** Puts back installed files, newest first; returns the ones that could not be. */
+function rollback(done: readonly Staged[]): string[] {
+  const failed: string[] = [];
+  for (const s of [...done].reverse()) {
+    const { change } = s;
+    try {
+      if (change.previous === null) {
+        unlinkSync(change.real);
+        continue;
+      }
+      const temp = prepare(change.real, change.previous, change.display);
+      if (s.previousMode !== null) chmodSync(temp.path, s.previousMode);
+      renameSync(temp.path, change.real);
+    } catch {
+      failed.push(change.display);
+    }
+  }
+  return failed;
+}

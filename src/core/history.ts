@@ -1,0 +1,284 @@
+// History (SPEC §7.2): before kt replaces or removes a file, the bytes it had are kept, per
+// session and real path, the last HISTORY_KEEP versions. Bytes live as files named by their
+// sha256 under <state>/sessions/<id>/history/ (inside the state directory's size cap); the
+// index holds one row per change of one file, and the files one change touched share a
+// group, so a whole patch is undone together. This module owns the `history` table.
+import type { Database } from "bun:sqlite";
+import { existsSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { sessionDir } from "./state.ts";
+import { sha256 } from "./stamps.ts";
+
+export const HISTORY_KEEP = 10;
+
+export type HistoryState = "live" | "undone" | "undo";
+
+export interface HistoryRow {
+  seq: number;
+  grp: number;
+  path: string;
+  display: string;
+  tool: string;
+  at: number;
+  /** sha256 of the bytes kept, or null when the file did not exist before this change. */
+  prevSha: string | null;
+  prevMode: number | null;
+  /** sha256 of what kt wrote, or null when this change removed the file. */
+  newSha: string | null;
+  added: number;
+  removed: number;
+  /** live: can be undone; undone: was; undo: this change was itself an undo. */
+  state: HistoryState;
+}
+
+const TABLE = `
+CREATE TABLE IF NOT EXISTS history (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  session TEXT NOT NULL,
+  grp INTEGER NOT NULL,
+  path TEXT NOT NULL,
+  display TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  at REAL NOT NULL,
+  prev_sha TEXT,
+  prev_mode INTEGER,
+  new_sha TEXT,
+  added INTEGER NOT NULL,
+  removed INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  token TEXT
+);
+CREATE INDEX IF NOT EXISTS history_path ON history (session, path, seq);
+CREATE INDEX IF NOT EXISTS history_grp ON history (session, grp);
+`;
+
+const ready = new WeakSet<Database>();
+
+/** The table is created on first use, so the index's own schema (and its version) stays untouched. */
+const COLUMNS = ["seq", "session", "grp", "path", "display", "tool", "at", "prev_sha", "prev_mode", "new_sha", "added", "removed", "state", "token"];
+
+function table(db: Database): Database {
+  if (!ready.has(db)) {
+    // A table of another layout (an older kt) is rebuilt, as the index's own tables are:
+    // losing old history beats failing every write.
+    const have = (db.query("PRAGMA table_info(history)").all() as { name: string }[]).map((c) => c.name);
+    if (have.length > 0 && have.join() !== COLUMNS.join()) db.exec("DROP TABLE history");
+    db.exec(TABLE);
+    // Created inside a transaction that may yet roll back: check again next time.
+    if (!db.inTransaction) ready.add(db);
+  }
+  return db;
+}
+
+interface Ctx {
+  stateDir: string;
+  session: string;
+}
+
+export function blobDir(ctx: Ctx): string {
+  return sessionDir(ctx.stateDir, ctx.session, "history");
+}
+
+export interface Replaced {
+  real: string;
+  display: string;
+  /** The bytes before the change, or null when the file did not exist. */
+  previous: Uint8Array | null;
+  previousMode: number | null;
+  /** The bytes after it, or null when the change removes the file. */
+  next: Uint8Array | null;
+}
+
+/**
+ * Writes the kept bytes before the write lock is taken, so the lock is held only for the
+ * index rows. A blob whose change then fails is harmless: shared by content, capped by size.
+ */
+export function keepBlobs(ctx: Ctx, previous: readonly (Uint8Array | null)[]): void {
+  const dir = blobDir(ctx);
+  for (const bytes of previous) {
+    if (bytes === null) continue;
+    const blob = join(dir, sha256(bytes));
+    if (!existsSync(blob)) writeFileSync(blob, bytes, { mode: 0o600 });
+  }
+}
+
+/** A new group id for one change of one or more files. Call inside the write lock. */
+export function newGroup(db: Database, session: string): number {
+  const row = table(db).query("SELECT COALESCE(MAX(grp), 0) + 1 AS g FROM history WHERE session = ?").get(session) as { g: number };
+  return row.g;
+}
+
+/**
+ * Keeps the previous bytes of every file of one change and records it. Call inside the
+ * write lock, before the change is installed: if the lock's transaction rolls back, so
+ * does the record (a kept blob without a row is harmless and shared by content).
+ */
+export function recordChange(ctx: Ctx, db: Database, grp: number, tool: string, files: readonly Replaced[], state: HistoryState = "live", token: string | null = null): void {
+  table(db);
+  const dir = blobDir(ctx);
+  const insert = db.query(
+    "INSERT INTO history (session, grp, path, display, tool, at, prev_sha, prev_mode, new_sha, added, removed, state, token) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+  );
+  for (const f of files) {
+    let prevSha: string | null = null;
+    if (f.previous !== null) {
+      prevSha = sha256(f.previous);
+      const blob = join(dir, prevSha);
+      if (!existsSync(blob)) writeFileSync(blob, f.previous, { mode: 0o600 });
+    }
+    const { added, removed } = lineChanges(f.previous, f.next);
+    insert.run(ctx.session, grp, f.real, f.display, tool, Date.now(), prevSha, f.previousMode, f.next === null ? null : sha256(f.next), added, removed, state, token);
+    prune(ctx, db, f.real);
+  }
+}
+
+/** Only the newest HISTORY_KEEP versions of a file are kept; blobs nothing refers to go. */
+function prune(ctx: Ctx, db: Database, path: string): void {
+  const old = db
+    .query("SELECT seq, prev_sha FROM history WHERE session = ? AND path = ? ORDER BY seq DESC LIMIT -1 OFFSET ?")
+    .all(ctx.session, path, HISTORY_KEEP) as { seq: number; prev_sha: string | null }[];
+  for (const row of old) {
+    db.query("DELETE FROM history WHERE seq = ?").run(row.seq);
+    if (row.prev_sha === null) continue;
+    const used = db.query("SELECT 1 FROM history WHERE session = ? AND prev_sha = ? LIMIT 1").get(ctx.session, row.prev_sha);
+    if (!used) {
+      try {
+        unlinkSync(join(blobDir(ctx), row.prev_sha));
+      } catch {
+        // Removed already (the size cap).
+      }
+    }
+  }
+}
+
+/** Lines added and removed, counted as multisets: cheap, and equal to a diff's counts unless lines moved. */
+function lineChanges(before: Uint8Array | null, after: Uint8Array | null): { added: number; removed: number } {
+  const count = new Map<string, number>();
+  const lines = (b: Uint8Array | null) => (b === null || b.length === 0 ? [] : Buffer.from(b).toString("utf8").replace(/\r\n/g, "\n").replace(/\n$/, "").split("\n"));
+  for (const l of lines(before)) count.set(l, (count.get(l) ?? 0) + 1);
+  let added = 0;
+  for (const l of lines(after)) {
+    const n = count.get(l) ?? 0;
+    if (n > 0) count.set(l, n - 1);
+    else added++;
+  }
+  let removed = 0;
+  for (const n of count.values()) removed += n;
+  return { added, removed };
+}
+
+function rowOf(r: Record<string, unknown>): HistoryRow {
+  return {
+    seq: r.seq as number,
+    grp: r.grp as number,
+    path: r.path as string,
+    display: r.display as string,
+    tool: r.tool as string,
+    at: r.at as number,
+    prevSha: r.prev_sha as string | null,
+    prevMode: r.prev_mode as number | null,
+    newSha: r.new_sha as string | null,
+    added: r.added as number,
+    removed: r.removed as number,
+    state: r.state as HistoryState,
+  };
+}
+
+/** A file's kept versions, newest first. */
+export function fileHistory(ctx: Ctx, db: Database, path: string): HistoryRow[] {
+  return (table(db).query("SELECT * FROM history WHERE session = ? AND path = ? ORDER BY seq DESC").all(ctx.session, path) as Record<string, unknown>[]).map(rowOf);
+}
+
+/** The rows of the session's newest change that can still be undone (a whole patch), or []. */
+export function lastLiveGroup(ctx: Ctx, db: Database): HistoryRow[] {
+  const top = table(db).query("SELECT grp FROM history WHERE session = ? AND state = 'live' ORDER BY seq DESC LIMIT 1").get(ctx.session) as { grp: number } | null;
+  if (!top) return [];
+  return (db.query("SELECT * FROM history WHERE session = ? AND grp = ? ORDER BY seq").all(ctx.session, top.grp) as Record<string, unknown>[]).map(rowOf);
+}
+
+export function markUndone(db: Database, seqs: readonly number[]): void {
+  const q = table(db).query("UPDATE history SET state = 'undone' WHERE seq = ?");
+  for (const seq of seqs) q.run(seq);
+}
+
+/** The kept bytes of a version, or null when the size cap has removed them. */
+export function keptBytes(ctx: Ctx, sha: string): Uint8Array | null {
+  try {
+    return readFileSync(join(blobDir(ctx), sha));
+  } catch {
+    return null;
+  }
+}
+
+/** Removes a session's history rows (kt session end); its blobs go with the session folder. */
+export function dropHistory(db: Database, session: string): void {
+  table(db).query("DELETE FROM history WHERE session = ?").run(session);
+}
+
+// A multi-file change whose process is killed while installing leaves some files new and
+// some old, and its history rows vanish with its rolled-back transaction. So before the
+// first install it leaves a journal beside the kept bytes; removed once the change is
+// committed or rolled back, a journal whose process is gone marks an interrupted change.
+
+export interface JournalFile {
+  real: string;
+  display: string;
+  prevSha: string | null;
+  prevMode: number | null;
+  newSha: string | null;
+}
+
+export interface Journal {
+  pid: number;
+  token: string;
+  tool: string;
+  at: number;
+  files: JournalFile[];
+}
+
+export function writeJournal(ctx: Ctx, journal: Journal): string {
+  const path = join(blobDir(ctx), `journal-${journal.token}.json`);
+  writeFileSync(path, JSON.stringify(journal), { mode: 0o600 });
+  return path;
+}
+
+export function removeJournal(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Gone already.
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Changes of the session interrupted while installing, newest first. A journal whose change
+ * was committed after all (killed between commit and cleanup) is removed here.
+ */
+export function interruptedChanges(ctx: Ctx, db: Database): { path: string; journal: Journal }[] {
+  const dir = blobDir(ctx);
+  const out: { path: string; journal: Journal }[] = [];
+  for (const name of readdirSync(dir)) {
+    if (!name.startsWith("journal-")) continue;
+    const path = join(dir, name);
+    let journal: Journal;
+    try {
+      journal = JSON.parse(readFileSync(path, "utf8")) as Journal;
+    } catch {
+      continue;
+    }
+    if (journal.pid !== process.pid && alive(journal.pid)) continue;
+    const committed = table(db).query("SELECT 1 FROM history WHERE session = ? AND token = ? LIMIT 1").get(ctx.session, journal.token);
+    if (committed) removeJournal(path);
+    else out.push({ path, journal });
+  }
+  return out.sort((a, b) => b.journal.at - a.journal.at);
+}

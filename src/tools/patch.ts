@@ -1,0 +1,416 @@
+// apply_patch (SPEC §7.1): parse the patch, locate every hunk of every file, compute every
+// new content, and only then write them all through the multi-file commit — or nothing.
+// All model-facing patch prose is here.
+import * as z from "zod/mini";
+import { statSync, type Stats } from "node:fs";
+import description from "./patch.txt" with { type: "text" };
+import { defineTool, KtError, type ToolContext } from "./tool.ts";
+import { absolutePath, fsError, realPath } from "../core/paths.ts";
+import { getStamp, sha256, stale } from "../core/stamps.ts";
+import { BOM_BYTES, decodeUtf8, dominantEol, hasBom, sniffBinary } from "../core/text.ts";
+import { formatBytes } from "../core/truncate.ts";
+import { readIfExists } from "../core/writer.ts";
+import { commitChanges, type Change } from "../core/commit.ts";
+import { unifiedDiff } from "../core/diff.ts";
+import { suggestions } from "./_suggest.ts";
+import { MAX_FILE_BYTES } from "./read.ts";
+import { excerpt, Lf, snippet, SNIPPET_CONTEXT } from "./edit.ts";
+import { parsePatch, type FileOp, type Hunk, type PatchForm } from "../patch/parse.ts";
+import { applyHunks, type HunkFailure, type HunkPlacement } from "../patch/apply.ts";
+import { editsDiff } from "../patch/diff.ts";
+import type { NearMiss, TraceStep } from "../replacer/index.ts";
+
+export const Parameters = z.strictObject({
+  patch: z.string().check(
+    z.describe('The whole patch: "*** Begin Patch" … "*** End Patch" with "*** Add File:", "*** Delete File:", "*** Update File:" (optional "*** Move to:") sections, or a unified diff.'),
+  ),
+});
+
+/** At most this many snippets in the answer; the rest are counted. */
+const MAX_SNIPPETS = 12;
+
+export default defineTool({
+  name: "patch",
+  schemaName: "apply_patch",
+  description: description.trim(),
+  parameters: Parameters,
+  primary: "patch",
+  longText: ["patch"],
+  examples: [
+    "kt patch --patch-file change.patch",
+    "git diff | kt patch --patch-file - --dry-run",
+    "kt patch --patch-file fix.patch --trace",
+  ],
+  // Codex's function-style apply_patch names the field "input".
+  aliases: { input: "patch", diff: "patch" },
+  annotations: { readOnlyHint: false, destructiveHint: true },
+  async execute(input, ctx) {
+    const parsed = parsePatch(input.patch);
+    if (!parsed.ok) throw parseFailure(parsed);
+    const plans = parsed.ops.map((op) => resolve(ctx, op));
+    duplicates(plans);
+    const done = plans.map((plan) => compute(ctx, plan, parsed.form));
+
+    const changes = done.flatMap((d) => d.changes);
+    if (!ctx.flags.dryRun) await commitChanges(ctx, changes, { tool: "patch", verb: "patch" });
+
+    const trace = done.flatMap((d) => d.placements.map((p) => ({ path: d.abs, hunk: p.index + 1, patchLine: p.patchLine, strategy: p.strategy, startLine: p.startLine, endLine: p.endLine, trace: p.trace })));
+    if (ctx.flags.trace) (ctx.info ?? ctx.warn)(renderTrace(done));
+    const diff = done.map((d) => d.diff.patch).join("");
+    const additions = done.reduce((n, d) => n + d.diff.additions, 0);
+    const deletions = done.reduce((n, d) => n + d.diff.deletions, 0);
+    const content = success(done, ctx.flags.dryRun);
+    return {
+      content: ctx.flags.dryRun ? `${content}\n\n${diff.trimEnd()}` : content,
+      title: `Patch ${done.length} ${done.length === 1 ? "file" : "files"} · +${additions} −${deletions}`,
+      diff,
+      additions,
+      deletions,
+      extra: {
+        files: done.map((d) => ({ path: d.abs, action: d.action, ...(d.movedFrom ? { movedFrom: d.movedFrom } : {}), additions: d.diff.additions, deletions: d.diff.deletions })),
+        form: parsed.form,
+        dryRun: ctx.flags.dryRun,
+        ...(ctx.flags.trace ? { trace } : {}),
+      },
+    };
+  },
+});
+
+interface Plan {
+  op: FileOp;
+  abs: string;
+  real: string;
+  /** Move destination. */
+  to?: { abs: string; real: string };
+}
+
+type Action = "add" | "update" | "delete" | "move";
+
+interface Done {
+  action: Action;
+  abs: string;
+  movedFrom?: string;
+  changes: Change[];
+  placements: HunkPlacement[];
+  /** The new text (LF), for snippets. */
+  lf?: string;
+  diff: ReturnType<typeof unifiedDiff>;
+}
+
+function resolve(ctx: ToolContext, op: FileOp): Plan {
+  let abs = absolutePath(ctx, op.path);
+  if (op.kind === "update" && op.altPath !== undefined && !exists(realPath(ctx, abs))) {
+    const alt = absolutePath(ctx, op.altPath);
+    if (exists(realPath(ctx, alt))) abs = alt;
+  }
+  const real = realPath(ctx, abs);
+  if (op.kind === "update" && op.moveTo !== undefined) {
+    const toAbs = absolutePath(ctx, op.moveTo);
+    return { op, abs, real, to: { abs: toAbs, real: realPath(ctx, toAbs) } };
+  }
+  return { op, abs, real };
+}
+
+function exists(real: string): boolean {
+  try {
+    statSync(real);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** One file, one section: two sections on one file would each be computed from the old content. */
+function duplicates(plans: readonly Plan[]): void {
+  const seen = new Map<string, string>();
+  for (const p of plans) {
+    for (const target of [p.real, p.to?.real]) {
+      if (target === undefined) continue;
+      const first = seen.get(target);
+      if (first !== undefined) {
+        throw new KtError(
+          "INVALID_ARGS",
+          `Invalid patch: ${first} is changed by two sections of the patch (the second at patch line ${p.op.patchLine}). Nothing was changed. Put every change to one file in one "*** Update File" section, hunks in file order.`,
+        );
+      }
+      seen.set(target, target === p.real ? p.abs : p.to!.abs);
+    }
+  }
+}
+
+function compute(ctx: ToolContext, plan: Plan, form: PatchForm): Done {
+  const { op, abs, real } = plan;
+  if (op.kind === "add") {
+    const st = statOrNull(real, abs);
+    if (st) {
+      throw new KtError(
+        "FILE_EXISTS",
+        st.isDirectory()
+          ? `Refusing to add ${abs}: a directory of that name exists. Nothing was changed. Choose another path for the new file.`
+          : `Refusing to add ${abs}: the file already exists. Nothing was changed. To change it, read it and use "*** Update File: ${op.path}" with hunks instead; to replace it whole, use "*** Delete File" and "*** Add File" in two steps, or the write tool.`,
+      );
+    }
+    const bytes = Buffer.from(op.content, "utf8");
+    return {
+      action: "add",
+      abs,
+      changes: [{ display: abs, real, baseSha: null, previous: null, bytes, ...(op.mode !== undefined ? { mode: op.mode } : {}) }],
+      placements: [],
+      lf: op.content,
+      diff: unifiedDiff(abs, "", op.content),
+    };
+  }
+
+  const verb = op.kind === "delete" ? "delete" : "update";
+  const st = statOrNull(real, abs);
+  if (!st) {
+    const near = suggestions(ctx, abs);
+    const miss = near.length > 0 ? ` Did you mean one of these? ${near.join(", ")}.` : "";
+    const create = op.kind === "update" ? ` To create it, use "*** Add File: ${op.path}".` : "";
+    throw new KtError("FILE_NOT_FOUND", `Refusing to ${verb} ${abs}: the file does not exist. Nothing was changed.${miss}${create}`);
+  }
+  if (st.isDirectory()) throw new KtError("IS_DIRECTORY", `Refusing to ${verb} ${abs}: it is a directory, not a file. Nothing was changed. Name a file inside it.`);
+  if (!st.isFile()) throw new KtError("INVALID_ARGS", `Refusing to ${verb} ${abs}: it is not a regular file (a device, socket or pipe). Nothing was changed.`);
+  if (st.size > MAX_FILE_BYTES) {
+    throw new KtError("FILE_TOO_LARGE", `${abs} is ${formatBytes(st.size)}, over the 10 MB limit for patch. Nothing was changed. Change it with bash (e.g. sed) or split the file.`);
+  }
+  const bytes = readIfExists(real, abs);
+  if (bytes === null) throw new KtError("FILE_NOT_FOUND", `Refusing to ${verb} ${abs}: the file does not exist. Nothing was changed.`);
+  const baseSha = sha256(bytes);
+  // A file the session has read must not have changed since; one it never read may be
+  // patched, since the hunks' context lines prove what the model saw (SPEC §7.1).
+  const stamp = getStamp(ctx, real);
+  if (stamp && stamp.sha256 !== baseSha) throw stale(abs, "patch");
+  const before = decodeUtf8(bytes);
+
+  if (op.kind === "delete") {
+    return {
+      action: "delete",
+      abs,
+      changes: [{ display: abs, real, baseSha, previous: bytes, bytes: null }],
+      placements: [],
+      diff: unifiedDiff(abs, before ?? "", ""),
+    };
+  }
+
+  const kind = sniffBinary(real, bytes.subarray(0, 4096));
+  if (kind) throw new KtError("BINARY_FILE", `${abs} is a binary file (${kind}, ${formatBytes(bytes.length)}); patch changes text files only. Nothing was changed.`);
+  if (before === null) {
+    throw new KtError("BINARY_FILE", `${abs} is not valid UTF-8 text; patch refuses it because changing it would corrupt the bytes that cannot be decoded. Nothing was changed. Convert it first with bash (e.g. iconv).`);
+  }
+  const eol = dominantEol(before);
+  const hadNewline = before === "" || before.endsWith("\n");
+  const lf = Lf.of(before).lf;
+  const applied = applyHunks(lf, op.hunks);
+  if (!applied.ok) throw hunkFailure(ctx, abs, applied.index, applied.hunk, applied.failure, form);
+  // The edits are spans of the text with a final line break; mapped back onto the file's
+  // own bytes, every line outside them keeps its line ending.
+  let after = Lf.of(hadNewline ? before : before + eol).apply(applied.edits, eol);
+  if (!applied.finalNewline) after = after.replace(/\r?\n$/, "");
+  const out = Buffer.from(after, "utf8");
+  const newBytes = hasBom(bytes) ? Buffer.concat([BOM_BYTES, out]) : out;
+  const diffOf = (path: string) => (hadNewline && applied.finalNewline ? editsDiff(path, lf, applied.edits) : unifiedDiff(path, before, after));
+
+  if (plan.to && plan.to.real !== real) {
+    const dest = statOrNull(plan.to.real, plan.to.abs);
+    if (dest) {
+      throw new KtError(
+        "FILE_EXISTS",
+        `Refusing to move ${abs} to ${plan.to.abs}: ${plan.to.abs} already exists${dest.isDirectory() ? " (a directory)" : ""}. Nothing was changed. Choose a destination that does not exist yet.`,
+      );
+    }
+    return {
+      action: "move",
+      abs: plan.to.abs,
+      movedFrom: abs,
+      changes: [
+        { display: plan.to.abs, real: plan.to.real, baseSha: null, previous: null, bytes: newBytes, mode: st.mode & 0o7777 },
+        { display: abs, real, baseSha, previous: bytes, bytes: null },
+      ],
+      placements: applied.placements,
+      lf: applied.lf,
+      diff: diffOf(plan.to.abs),
+    };
+  }
+  return {
+    action: "update",
+    abs,
+    changes: [{ display: abs, real, baseSha, previous: bytes, bytes: newBytes }],
+    placements: applied.placements,
+    lf: applied.lf,
+    diff: diffOf(abs),
+  };
+}
+
+function statOrNull(real: string, display: string): Stats | null {
+  try {
+    return statSync(real);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return null;
+    throw fsError(error, display);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Prose
+
+const NOT_APPLIED = "Patch not applied:";
+const NOTHING = "Nothing was written: a patch applies whole or not at all.";
+
+function quote(line: string): string {
+  return excerpt(line, 1);
+}
+
+function parseFailure(p: Extract<ReturnType<typeof parsePatch>, { ok: false }>): KtError {
+  const at = p.found === undefined ? `the patch ends at line ${p.line - 1}` : `line ${p.line} is ${quote(p.found)}`;
+  const forms = p.form === undefined
+    ? ' A patch starts with "*** Begin Patch" and ends with "*** End Patch", or is a unified diff (diff -u / git diff).'
+    : "";
+  return new KtError("INVALID_ARGS", `Invalid patch: ${at}, but expected ${p.expected}.${forms} Nothing was changed. Fix the patch and send it whole again.`, {
+    extra: { line: p.line, expected: p.expected, ...(p.form ? { form: p.form } : {}) },
+  });
+}
+
+/** "hunk 2 of /abs/a.ts (patch line 14, first line "def foo():")". */
+function hunkName(abs: string, index: number, hunk: Hunk): string {
+  const first = hunk.lines.find((l) => l.kind !== "+") ?? hunk.lines[0];
+  const line = first && first.text.trim() !== "" ? `, first line ${quote(first.text)}` : "";
+  return `hunk ${index + 1} of ${abs} (patch line ${hunk.patchLine}${line})`;
+}
+
+function hunkFailure(ctx: ToolContext, abs: string, index: number, hunk: Hunk, f: HunkFailure, form: PatchForm): KtError {
+  const name = hunkName(abs, index, hunk);
+  const steps = "trace" in f ? f.trace : [];
+  if (ctx.flags.trace) (ctx.info ?? ctx.warn)([`patch trace for ${abs}, hunk ${index + 1} (patch line ${hunk.patchLine}): not applied (${f.kind})`, ...traceSteps(steps)].join("\n"));
+  const traced = ctx.flags.trace ? { trace: steps } : {};
+  const extra = (more: Record<string, unknown>) => ({ extra: { path: abs, hunk: index + 1, patchLine: hunk.patchLine, ...more, ...traced } });
+  const order = index > 0 ? ` (searched after hunk ${index}, since hunks of one file apply in file order)` : "";
+  switch (f.kind) {
+    case "anchor-not-found":
+      if (f.earlier !== undefined) {
+        return new KtError(
+          "NO_MATCH",
+          `${NOT_APPLIED} the header of ${name}, "@@ ${f.anchor}", names line ${f.earlier}, which is above hunk ${index}'s place: hunks of one file must come in file order, top to bottom. Reorder the hunks and send the patch again. ${NOTHING}`,
+          extra({ anchor: f.anchor, earlier: f.earlier }),
+        );
+      }
+      return new KtError(
+        "NO_MATCH",
+        `${NOT_APPLIED} the header of ${name}, "@@ ${f.anchor}", names a line that is not in the file${order}. Read the file and give a line that is there (e.g. the signature of the enclosing function), or a plain "@@". ${NOTHING}`,
+        extra({ anchor: f.anchor }),
+      );
+    case "ambiguous": {
+      const shown = f.lines.slice(0, 20).join(", ");
+      const more = f.lines.length > 20 ? `, … and ${f.lines.length - 20} more` : "";
+      const narrow = form === "envelope"
+        ? ` Add context lines above or below the change until it fits one place only, or open the hunk with "@@ <line>" naming a unique line above it (e.g. the enclosing function's signature).`
+        : " Add context lines above or below the change (e.g. diff -U5) until it fits one place only.";
+      return new KtError(
+        "AMBIGUOUS_MATCH",
+        `${NOT_APPLIED} ${name} fits ${f.lines.length} places in the file${order} (lines ${shown}${more}); kt never picks one.${narrow} ${NOTHING}`,
+        extra({ lines: f.lines, strategy: f.strategy }),
+      );
+    }
+    case "not-found": {
+      if (f.alreadyApplied !== undefined) {
+        return new KtError(
+          "ALREADY_APPLIED",
+          `${NOT_APPLIED} ${name} was not found, but its new lines already stand in the file at line ${f.alreadyApplied}: the hunk seems to have been applied already. Read the file around line ${f.alreadyApplied}; if so, leave that hunk out of the patch. ${NOTHING}`,
+          extra({ alreadyApplied: f.alreadyApplied, ...(f.nearMiss ? { nearMiss: f.nearMiss } : {}) }),
+        );
+      }
+      if (f.earlier !== undefined) {
+        return new KtError(
+          "NO_MATCH",
+          `${NOT_APPLIED} ${name} fits line ${f.earlier}, which is above hunk ${index}'s place: hunks of one file must come in file order, top to bottom. Reorder the hunks and send the patch again. ${NOTHING}`,
+          extra({ earlier: f.earlier }),
+        );
+      }
+      return new KtError("NO_MATCH", `${NOT_APPLIED} ${name} was not found in the file${order}.\n${nearMissSentence(f.nearMiss)} ${NOTHING}`, extra(f.nearMiss ? { nearMiss: f.nearMiss } : {}));
+    }
+  }
+}
+
+function nearMissSentence(near: NearMiss | undefined): string {
+  if (!near) return `Read the file (or the region you mean to change) and write the hunk's context and "-" lines exactly as they appear, one per line.`;
+  const region = near.startLine === near.endLine ? `line ${near.startLine}` : `lines ${near.startLine}–${near.endLine}`;
+  const differs = near.whitespaceOnly ? `differs in whitespace on line ${near.line}` : `differs on line ${near.line} at column ${near.column}`;
+  return `Closest near-miss is at ${region} (${differs}: expected ${excerpt(near.expected, near.column)}, file has ${excerpt(near.actual, near.column)}). Read that region and write the hunk's context and "-" lines exactly as they appear in the file.`;
+}
+
+const HOW: Record<string, string> = {
+  "trailing-whitespace": "matched with trailing whitespace ignored",
+  "line-trimmed": "matched with indentation and trailing whitespace ignored",
+  "indentation-flexible": "matched with indentation adjusted",
+  "escape-normalized": "matched with typographic quotes, dashes and spaces folded",
+};
+
+function success(done: readonly Done[], dryRun: boolean): string {
+  const letter: Record<Action, string> = { add: "A", update: "M", delete: "D", move: "M" };
+  const lines = done.map((d) => {
+    const fuzzy = d.placements.filter((p) => HOW[p.strategy]);
+    const how = fuzzy.map((p) => `hunk ${p.index + 1} ${HOW[p.strategy]}`).join("; ");
+    const moved = d.movedFrom ? `moved from ${d.movedFrom}` : "";
+    const note = [moved, how].filter(Boolean).join("; ");
+    return `${letter[d.action]} ${d.abs}${note ? ` (${note})` : ""}`;
+  });
+  const out = [`Success. Updated the following files:${dryRun ? " (dry run: nothing was written)" : ""}`, ...lines];
+  const snippets: string[] = [];
+  let omitted = 0;
+  for (const d of done) {
+    if (d.lf === undefined || d.placements.length === 0) continue;
+    for (const region of regions(d.placements)) {
+      if (snippets.length >= MAX_SNIPPETS) {
+        omitted++;
+        continue;
+      }
+      snippets.push(`${d.abs}\n${snippet(d.lf, region.startLine, region.endLine)}`);
+    }
+  }
+  if (snippets.length > 0) {
+    out.push("", snippets.join("\n\n"));
+    if (omitted > 0) out.push(`[${omitted} more edited ${omitted === 1 ? "region" : "regions"} not shown; read the files to see them.]`);
+    out.push("Review the changes. Patch or edit the files again if the result is not what you intended.");
+  }
+  return out.join("\n");
+}
+
+/** The written ranges of a file's hunks, those whose snippets would touch merged into one. */
+function regions(placements: readonly HunkPlacement[]): { startLine: number; endLine: number }[] {
+  const out: { startLine: number; endLine: number }[] = [];
+  for (const p of placements) {
+    const r = { startLine: p.written.startLine, endLine: Math.max(p.written.startLine, p.written.endLine) };
+    const last = out[out.length - 1];
+    if (last && r.startLine - last.endLine <= 2 * SNIPPET_CONTEXT + 1) last.endLine = Math.max(last.endLine, r.endLine);
+    else out.push(r);
+  }
+  return out;
+}
+
+/** How each hunk was located, as a person debugging a patch reads it (stderr). */
+function renderTrace(done: readonly Done[]): string {
+  const out: string[] = [];
+  for (const d of done) {
+    if (d.placements.length === 0) {
+      out.push(`patch trace for ${d.abs}: ${d.action} (no hunks to locate)`);
+      continue;
+    }
+    for (const p of d.placements) {
+      const where = p.startLine > p.endLine ? `inserted before line ${p.startLine}` : p.startLine === p.endLine ? `line ${p.startLine}` : `lines ${p.startLine}–${p.endLine}`;
+      out.push(`patch trace for ${d.abs}, hunk ${p.index + 1} (patch line ${p.patchLine}): ${p.strategy}${p.variant ? ` (${p.variant})` : ""}, ${where}`);
+      out.push(...traceSteps(p.trace));
+    }
+  }
+  return out.join("\n");
+}
+
+function traceSteps(trace: readonly TraceStep[]): string[] {
+  const out: string[] = [];
+  trace.forEach((step, i) => {
+    const n = step.candidateCount;
+    out.push(`  ${i + 1}. ${step.strategy}: ${step.decision} — ${step.reason}${n > 0 ? ` (${n} ${n === 1 ? "candidate" : "candidates"})` : ""}`);
+    for (const c of step.candidates) out.push(`       ${c.accepted ? "+" : "-"} ${c.startLine === c.endLine ? `line ${c.startLine}` : `lines ${c.startLine}–${c.endLine}`}`);
+  });
+  return out;
+}

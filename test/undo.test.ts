@@ -1,0 +1,218 @@
+// History and undo (SPEC §7.2), through the compiled binary: every change kt writes keeps the
+// previous bytes; undo restores them byte for byte (CRLF, BOM, mode), refuses after an outside
+// change unless --force, deletes a file kt created, and --last reverts a whole patch.
+import { describe, expect, test } from "bun:test";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { kt, tempDir } from "./_helpers.ts";
+import { HISTORY_KEEP } from "../src/core/history.ts";
+
+function setup() {
+  const tmp = tempDir();
+  const work = join(tmp.path, "work");
+  mkdirSync(work);
+  return { tmp, work, opts: { cwd: work, stateDir: join(tmp.path, ".state") } };
+}
+
+function snapshot(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const p of readdirSync(dir, { recursive: true, encoding: "utf8" }).sort()) {
+    const st = statSync(join(dir, p));
+    if (st.isFile()) out[p] = `${(st.mode & 0o777).toString(8)} ${readFileSync(join(dir, p)).toString("base64")}`;
+  }
+  return out;
+}
+
+/** History lines carry local times; golden them without. */
+function timeless(text: string): string {
+  return text.replace(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/g, "<time>");
+}
+
+describe("kt undo PATH", () => {
+  test("write, edit and patch of a CRLF file with a BOM and mode 0750, undone one step at a time: byte-identical every time", () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    const file = join(work, "w.txt");
+    const v0 = Buffer.from("\uFEFFone\r\ntwo\r\nthree\r\n");
+    writeFileSync(file, v0);
+    chmodSync(file, 0o750);
+    expect(kt(["read", "w.txt"], opts).exitCode).toBe(0);
+    expect(kt(["edit", "w.txt", "--old-string", "two", "--new-string", "TWO"], opts).exitCode).toBe(0);
+    const v1 = readFileSync(file);
+    expect(kt(["patch", "*** Begin Patch\n*** Update File: w.txt\n TWO\n-three\n+3\n*** End Patch\n"], opts).exitCode).toBe(0);
+    const v2 = readFileSync(file);
+    expect(kt(["write", "w.txt", "--content", "replaced\n"], opts).exitCode).toBe(0);
+    expect(readFileSync(file).toString("latin1")).toBe("\xef\xbb\xbfreplaced\r\n");
+
+    const history = kt(["history", "w.txt"], opts);
+    expect(history.exitCode).toBe(0);
+    expect(timeless(history.stdout)).toBe(
+      `3 changes kt made to ${file} in session "default", newest first (the version before each is kept):\n` +
+        "  1. <time>  write  +1 −3 lines\n" +
+        "  2. <time>  patch  +1 −1 lines\n" +
+        "  3. <time>  edit   +1 −1 lines\n" +
+        `kt undo ${file} restores the version before the newest change that is not undone; --steps N goes back N such changes (at most 3).\n`,
+    );
+
+    for (const expected of [v2, v1, v0]) {
+      const r = kt(["undo", "w.txt"], opts);
+      expect(r.exitCode, r.stdout).toBe(0);
+      expect(timeless(r.stdout)).toMatch(new RegExp(`^Restored ${file} to the version before the (write|patch|edit) of <time> \\(1 step back\\)\\.\\n$`));
+      expect(readFileSync(file).equals(expected)).toBe(true);
+      expect(statSync(file).mode & 0o777).toBe(0o750);
+    }
+    const none = kt(["undo", "w.txt"], opts);
+    expect(none.exitCode).toBe(1);
+    expect(none.stdout).toBe(`Nothing to undo: every change kt made to ${file} in session "default" is undone already.\n`);
+  });
+
+  test("--steps N goes back N changes at once", () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    kt(["write", "s.txt", "--content", "1\n"], opts);
+    kt(["write", "s.txt", "--content", "2\n"], opts);
+    kt(["write", "s.txt", "--content", "3\n"], opts);
+    expect(kt(["undo", "s.txt", "--steps", "4"], opts).stdout).toBe(`Cannot go back 4 changes: kt kept 3 changes of ${work}/s.txt that can be undone. Use --steps 3 or less. Nothing was changed.\n`);
+    const r = kt(["undo", "s.txt", "--steps", "2"], opts);
+    expect(r.exitCode).toBe(0);
+    expect(readFileSync(join(work, "s.txt"), "utf8")).toBe("1\n");
+  });
+
+  test("undo of a file kt created removes it", () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    kt(["write", "new.txt", "--content", "hello\n"], opts);
+    const r = kt(["undo", "new.txt"], opts);
+    expect(r.exitCode).toBe(0);
+    expect(timeless(r.stdout)).toBe(`Removed ${work}/new.txt: the write of <time> created it (1 step back).\n`);
+    expect(existsSync(join(work, "new.txt"))).toBe(false);
+  });
+
+  test("refused when the file changed since kt last wrote it; --force restores anyway", () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    const file = join(work, "c.txt");
+    writeFileSync(file, "original\n");
+    kt(["read", "c.txt"], opts);
+    kt(["write", "c.txt", "--content", "by kt\n"], opts);
+    writeFileSync(file, "by someone else\n");
+    const r = kt(["undo", "c.txt"], opts);
+    expect(r.exitCode).toBe(1);
+    expect(timeless(r.stdout)).toBe(
+      `Refusing to undo ${file}: it changed since kt last wrote it (write at <time>; its content differs), and undoing would discard that change. Check the file first; kt undo --force restores the kept version anyway.\n`,
+    );
+    expect(readFileSync(file, "utf8")).toBe("by someone else\n");
+    expect(kt(["undo", "c.txt", "--force"], opts).exitCode).toBe(0);
+    expect(readFileSync(file, "utf8")).toBe("original\n");
+  });
+
+  test(`only the last ${HISTORY_KEEP} versions of a file are kept`, () => {
+    const { tmp, opts } = setup();
+    using _ = tmp;
+    for (let i = 0; i < HISTORY_KEEP + 3; i++) kt(["write", "many.txt", "--content", `${i}\n`], opts);
+    const lines = kt(["history", "many.txt"], opts).stdout.split("\n").filter((l) => /^\s+\d+\. /.test(l));
+    expect(lines.length).toBe(HISTORY_KEEP);
+    const blobs = readdirSync(join(opts.stateDir, "sessions", "default", "history"));
+    expect(blobs.length).toBeLessThanOrEqual(HISTORY_KEEP);
+  });
+
+  test("history of a file kt never changed, and usage errors", () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    writeFileSync(join(work, "x.txt"), "x\n");
+    expect(kt(["history", "x.txt"], opts).stdout).toBe(`kt has kept no versions of ${work}/x.txt in session "default": it has not changed that file in this session.\n`);
+    expect(kt(["undo", "x.txt"], opts).exitCode).toBe(1);
+    expect(kt(["undo"], opts).exitCode).toBe(2);
+    expect(kt(["undo", "x.txt", "--last"], opts).exitCode).toBe(2);
+    expect(kt(["undo", "x.txt", "--steps", "0"], opts).exitCode).toBe(2);
+    expect(kt(["history"], opts).exitCode).toBe(2);
+  });
+});
+
+describe("kt undo --last", () => {
+  test("reverts a whole patch: update, add, delete and a move keeping its mode, all together", () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    writeFileSync(join(work, "u.txt"), "a\r\nb\r\n");
+    writeFileSync(join(work, "d.txt"), "\uFEFFdelete me\n");
+    mkdirSync(join(work, "src"));
+    writeFileSync(join(work, "src", "run.sh"), "#!/bin/sh\nmake\n");
+    chmodSync(join(work, "src", "run.sh"), 0o755);
+    const before = snapshot(work);
+    const patch = [
+      "*** Begin Patch",
+      "*** Update File: u.txt",
+      " a",
+      "-b",
+      "+B",
+      "*** Add File: n.txt",
+      "+new",
+      "*** Delete File: d.txt",
+      "*** Update File: src/run.sh",
+      "*** Move to: bin/run.sh",
+      " #!/bin/sh",
+      "-make",
+      "+make all",
+      "*** End Patch",
+    ].join("\n");
+    expect(kt(["patch", patch], opts).exitCode).toBe(0);
+    expect(statSync(join(work, "bin", "run.sh")).mode & 0o777).toBe(0o755);
+    const r = kt(["undo", "--last"], opts);
+    expect(r.exitCode, r.stdout).toBe(0);
+    expect(timeless(r.stdout)).toBe(
+      [
+        "Undid the patch of <time> (5 files):",
+        `M ${work}/u.txt`,
+        `D ${work}/n.txt (the patch created it)`,
+        `A ${work}/d.txt (the patch removed it)`,
+        `D ${work}/bin/run.sh (the patch created it)`,
+        `A ${work}/src/run.sh (the patch removed it)`,
+        "",
+      ].join("\n"),
+    );
+    const after = snapshot(work);
+    expect(after).toEqual(before);
+    // The undo is itself a change: undoing it again redoes nothing by accident — the patch is undone.
+    expect(kt(["undo", "--last"], opts).stdout).toBe(`Nothing to undo: kt has no change in session "default" that is not undone already.\n`);
+  });
+
+  test("refuses the whole patch when one of its files changed outside kt; nothing is reverted", () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    writeFileSync(join(work, "a.txt"), "a\n");
+    writeFileSync(join(work, "b.txt"), "b\n");
+    kt(["patch", "*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Update File: b.txt\n-b\n+B\n*** End Patch\n"], opts);
+    writeFileSync(join(work, "b.txt"), "edited by hand\n");
+    const r = kt(["undo", "--last"], opts);
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toStartWith(`Refusing to undo ${work}/b.txt: it changed since kt last wrote it`);
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("A\n");
+    expect(kt(["undo", "--last", "--force"], opts).exitCode).toBe(0);
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("a\n");
+    expect(readFileSync(join(work, "b.txt"), "utf8")).toBe("b\n");
+  });
+
+  test("sessions keep their own history", () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    kt(["write", "s.txt", "--content", "one\n", "--session", "A"], opts);
+    expect(kt(["undo", "--last", "--session", "B"], opts).exitCode).toBe(1);
+    expect(kt(["undo", "--last", "--session", "A"], opts).exitCode).toBe(0);
+    expect(existsSync(join(work, "s.txt"))).toBe(false);
+  });
+});
+
+test("a history table of another layout (an older kt) is rebuilt instead of failing every write", async () => {
+  const { tmp, work, opts } = setup();
+  using _ = tmp;
+  const { Database } = await import("bun:sqlite");
+  expect(kt(["write", "a.txt", "--content", "x\n"], opts).exitCode).toBe(0);
+  const db = new Database(join(opts.stateDir, "index.db"));
+  db.exec("DROP TABLE history");
+  db.exec("CREATE TABLE history (seq INTEGER PRIMARY KEY, session TEXT)");
+  db.close();
+  const r = kt(["write", "b.txt", "--content", "y\n"], opts);
+  expect(r.exitCode, r.stderr).toBe(0);
+  expect(kt(["undo", "b.txt"], opts).exitCode).toBe(0);
+  expect(existsSync(join(work, "b.txt"))).toBe(false);
+});

@@ -66,7 +66,7 @@ async function main(argv: string[]): Promise<number> {
   // Hidden: the detached owner of a background command (src/process/supervisor.ts).
   if (first === "__supervise") return (await import("./process/supervisor.ts")).supervise(rest);
   if (first === "--version" || first === "-v") {
-    writeAll(1, `${version}\n`);
+    writeAll(1, `${(await import("./cmd/version.ts")).versionLine()}\n`);
     return EXIT.ok;
   }
   if (first === undefined || first === "--help" || first === "-h" || first === "help") {

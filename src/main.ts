@@ -20,6 +20,8 @@ const OTHER: Record<string, () => Promise<Subcommand>> = {
   call: () => import("./cmd/call.ts"),
   mcp: () => import("./cmd/mcp.ts"),
   session: () => import("./cmd/session.ts"),
+  // Written from the table help renders, so it completes every subcommand and flag help lists.
+  completion: async () => (await import("./cmd/completion.ts")).subcommand(mainCommand),
 };
 
 async function toolSubcommand(name: string): Promise<Subcommand> {

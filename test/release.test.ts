@@ -1,0 +1,304 @@
+// Installing kt where it is used (SPEC §7.7): scripts/build-binaries.ts builds this
+// machine's target into a temp directory; its npm packages are packed with `npm pack` and
+// installed with the network off into an empty directory, where kt must run; the launcher
+// refuses a platform kt is not built for; every archive matches SHA256SUMS.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { hostTarget, MAIN, SCOPE, TARGETS } from "../scripts/build-binaries.ts";
+import { tarGz, zip } from "../scripts/release/archive.ts";
+import { loadAllTools, schemaName } from "../src/tools/registry.ts";
+import { ROOT, tempDir } from "./_helpers.ts";
+import pkg from "../package.json" with { type: "json" };
+
+const NODE = Bun.which("node");
+const NPM = Bun.which("npm");
+const HOST = hostTarget();
+const EXE = process.platform === "win32" ? "kt.exe" : "kt";
+const ALL = Object.keys(TARGETS).join(", ");
+
+const tmp = tempDir("kt-release-");
+const out = join(tmp.path, "dist");
+const npmDir = join(out, "npm", SCOPE);
+let build: { exitCode: number | null; stdout: string; stderr: string };
+
+beforeAll(() => {
+  const run = Bun.spawnSync([process.execPath, join(ROOT, "scripts", "build-binaries.ts"), "--out", out, "host"], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  build = { exitCode: run.exitCode, stdout: run.stdout.toString(), stderr: run.stderr.toString() };
+});
+afterAll(() => tmp[Symbol.dispose]());
+
+interface Ran {
+  stdout: string;
+  stderr: string;
+  exitCode: number | null;
+}
+
+function spawn(argv: string[], opts: { cwd: string; env?: Record<string, string | undefined>; stdin?: string }): Ran {
+  const run = Bun.spawnSync(argv, {
+    cwd: opts.cwd,
+    env: { PATH: process.env.PATH ?? "", HOME: tmp.path, NO_COLOR: "1", ...opts.env },
+    stdin: opts.stdin === undefined ? "ignore" : Buffer.from(opts.stdin),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  return { stdout: run.stdout.toString(), stderr: run.stderr.toString(), exitCode: run.exitCode };
+}
+
+/** A require hook that makes Node report another platform, for the launcher to refuse. */
+function fakePlatform(dir: string, platform: string, arch: string): string {
+  const file = join(dir, `fake-${platform}-${arch}.cjs`);
+  writeFileSync(file, `Object.defineProperty(process, "platform", { value: ${JSON.stringify(platform)} });\nObject.defineProperty(process, "arch", { value: ${JSON.stringify(arch)} });\n`);
+  return file;
+}
+
+describe("scripts/build-binaries.ts for this machine", () => {
+  test("builds the platform package, the main package, the archive and SHA256SUMS", () => {
+    expect(build.stderr).toBe("");
+    expect(build.exitCode).toBe(0);
+    const platform = JSON.parse(readFileSync(join(npmDir, HOST, "package.json"), "utf8"));
+    const t = TARGETS[HOST]!;
+    expect(platform).toMatchObject({ name: `${SCOPE}/${HOST}`, version: pkg.version, license: pkg.license, os: [t.os], cpu: [t.cpu], files: ["bin/"] });
+    expect(platform.libc).toEqual(t.libc ? [t.libc] : undefined);
+    expect(platform.bin).toBeUndefined(); // only the main package's launcher is linked as `kt`
+    expect(statSync(join(npmDir, HOST, "bin", EXE)).mode & 0o111).not.toBe(0);
+    expect(readFileSync(join(npmDir, HOST, "README.md"), "utf8")).toContain(`install [\`${MAIN}\`]`);
+
+    const main = JSON.parse(readFileSync(join(npmDir, "kt", "package.json"), "utf8"));
+    expect(main).toMatchObject({ name: MAIN, version: pkg.version, bin: { kt: "bin/kt" }, engines: pkg.engines });
+    // Every platform, each pinned to exactly this version.
+    expect(main.optionalDependencies).toEqual(Object.fromEntries(Object.keys(TARGETS).map((name) => [`${SCOPE}/${name}`, pkg.version])));
+    expect(readFileSync(join(npmDir, "kt", "bin", "kt"), "utf8")).toBe(readFileSync(join(ROOT, "scripts", "release", "launcher.cjs"), "utf8"));
+    expect(readdirSync(out).sort()).toEqual([`kt-${pkg.version}-${HOST}${HOST.startsWith("windows") ? ".zip" : ".tar.gz"}`, "SHA256SUMS", "npm"].sort());
+  });
+
+  test("every archive's checksum matches SHA256SUMS, and sha256sum -c agrees", () => {
+    const sums = readFileSync(join(out, "SHA256SUMS"), "utf8");
+    const lines = sums.trimEnd().split("\n");
+    const archives = readdirSync(out).filter((f) => f.endsWith(".tar.gz") || f.endsWith(".zip"));
+    expect(archives.length).toBeGreaterThan(0);
+    expect(lines.map((l) => l.slice(66)).sort()).toEqual(archives.sort());
+    for (const line of lines) {
+      const [, hash, file] = /^([0-9a-f]{64}) {2}(\S+)$/.exec(line) ?? [];
+      expect(file).toBeDefined();
+      expect(createHash("sha256").update(readFileSync(join(out, file!))).digest("hex")).toBe(hash!);
+    }
+    const sha256sum = Bun.which("sha256sum");
+    if (sha256sum) expect(spawn([sha256sum, "-c", "SHA256SUMS"], { cwd: out })).toMatchObject({ exitCode: 0, stdout: archives.map((a) => `${a}: OK\n`).join("") });
+  });
+
+  test.skipIf(HOST.startsWith("windows"))("the archive unpacks to kt-<version>-<target>/ with a binary that runs and a README", () => {
+    const base = `kt-${pkg.version}-${HOST}`;
+    const dir = join(tmp.path, "unpacked");
+    mkdirSync(dir);
+    expect(spawn(["tar", "-xzf", join(out, `${base}.tar.gz`)], { cwd: dir }).exitCode).toBe(0);
+    expect(readdirSync(join(dir, base)).sort()).toEqual(["README.txt", "kt"]);
+    expect(readFileSync(join(dir, base, "README.txt"), "utf8")).toStartWith(`kt ${pkg.version} for `);
+    const version = spawn([join(dir, base, "kt"), "--version"], { cwd: dir });
+    expect(version).toMatchObject({ exitCode: 0, stderr: "" });
+    expect(version.stdout).toMatch(new RegExp(`^kt ${pkg.version.replace(/\./g, "\\.")} \\(commit [0-9a-f]{12}( with uncommitted changes)?\\)\\n$`));
+  });
+
+  test("an unknown target or option is refused with the list of targets, exit 2", () => {
+    const r = spawn([process.execPath, join(ROOT, "scripts", "build-binaries.ts"), "--out", join(tmp.path, "nothing"), "plan9-x64"], { cwd: ROOT });
+    expect(r).toEqual({
+      stdout: "",
+      stderr: `build-binaries: unknown target plan9-x64\nusage: bun scripts/build-binaries.ts [--out DIR] [target… | host]\ntargets: ${ALL}\n`,
+      exitCode: 2,
+    });
+    expect(existsSync(join(tmp.path, "nothing"))).toBe(false);
+  });
+});
+
+describe.skipIf(!NODE || !NPM)("the npm packages, packed and installed offline", () => {
+  const app = join(tmp.path, "app");
+  // No registry can answer: an address nothing listens on, an empty cache, no user config.
+  const offline = {
+    npm_config_registry: "http://127.0.0.1:9/",
+    npm_config_cache: join(tmp.path, "npm-cache"),
+    npm_config_userconfig: join(tmp.path, "no-npmrc"),
+    npm_config_offline: "true",
+    npm_config_audit: "false",
+    npm_config_fund: "false",
+    npm_config_update_notifier: "false",
+  };
+
+  const packs = join(tmp.path, "packs");
+  let packed: Ran;
+  let installed: Ran;
+  beforeAll(() => {
+    mkdirSync(packs);
+    mkdirSync(app);
+    packed = spawn([NPM!, "pack", "--silent", "--pack-destination", packs, join(npmDir, "kt"), join(npmDir, HOST)], { cwd: tmp.path, env: offline });
+    installed = spawn([NPM!, "install", "--offline", ...readdirSync(packs).map((t) => join(packs, t))], { cwd: app, env: offline });
+  });
+
+  test("npm pack both, npm install --offline into an empty directory: kt reads, names its version, serves MCP", () => {
+    expect(packed.exitCode).toBe(0);
+    expect(readdirSync(packs).sort()).toEqual([`kt-cli-kt-${pkg.version}.tgz`, `kt-cli-${HOST}-${pkg.version}.tgz`].sort());
+    expect(installed.exitCode).toBe(0);
+    // Only the packages given: every other platform's package was skipped, not fetched.
+    expect(readdirSync(join(app, "node_modules", SCOPE)).sort()).toEqual(["kt", HOST].sort());
+
+    const kt = join(app, "node_modules", ".bin", process.platform === "win32" ? "kt.cmd" : "kt");
+    const state = { KT_STATE_DIR: join(tmp.path, "state") };
+    writeFileSync(join(app, "hello.txt"), "hello\nworld\n");
+    expect(spawn([kt, "read", "hello.txt"], { cwd: app, env: state })).toEqual({ stdout: `${join(app, "hello.txt")}\n     1→hello\n     2→world\n`, stderr: "", exitCode: 0 });
+    // stdin and exit codes pass through the launcher: JSON input, a tool error (1), a usage error (2).
+    expect(spawn([kt, "read"], { cwd: app, env: state, stdin: '{"file_path":"hello.txt","offset":2}' }).stdout).toBe(`${join(app, "hello.txt")}\n     2→world\n`);
+    expect(spawn([kt, "read", "missing.txt"], { cwd: app, env: state }).exitCode).toBe(1);
+    expect(spawn([kt, "reed"], { cwd: app, env: state }).exitCode).toBe(2);
+
+    const version = spawn([kt, "--version"], { cwd: app, env: state });
+    expect(version).toMatchObject({ exitCode: 0, stderr: "" });
+    expect(version.stdout).toMatch(new RegExp(`^kt ${pkg.version.replace(/\./g, "\\.")} \\(commit [0-9a-f]{12}( with uncommitted changes)?\\)\\n$`));
+
+    const requests = [
+      { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "kt-test", version: "0" } } },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      { jsonrpc: "2.0", id: 2, method: "tools/list" },
+    ];
+    const mcp = spawn([kt, "mcp"], { cwd: app, env: state, stdin: requests.map((r) => `${JSON.stringify(r)}\n`).join("") });
+    expect(mcp.exitCode).toBe(0);
+    const answers = mcp.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
+    expect(answers.map((a) => a.id)).toEqual([1, 2]);
+    expect(answers[0].result.serverInfo).toMatchObject({ name: "kt", version: pkg.version });
+    return loadAllTools().then((tools) => expect(answers[1].result.tools.map((t: { name: string }) => t.name)).toEqual(tools.map(schemaName)));
+  });
+
+  test.skipIf(process.platform !== "linux")("a signal sent to the launcher reaches kt; kt killed by a signal ends the launcher with it", async () => {
+    const kt = join(app, "node_modules", ".bin", "kt");
+    const childOf = async (pid: number): Promise<number> => {
+      for (let i = 0; i < 100; i++) {
+        for (const entry of readdirSync("/proc")) {
+          if (!/^\d+$/.test(entry)) continue;
+          try {
+            const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+            if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid) return Number(entry);
+          } catch {
+            // gone meanwhile
+          }
+        }
+        await Bun.sleep(50);
+      }
+      throw new Error(`no child of ${pid}`);
+    };
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const env = { PATH: process.env.PATH ?? "", HOME: tmp.path, KT_STATE_DIR: join(tmp.path, "state") };
+
+    // SIGTERM to the launcher alone (how an MCP client stops its server): kt ends cleanly, exit 0.
+    const server = Bun.spawn([kt, "mcp"], { cwd: app, env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    const binary = await childOf(server.pid);
+    // Once kt has answered, it is serving (and listening for SIGTERM).
+    server.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "kt-test", version: "0" } } })}\n`);
+    server.stdin.flush();
+    const { value } = await server.stdout.getReader().read();
+    expect(new TextDecoder().decode(value)).toContain('"serverInfo"');
+    server.kill("SIGTERM");
+    expect(await server.exited).toBe(0);
+    expect(alive(binary)).toBe(false);
+
+    // kt killed by SIGKILL: the launcher ends by the same signal, as a shell would see it.
+    const killed = Bun.spawn([kt, "mcp"], { cwd: app, env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    process.kill(await childOf(killed.pid), "SIGKILL");
+    await killed.exited;
+    expect(killed.signalCode).toBe("SIGKILL");
+  });
+
+  test("on another machine's node_modules, the launcher says which platform package it found instead; exit 3", () => {
+    const other = HOST === "darwin-arm64" ? ["linux", "x64"] : ["darwin", "arm64"];
+    const hook = fakePlatform(tmp.path, other[0]!, other[1]!);
+    const r = spawn([NODE!, "--require", hook, join(app, "node_modules", SCOPE, "kt", "bin", "kt"), "read", "hello.txt"], { cwd: app });
+    const key = `${other[0]}-${other[1]}`;
+    expect(r).toEqual({
+      stdout: "",
+      stderr: `kt: the package ${SCOPE}/${key}, which holds kt's binary for this platform, is not installed. Found the one for ${HOST} instead: node_modules was installed on another machine. Install ${MAIN} again on this machine, with optional dependencies.\n`,
+      exitCode: 3,
+    });
+  });
+});
+
+describe.skipIf(!NODE)("the launcher", () => {
+  test("refuses a platform kt is not built for with the list of those it is, exit 3", () => {
+    const hook = fakePlatform(tmp.path, "aix", "ppc64");
+    const r = spawn([NODE!, "--require", hook, join(npmDir, "kt", "bin", "kt"), "read", "x"], { cwd: tmp.path });
+    expect(r).toEqual({
+      stdout: "",
+      stderr: `kt: there is no kt binary for this platform (aix-ppc64; Node reports aix ppc64). kt ${pkg.version} is built for: ${ALL}. On another platform, build kt from its sources with Bun (bun build --compile) and put the binary on PATH.\n`,
+      exitCode: 3,
+    });
+  });
+
+  test("says when the platform package is missing (optional dependencies omitted), exit 3", () => {
+    // The main package alone, outside any node_modules: no platform package can be found.
+    const r = spawn([NODE!, join(npmDir, "kt", "bin", "kt"), "--version"], { cwd: tmp.path });
+    expect(r).toEqual({
+      stdout: "",
+      stderr: `kt: the package ${SCOPE}/${HOST}, which holds kt's binary for this platform, is not installed. npm leaves it out when optional dependencies are omitted (--omit=optional, --no-optional). Install ${MAIN} again on this machine, with optional dependencies.\n`,
+      exitCode: 3,
+    });
+  });
+
+  test("names the platform by the C library's dynamic loader on Linux", () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { platformKey } = require("../scripts/release/launcher.cjs") as { platformKey(p: string, a: string, exists: (f: string) => boolean): string };
+    const only = (...files: string[]) => (f: string) => files.includes(f);
+    expect(platformKey("linux", "x64", only("/lib64/ld-linux-x86-64.so.2"))).toBe("linux-x64");
+    expect(platformKey("linux", "x64", only("/lib/ld-musl-x86_64.so.1"))).toBe("linux-x64-musl");
+    expect(platformKey("linux", "x64", only("/lib64/ld-linux-x86-64.so.2", "/lib/ld-musl-x86_64.so.1"))).toBe("linux-x64");
+    expect(platformKey("linux", "arm64", only("/lib/ld-musl-aarch64.so.1"))).toBe("linux-arm64-musl");
+    expect(platformKey("linux", "arm64", only("/lib/ld-linux-aarch64.so.1"))).toBe("linux-arm64");
+    expect(platformKey("darwin", "arm64", only())).toBe("darwin-arm64");
+    expect(platformKey("win32", "x64", only())).toBe("windows-x64");
+    for (const key of Object.keys(TARGETS)) expect(key).toMatch(/^(linux|darwin|windows)-(x64|arm64)(-musl)?$/);
+  });
+});
+
+describe("release archive writers", () => {
+  const entries = [
+    { name: "kt-1/", mode: 0o755 },
+    { name: "kt-1/kt", data: new TextEncoder().encode("#!/bin/sh\necho from the archive\n"), mode: 0o755 },
+    { name: "kt-1/README.txt", data: new TextEncoder().encode("read me, ünïcode\n".repeat(50)), mode: 0o644 },
+  ];
+  const mtime = Date.UTC(2026, 0, 2, 3, 4, 6) / 1000;
+
+  test("the same entries make the same bytes", () => {
+    expect(Buffer.from(tarGz(entries, mtime)).equals(Buffer.from(tarGz(entries, mtime)))).toBe(true);
+    expect(Buffer.from(zip(entries, mtime)).equals(Buffer.from(zip(entries, mtime)))).toBe(true);
+  });
+
+  test.skipIf(!Bun.which("tar"))("tar reads the tarball: names, modes, owner 0, date, contents", () => {
+    using dir = tempDir();
+    writeFileSync(join(dir.path, "a.tar.gz"), tarGz(entries, mtime));
+    const list = spawn(["tar", "-tvzf", "a.tar.gz", "--numeric-owner"], { cwd: dir.path, env: { TZ: "UTC" } });
+    expect(list.exitCode).toBe(0);
+    expect(list.stdout.split("\n").filter(Boolean).map((l) => l.split(/\s+/).filter((_, i) => i !== 2 && i !== 4).join(" "))).toEqual([
+      "drwxr-xr-x 0/0 2026-01-02 kt-1/",
+      "-rwxr-xr-x 0/0 2026-01-02 kt-1/kt",
+      "-rw-r--r-- 0/0 2026-01-02 kt-1/README.txt",
+    ]);
+    expect(spawn(["tar", "-xzf", "a.tar.gz"], { cwd: dir.path }).exitCode).toBe(0);
+    expect(spawn([join(dir.path, "kt-1", "kt")], { cwd: dir.path }).stdout).toBe("from the archive\n");
+    expect(readFileSync(join(dir.path, "kt-1", "README.txt"), "utf8")).toBe("read me, ünïcode\n".repeat(50));
+  });
+
+  test.skipIf(!Bun.which("unzip"))("unzip tests the zip, and unpacks it with the modes kept", () => {
+    using dir = tempDir();
+    writeFileSync(join(dir.path, "a.zip"), zip(entries, mtime));
+    const tested = spawn(["unzip", "-t", "a.zip"], { cwd: dir.path });
+    expect(tested.stdout).toContain("No errors detected in compressed data of a.zip.");
+    expect(spawn(["unzip", "-q", "a.zip"], { cwd: dir.path }).exitCode).toBe(0);
+    expect(statSync(join(dir.path, "kt-1", "kt")).mode & 0o777).toBe(0o755);
+    expect(statSync(join(dir.path, "kt-1", "README.txt")).mode & 0o777).toBe(0o644);
+    expect(spawn([join(dir.path, "kt-1", "kt")], { cwd: dir.path }).stdout).toBe("from the archive\n");
+    expect(readFileSync(join(dir.path, "kt-1", "README.txt"), "utf8")).toBe("read me, ünïcode\n".repeat(50));
+  });
+});

@@ -65,7 +65,7 @@ function releaseTime(): number {
 
 function platformLabel(name: string, target: Target): string {
   const os = { linux: "Linux", darwin: "macOS", win32: "Windows" }[target.os];
-  return `${os} ${target.cpu}${target.libc === "musl" ? " with musl libc (Alpine)" : target.libc === "glibc" ? " with glibc" : ""} (${name})`;
+  return `${os} ${target.cpu}${target.libc === "musl" ? ", musl libc as on Alpine" : target.libc === "glibc" ? ", glibc" : ""} (${name})`;
 }
 
 function json(value: unknown): string {
@@ -90,7 +90,7 @@ function writePlatformPackage(dir: string, name: string, target: Target): void {
   );
   writeFileSync(
     join(dir, "README.md"),
-    `# ${SCOPE}/${name}\n\nThe ${platformLabel(name, target)} binary of kt ${pkg.version}. Do not install this package yourself: install [\`${MAIN}\`](https://www.npmjs.com/package/${MAIN}), which depends on the binary for every platform, and npm picks the one that fits.\n`,
+    `# ${SCOPE}/${name}\n\nThe ${platformLabel(name, target)} binary of kt ${pkg.version}. Do not install this package yourself: install [\`${MAIN}\`](https://www.npmjs.com/package/${MAIN}), which depends on the binary for every platform, and npm picks the one that fits.\n${target.libc === "musl" ? "\nBun's runtime needs the C++ runtime libraries: on Alpine, `apk add libstdc++ libgcc`.\n" : ""}`,
   );
 }
 
@@ -149,7 +149,7 @@ function archiveReadme(name: string, target: Target, exe: string): string {
 ${pkg.description}
 
 Put ${exe} on your PATH (e.g. in ~/.local/bin), then run \`kt --help\`.
-Shell completion: \`kt completion bash|zsh|fish\` prints the script and how to load it.
+Shell completion: \`kt completion bash|zsh|fish\` prints the script and how to load it.${target.libc === "musl" ? "\nBun's runtime needs the C++ runtime libraries: on Alpine, `apk add libstdc++ libgcc`." : ""}
 Check the download against SHA256SUMS: \`sha256sum -c --ignore-missing SHA256SUMS\`.
 License: ${pkg.license}.
 `;

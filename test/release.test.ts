@@ -247,6 +247,19 @@ describe.skipIf(!NODE)("the launcher", () => {
     });
   });
 
+  test("the checkout's kt (bin/kt.cjs, what npx kt runs) runs dist/kt through it: stdout, stdin, exit codes", () => {
+    const checkout = join(ROOT, "bin", "kt.cjs");
+    const env = { KT_STATE_DIR: join(tmp.path, "checkout-state") };
+    expect(spawn([NODE!, checkout, "read", "package.json", "--limit", "1"], { cwd: ROOT, env })).toEqual({
+      stdout: `${join(ROOT, "package.json")}\n     1→{\n(Showing lines 1–1 of ${readFileSync(join(ROOT, "package.json"), "utf8").split("\n").length - 1}. Use offset=2 to continue.)\n`,
+      stderr: "",
+      exitCode: 0,
+    });
+    expect(spawn([NODE!, checkout, "read"], { cwd: ROOT, env, stdin: '{"file_path":"package.json","offset":2,"limit":1}' }).stdout).toStartWith(`${join(ROOT, "package.json")}\n     2→  "name": "kt",\n`);
+    expect(spawn([NODE!, checkout, "read", "no-such-file"], { cwd: ROOT, env }).exitCode).toBe(1);
+    expect(spawn([NODE!, checkout, "reed"], { cwd: ROOT, env }).exitCode).toBe(2);
+  });
+
   test("names the platform by the C library's dynamic loader on Linux", () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { platformKey } = require("../scripts/release/launcher.cjs") as { platformKey(p: string, a: string, exists: (f: string) => boolean): string };

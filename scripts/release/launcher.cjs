@@ -95,4 +95,5 @@ function main() {
 }
 
 if (require.main === module) main();
-module.exports = { platformKey };
+// bin/kt.cjs, the checkout's `kt`, runs dist/kt or the sources through run() too.
+module.exports = { platformKey, run };

@@ -126,6 +126,7 @@ function writeMainPackage(dir: string): void {
   mkdirSync(join(dir, "bin"), { recursive: true });
   copyFileSync(join(import.meta.dir, "release", "launcher.cjs"), join(dir, "bin", "kt"));
   chmodSync(join(dir, "bin", "kt"), 0o755);
+  copyFileSync(join(import.meta.dir, "release", "install.cjs"), join(dir, "install.cjs"));
   const optionalDependencies = Object.fromEntries(Object.keys(TARGETS).map((name) => [`${SCOPE}/${name}`, pkg.version]));
   writeFileSync(
     join(dir, "package.json"),
@@ -135,7 +136,9 @@ function writeMainPackage(dir: string): void {
       description: pkg.description,
       license: pkg.license,
       bin: { kt: "bin/kt" },
-      files: ["bin/kt"],
+      files: ["bin/kt", "install.cjs"],
+      // Puts the binary in place of the launcher where it can (install.cjs says when).
+      scripts: { postinstall: "node install.cjs" },
       engines: pkg.engines,
       optionalDependencies,
     }),

@@ -23,10 +23,14 @@ const out = join(tmp.path, "dist");
 const npmDir = join(out, "npm", SCOPE);
 let build: { exitCode: number | null; stdout: string; stderr: string };
 
+// The ~110 MB binary is compressed and unpacked several times (archive, npm pack, two
+// installs): about 15 s of CPU, minutes on a loaded machine; hence the hooks' long timeouts.
+const SLOW = 300_000;
+
 beforeAll(() => {
   const run = Bun.spawnSync([process.execPath, join(ROOT, "scripts", "build-binaries.ts"), "--out", out, "host"], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
   build = { exitCode: run.exitCode, stdout: run.stdout.toString(), stderr: run.stderr.toString() };
-});
+}, SLOW);
 afterAll(() => tmp[Symbol.dispose]());
 
 interface Ran {
@@ -66,10 +70,11 @@ describe("scripts/build-binaries.ts for this machine", () => {
     expect(readFileSync(join(npmDir, HOST, "README.md"), "utf8")).toContain(`install [\`${MAIN}\`]`);
 
     const main = JSON.parse(readFileSync(join(npmDir, "kt", "package.json"), "utf8"));
-    expect(main).toMatchObject({ name: MAIN, version: pkg.version, bin: { kt: "bin/kt" }, engines: pkg.engines });
+    expect(main).toMatchObject({ name: MAIN, version: pkg.version, bin: { kt: "bin/kt" }, engines: pkg.engines, scripts: { postinstall: "node install.cjs" } });
     // Every platform, each pinned to exactly this version.
     expect(main.optionalDependencies).toEqual(Object.fromEntries(Object.keys(TARGETS).map((name) => [`${SCOPE}/${name}`, pkg.version])));
     expect(readFileSync(join(npmDir, "kt", "bin", "kt"), "utf8")).toBe(readFileSync(join(ROOT, "scripts", "release", "launcher.cjs"), "utf8"));
+    expect(readFileSync(join(npmDir, "kt", "install.cjs"), "utf8")).toBe(readFileSync(join(ROOT, "scripts", "release", "install.cjs"), "utf8"));
     expect(readdirSync(out).sort()).toEqual([`kt-${pkg.version}-${HOST}${HOST.startsWith("windows") ? ".zip" : ".tar.gz"}`, "SHA256SUMS", "npm"].sort());
   });
 
@@ -112,7 +117,11 @@ describe("scripts/build-binaries.ts for this machine", () => {
 });
 
 describe.skipIf(!NODE || !NPM)("the npm packages, packed and installed offline", () => {
+  // Installed twice: as npm does by default (the install script puts the binary in place of
+  // the launcher) and with --ignore-scripts (the launcher stays, as under pnpm or Bun).
   const app = join(tmp.path, "app");
+  const bare = join(tmp.path, "app-ignore-scripts");
+  const packs = join(tmp.path, "packs");
   // No registry can answer: an address nothing listens on, an empty cache, no user config.
   const offline = {
     npm_config_registry: "http://127.0.0.1:9/",
@@ -123,34 +132,48 @@ describe.skipIf(!NODE || !NPM)("the npm packages, packed and installed offline",
     npm_config_fund: "false",
     npm_config_update_notifier: "false",
   };
-
-  const packs = join(tmp.path, "packs");
   let packed: Ran;
-  let installed: Ran;
-  beforeAll(() => {
+  const installs = new Map<string, Ran>();
+  beforeAll(async () => {
     mkdirSync(packs);
-    mkdirSync(app);
     packed = spawn([NPM!, "pack", "--silent", "--pack-destination", packs, join(npmDir, "kt"), join(npmDir, HOST)], { cwd: tmp.path, env: offline });
-    installed = spawn([NPM!, "install", "--offline", ...readdirSync(packs).map((t) => join(packs, t))], { cwd: app, env: offline });
-  });
+    const tarballs = readdirSync(packs).map((t) => join(packs, t));
+    await Promise.all(
+      [
+        [app, []],
+        [bare, ["--ignore-scripts"]],
+      ].map(async ([dir, flags]) => {
+        mkdirSync(dir as string);
+        const proc = Bun.spawn([NPM!, "install", "--offline", ...(flags as string[]), ...tarballs], {
+          cwd: dir as string,
+          env: { PATH: process.env.PATH ?? "", HOME: tmp.path, ...offline },
+          stdout: "pipe",
+          stderr: "pipe",
+        });
+        const [stdout, stderr, exitCode] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+        installs.set(dir as string, { stdout, stderr, exitCode });
+      }),
+    );
+  }, SLOW);
 
-  test("npm pack both, npm install --offline into an empty directory: kt reads, names its version, serves MCP", () => {
-    expect(packed.exitCode).toBe(0);
-    expect(readdirSync(packs).sort()).toEqual([`kt-cli-kt-${pkg.version}.tgz`, `kt-cli-${HOST}-${pkg.version}.tgz`].sort());
-    expect(installed.exitCode).toBe(0);
+  const kt = (dir: string) => join(dir, "node_modules", ".bin", process.platform === "win32" ? "kt.cmd" : "kt");
+  const launcherIn = (dir: string) => join(dir, "node_modules", SCOPE, "kt", "bin", "kt");
+  const binaryIn = (dir: string) => join(dir, "node_modules", SCOPE, HOST, "bin", EXE);
+
+  /** kt read, kt --version and one MCP tools/list, run from the installed directory. */
+  async function exercise(dir: string): Promise<void> {
+    expect(installs.get(dir)?.exitCode).toBe(0);
     // Only the packages given: every other platform's package was skipped, not fetched.
-    expect(readdirSync(join(app, "node_modules", SCOPE)).sort()).toEqual(["kt", HOST].sort());
-
-    const kt = join(app, "node_modules", ".bin", process.platform === "win32" ? "kt.cmd" : "kt");
+    expect(readdirSync(join(dir, "node_modules", SCOPE)).sort()).toEqual(["kt", HOST].sort());
     const state = { KT_STATE_DIR: join(tmp.path, "state") };
-    writeFileSync(join(app, "hello.txt"), "hello\nworld\n");
-    expect(spawn([kt, "read", "hello.txt"], { cwd: app, env: state })).toEqual({ stdout: `${join(app, "hello.txt")}\n     1→hello\n     2→world\n`, stderr: "", exitCode: 0 });
-    // stdin and exit codes pass through the launcher: JSON input, a tool error (1), a usage error (2).
-    expect(spawn([kt, "read"], { cwd: app, env: state, stdin: '{"file_path":"hello.txt","offset":2}' }).stdout).toBe(`${join(app, "hello.txt")}\n     2→world\n`);
-    expect(spawn([kt, "read", "missing.txt"], { cwd: app, env: state }).exitCode).toBe(1);
-    expect(spawn([kt, "reed"], { cwd: app, env: state }).exitCode).toBe(2);
+    writeFileSync(join(dir, "hello.txt"), "hello\nworld\n");
+    expect(spawn([kt(dir), "read", "hello.txt"], { cwd: dir, env: state })).toEqual({ stdout: `${join(dir, "hello.txt")}\n     1→hello\n     2→world\n`, stderr: "", exitCode: 0 });
+    // stdin and exit codes pass through: JSON input, a tool error (1), a usage error (2).
+    expect(spawn([kt(dir), "read"], { cwd: dir, env: state, stdin: '{"file_path":"hello.txt","offset":2}' }).stdout).toBe(`${join(dir, "hello.txt")}\n     2→world\n`);
+    expect(spawn([kt(dir), "read", "missing.txt"], { cwd: dir, env: state }).exitCode).toBe(1);
+    expect(spawn([kt(dir), "reed"], { cwd: dir, env: state }).exitCode).toBe(2);
 
-    const version = spawn([kt, "--version"], { cwd: app, env: state });
+    const version = spawn([kt(dir), "--version"], { cwd: dir, env: state });
     expect(version).toMatchObject({ exitCode: 0, stderr: "" });
     expect(version.stdout).toMatch(new RegExp(`^kt ${pkg.version.replace(/\./g, "\\.")} \\(commit [0-9a-f]{12}( with uncommitted changes)?\\)\\n$`));
 
@@ -159,16 +182,32 @@ describe.skipIf(!NODE || !NPM)("the npm packages, packed and installed offline",
       { jsonrpc: "2.0", method: "notifications/initialized" },
       { jsonrpc: "2.0", id: 2, method: "tools/list" },
     ];
-    const mcp = spawn([kt, "mcp"], { cwd: app, env: state, stdin: requests.map((r) => `${JSON.stringify(r)}\n`).join("") });
+    const mcp = spawn([kt(dir), "mcp"], { cwd: dir, env: state, stdin: requests.map((r) => `${JSON.stringify(r)}\n`).join("") });
     expect(mcp.exitCode).toBe(0);
     const answers = mcp.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
     expect(answers.map((a) => a.id)).toEqual([1, 2]);
     expect(answers[0].result.serverInfo).toMatchObject({ name: "kt", version: pkg.version });
-    return loadAllTools().then((tools) => expect(answers[1].result.tools.map((t: { name: string }) => t.name)).toEqual(tools.map(schemaName)));
+    expect(answers[1].result.tools.map((t: { name: string }) => t.name)).toEqual((await loadAllTools()).map(schemaName));
+  }
+
+  test("npm pack makes one tarball per package", () => {
+    expect(packed.exitCode).toBe(0);
+    expect(readdirSync(packs).sort()).toEqual([`kt-cli-kt-${pkg.version}.tgz`, `kt-cli-${HOST}-${pkg.version}.tgz`].sort());
+  });
+
+  test.skipIf(process.platform === "win32")("npm install --offline into an empty directory: the binary takes the launcher's place; kt reads, names its version, serves MCP", async () => {
+    await exercise(app);
+    const [placed, binary] = [statSync(launcherIn(app)), statSync(binaryIn(app))];
+    expect(placed.size).toBe(binary.size);
+    expect(readFileSync(launcherIn(app)).subarray(0, 2).toString()).not.toBe("#!");
+  });
+
+  test("npm install --offline --ignore-scripts: the launcher stays and runs the binary; kt reads, names its version, serves MCP", async () => {
+    expect(readFileSync(launcherIn(bare), "utf8")).toBe(readFileSync(join(ROOT, "scripts", "release", "launcher.cjs"), "utf8"));
+    await exercise(bare);
   });
 
   test.skipIf(process.platform !== "linux")("a signal sent to the launcher reaches kt; kt killed by a signal ends the launcher with it", async () => {
-    const kt = join(app, "node_modules", ".bin", "kt");
     const childOf = async (pid: number): Promise<number> => {
       for (let i = 0; i < 100; i++) {
         for (const entry of readdirSync("/proc")) {
@@ -195,7 +234,7 @@ describe.skipIf(!NODE || !NPM)("the npm packages, packed and installed offline",
     const env = { PATH: process.env.PATH ?? "", HOME: tmp.path, KT_STATE_DIR: join(tmp.path, "state") };
 
     // SIGTERM to the launcher alone (how an MCP client stops its server): kt ends cleanly, exit 0.
-    const server = Bun.spawn([kt, "mcp"], { cwd: app, env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    const server = Bun.spawn([kt(bare), "mcp"], { cwd: bare, env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
     const binary = await childOf(server.pid);
     // Once kt has answered, it is serving (and listening for SIGTERM).
     server.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "kt-test", version: "0" } } })}\n`);
@@ -207,7 +246,7 @@ describe.skipIf(!NODE || !NPM)("the npm packages, packed and installed offline",
     expect(alive(binary)).toBe(false);
 
     // kt killed by SIGKILL: the launcher ends by the same signal, as a shell would see it.
-    const killed = Bun.spawn([kt, "mcp"], { cwd: app, env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    const killed = Bun.spawn([kt(bare), "mcp"], { cwd: bare, env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
     process.kill(await childOf(killed.pid), "SIGKILL");
     await killed.exited;
     expect(killed.signalCode).toBe("SIGKILL");
@@ -216,7 +255,7 @@ describe.skipIf(!NODE || !NPM)("the npm packages, packed and installed offline",
   test("on another machine's node_modules, the launcher says which platform package it found instead; exit 3", () => {
     const other = HOST === "darwin-arm64" ? ["linux", "x64"] : ["darwin", "arm64"];
     const hook = fakePlatform(tmp.path, other[0]!, other[1]!);
-    const r = spawn([NODE!, "--require", hook, join(app, "node_modules", SCOPE, "kt", "bin", "kt"), "read", "hello.txt"], { cwd: app });
+    const r = spawn([NODE!, "--require", hook, launcherIn(bare), "read", "hello.txt"], { cwd: bare });
     const key = `${other[0]}-${other[1]}`;
     expect(r).toEqual({
       stdout: "",
@@ -225,7 +264,6 @@ describe.skipIf(!NODE || !NPM)("the npm packages, packed and installed offline",
     });
   });
 });
-
 describe.skipIf(!NODE)("the launcher", () => {
   test("refuses a platform kt is not built for with the list of those it is, exit 3", () => {
     const hook = fakePlatform(tmp.path, "aix", "ppc64");

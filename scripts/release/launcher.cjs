@@ -70,30 +70,40 @@ function run(file, args) {
   });
 }
 
-function main() {
+/** This platform's kt binary, or why there is none: prose for the user. */
+function locate() {
   const pkg = require("../package.json");
   const scope = pkg.name.slice(0, pkg.name.indexOf("/") + 1);
   const known = Object.keys(pkg.optionalDependencies ?? {}).map((name) => name.slice(scope.length));
   const key = platformKey();
   if (!known.includes(key)) {
-    refuse(
-      `there is no kt binary for this platform (${key}; Node reports ${process.platform} ${process.arch}). ` +
+    return {
+      refusal:
+        `there is no kt binary for this platform (${key}; Node reports ${process.platform} ${process.arch}). ` +
         `kt ${pkg.version} is built for: ${known.join(", ")}. ` +
         `On another platform, build kt from its sources with Bun (bun build --compile) and put the binary on PATH.`,
-    );
+    };
   }
   const file = binaryOf(scope + key);
-  if (file) return run(file, process.argv.slice(2));
+  if (file) return { file };
   const elsewhere = known.filter((other) => binaryOf(scope + other) !== undefined);
-  refuse(
-    `the package ${scope}${key}, which holds kt's binary for this platform, is not installed. ` +
+  return {
+    refusal:
+      `the package ${scope}${key}, which holds kt's binary for this platform, is not installed. ` +
       (elsewhere.length > 0
         ? `Found the one for ${elsewhere.join(", ")} instead: node_modules was installed on another machine. `
         : `npm leaves it out when optional dependencies are omitted (--omit=optional, --no-optional). `) +
       `Install ${pkg.name} again on this machine, with optional dependencies.`,
-  );
+  };
+}
+
+function main() {
+  const found = locate();
+  if (found.file) run(found.file, process.argv.slice(2));
+  else refuse(found.refusal);
 }
 
 if (require.main === module) main();
-// bin/kt.cjs, the checkout's `kt`, runs dist/kt or the sources through run() too.
-module.exports = { platformKey, run };
+// bin/kt.cjs, the checkout's `kt`, runs dist/kt or the sources through run() too; the
+// package's install script asks locate() which binary to put in this file's place.
+module.exports = { platformKey, locate, run };

@@ -115,7 +115,10 @@ of this one, so npm downloads only the one that fits:
 
 ${platforms}
 
-On another platform the launcher says so and exits with code 3. Installing with optional
+Once installed, the install script puts the binary in the launcher's place (after running
+it once), so \`kt\` starts without Node; where install scripts do not run (Windows,
+\`--ignore-scripts\`, pnpm and Bun by default) the launcher runs the binary. On another
+platform the launcher says so and exits with code 3. Installing with optional
 dependencies omitted (\`--omit=optional\`) leaves kt without its binary. Release archives
 (\`kt-${pkg.version}-<platform>.tar.gz\`, \`.zip\` for Windows, with \`SHA256SUMS\`) hold the same
 binaries for installs without npm.

@@ -45,13 +45,18 @@ export function hostTarget(): string {
   return (launcher as { platformKey(): string }).platformKey();
 }
 
-/** The compile command of `npm run build` (its flags and entry points), for another target and output. */
-function compileArgs(target: Target, outfile: string): string[] {
+/**
+ * The compile command of `npm run build` (its flags and entry points) with another output,
+ * and a --target unless it is this machine's: that build embeds the running Bun, as
+ * `npm run build` does, so it needs no download (and a CPU without AVX2, whose npm install
+ * brought Bun's baseline build, gets that build).
+ */
+function compileArgs(name: string, target: Target, outfile: string): string[] {
   const words = pkg.scripts.build.split(/\s+/);
   const out = words.indexOf("--outfile");
   if (words[0] !== "bun" || words[1] !== "build" || out === -1) throw new Error(`package.json "build" is not a "bun build … --outfile FILE" command: ${pkg.scripts.build}`);
   words.splice(out, 2, "--outfile", outfile);
-  return [process.execPath, ...words.slice(1), `--target=${target.bun}`];
+  return [process.execPath, ...words.slice(1), ...(name === hostTarget() ? [] : [`--target=${target.bun}`])];
 }
 
 /** Seconds since 1970 that date the archives: SOURCE_DATE_EPOCH, else the commit's time, else now. */
@@ -216,7 +221,7 @@ function main(): number {
     mkdirSync(join(dir, "bin"), { recursive: true });
     const binary = join(dir, "bin", target.os === "win32" ? "kt.exe" : "kt");
     const started = performance.now();
-    const build = Bun.spawnSync(compileArgs(target, binary), { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+    const build = Bun.spawnSync(compileArgs(name, target, binary), { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     if (build.exitCode !== 0) {
       failed++;

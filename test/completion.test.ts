@@ -4,7 +4,14 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { FORMATS } from "../src/cmd/schema.ts";
+import { Parameters as PsParameters } from "../src/tools/ps.ts";
 import { kt, tempDir, type TempDir } from "./_helpers.ts";
+
+// What the completions must offer comes from the same places kt reads: as formats, actions
+// or commands are added, the expectations follow.
+const PS_ACTIONS = Object.values((PsParameters.shape.action._zod.def as unknown as { entries: Record<string, string> }).entries);
+const starting = (prefix: string, words: Iterable<string>) => [...words].filter((w) => w.startsWith(prefix)).sort();
 
 const BASH = Bun.which("bash");
 const ZSH = Bun.which("zsh");
@@ -97,6 +104,7 @@ describe.skipIf(!BASH)("kt completion bash", () => {
     const w = workspace(tmp);
     const script = w.script("bash");
     expect(run([BASH!, "--norc", "--noprofile", "-c", `source ${quote(script)}; complete -p kt`], w.cwd)).toBe("complete -o bashdefault -o filenames -F _kt kt\n");
+    const commands = helpTable(w).keys();
     const lines = [
       ["kt", "re"],
       ["kt", "s"],
@@ -111,15 +119,18 @@ describe.skipIf(!BASH)("kt completion bash", () => {
       ["kt", "read", "--state-dir", "s"],
       ["kt", "read", "--limit", ""],
     ];
+    const names = [...commands];
+    expect(starting("re", names)).toContain("read");
+    expect(starting("s", names)).toEqual(expect.arrayContaining(["schema", "session"]));
     expect(bashOffers(script, w.cwd, lines)).toEqual([
-      ["read"],
-      ["schema", "session"],
+      starting("re", names),
+      starting("s", names),
       ["--version"],
       ["--dry-run"],
-      ["anthropic", "json", "mcp", "openai"],
-      ["openai"],
-      ["list", "read", "start", "stop", "write"],
-      ["start", "stop"],
+      starting("", FORMATS),
+      starting("o", FORMATS),
+      starting("", PS_ACTIONS),
+      starting("st", PS_ACTIONS),
       ["bash", "fish", "zsh"],
       ["s.txt", "src"],
       ["src"],
@@ -151,11 +162,11 @@ describe.skipIf(!ZSH)("kt completion zsh", () => {
     expect(run([ZSH!, "-f", "-c", `autoload -U compinit; compinit -u -D; source ${quote(script)}; print -r -- $_comps[kt]`], w.cwd)).toBe("_kt\n");
     const table = helpTable(w);
     expect(zshOffers(script, w.cwd, ["kt re", "kt s", "kt edit --dr", "kt schema --format ", "kt ps st", "kt completion ", "kt read --state-dir s", "kt ", "kt grep --"])).toEqual([
-      ["read"],
-      ["schema", "session"],
+      starting("re", table.keys()),
+      starting("s", table.keys()),
       ["--dry-run"],
-      ["anthropic", "json", "mcp", "openai"],
-      ["start", "stop"],
+      starting("", FORMATS),
+      starting("st", PS_ACTIONS),
       ["bash", "fish", "zsh"],
       ["src"],
       [...table.keys()].sort(),
@@ -171,12 +182,12 @@ describe.skipIf(!FISH)("kt completion fish", () => {
     const script = w.script("fish");
     run([FISH!, "--no-config", "--no-execute", script], w.cwd);
     const table = helpTable(w);
-    expect(fishOffers(script, w.cwd, "kt re")).toEqual(["read"]);
-    expect(fishOffers(script, w.cwd, "kt s")).toEqual(["schema", "session"]);
+    expect(fishOffers(script, w.cwd, "kt re")).toEqual(starting("re", table.keys()));
+    expect(fishOffers(script, w.cwd, "kt s")).toEqual(starting("s", table.keys()));
     expect(fishOffers(script, w.cwd, "kt ")).toEqual([...table.keys()].sort());
     expect(fishOffers(script, w.cwd, "kt edit --dr")).toEqual(["--dry-run"]);
-    expect(fishOffers(script, w.cwd, "kt schema --format ")).toEqual(["anthropic", "json", "mcp", "openai"]);
-    expect(fishOffers(script, w.cwd, "kt ps st")).toEqual(["start", "stop"]);
+    expect(fishOffers(script, w.cwd, "kt schema --format ")).toEqual(starting("", FORMATS));
+    expect(fishOffers(script, w.cwd, "kt ps st")).toEqual(starting("st", PS_ACTIONS));
     expect(fishOffers(script, w.cwd, "kt read s")).toEqual(["s.txt", "src/"]);
     expect(fishOffers(script, w.cwd, "kt read --")).toEqual([...new Set([...table.get("read")!, "--help"])].sort());
   });

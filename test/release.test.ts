@@ -190,6 +190,14 @@ describe.skipIf(!NODE || !NPM)("the npm packages, packed and installed offline",
     expect(answers[1].result.tools.map((t: { name: string }) => t.name)).toEqual((await loadAllTools()).map(schemaName));
   }
 
+  test("npm publish --dry-run takes the main package as it is: nothing to correct", () => {
+    const r = spawn([NPM!, "publish", "--dry-run", "--access", "public", join(npmDir, "kt")], { cwd: tmp.path, env: offline });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe(`+ ${MAIN}@${pkg.version}\n`);
+    // Only npm's notices and the dry run's note that nobody is logged in; a corrected field would warn.
+    expect(r.stderr.split("\n").filter((l) => l !== "" && !l.startsWith("npm notice") && !/requires you to be logged in/.test(l))).toEqual([]);
+  });
+
   test("npm pack makes one tarball per package", () => {
     expect(packed.exitCode).toBe(0);
     expect(readdirSync(packs).sort()).toEqual([`kt-cli-kt-${pkg.version}.tgz`, `kt-cli-${HOST}-${pkg.version}.tgz`].sort());

@@ -4,7 +4,7 @@
 // refuses a platform kt is not built for; every archive matches SHA256SUMS.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hostTarget, MAIN, SCOPE, TARGETS } from "../scripts/build-binaries.ts";
 import { tarGz, zip } from "../scripts/release/archive.ts";
@@ -213,6 +213,12 @@ describe.skipIf(!NODE || !NPM)("the npm packages, packed and installed offline",
   test("npm install --offline --ignore-scripts: the launcher stays and runs the binary; kt reads, names its version, serves MCP", async () => {
     expect(readFileSync(launcherIn(bare), "utf8")).toBe(readFileSync(join(ROOT, "scripts", "release", "launcher.cjs"), "utf8"));
     await exercise(bare);
+  });
+
+  test.skipIf(process.platform === "win32")("a binary unpacked without its execute bit is made executable by the launcher", () => {
+    chmodSync(binaryIn(bare), 0o644);
+    expect(spawn([kt(bare), "--version"], { cwd: bare }).exitCode).toBe(0);
+    expect(statSync(binaryIn(bare)).mode & 0o777).toBe(0o755);
   });
 
   test.skipIf(process.platform !== "linux")("a signal sent to the launcher reaches kt; kt killed by a signal ends the launcher with it", async () => {

@@ -5,8 +5,8 @@
 // copied as is into the main package by scripts/build-binaries.ts.
 "use strict";
 const { spawn } = require("node:child_process");
-const { existsSync } = require("node:fs");
-const { constants } = require("node:os");
+const { accessSync, chmodSync, constants, existsSync } = require("node:fs");
+const { constants: os } = require("node:os");
 const { dirname, join } = require("node:path");
 
 /**
@@ -32,7 +32,20 @@ function binaryOf(name, platform = process.platform) {
     return undefined;
   }
   const file = join(dirname(manifest), "bin", platform === "win32" ? "kt.exe" : "kt");
-  return existsSync(file) ? file : undefined;
+  if (!existsSync(file)) return undefined;
+  // A package manager that unpacked without modes leaves the binary unexecutable.
+  if (platform !== "win32") {
+    try {
+      accessSync(file, constants.X_OK);
+    } catch {
+      try {
+        chmodSync(file, 0o755);
+      } catch {
+        // read-only install: starting it says why
+      }
+    }
+  }
+  return file;
 }
 
 function refuse(message) {
@@ -66,7 +79,7 @@ function run(file, args) {
     process.removeAllListeners(signal);
     // End the way the binary ended, so a shell sees the same signal; else the shell's convention.
     process.kill(process.pid, signal);
-    setTimeout(() => process.exit(128 + (constants.signals[signal] ?? 0)), 1000);
+    setTimeout(() => process.exit(128 + (os.signals[signal] ?? 0)), 1000);
   });
 }
 

@@ -312,18 +312,28 @@ describe.skipIf(!NODE)("the launcher", () => {
     expect(spawn([NODE!, checkout, "reed"], { cwd: ROOT, env }).exitCode).toBe(2);
   });
 
-  test("names the platform by the C library's dynamic loader on Linux", () => {
+  test("names the platform as npm picks packages: os, cpu, and musl when Node is linked against it", () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { platformKey } = require("../scripts/release/launcher.cjs") as { platformKey(p: string, a: string, exists: (f: string) => boolean): string };
-    const only = (...files: string[]) => (f: string) => files.includes(f);
-    expect(platformKey("linux", "x64", only("/lib64/ld-linux-x86-64.so.2"))).toBe("linux-x64");
-    expect(platformKey("linux", "x64", only("/lib/ld-musl-x86_64.so.1"))).toBe("linux-x64-musl");
-    expect(platformKey("linux", "x64", only("/lib64/ld-linux-x86-64.so.2", "/lib/ld-musl-x86_64.so.1"))).toBe("linux-x64");
-    expect(platformKey("linux", "arm64", only("/lib/ld-musl-aarch64.so.1"))).toBe("linux-arm64-musl");
-    expect(platformKey("linux", "arm64", only("/lib/ld-linux-aarch64.so.1"))).toBe("linux-arm64");
-    expect(platformKey("darwin", "arm64", only())).toBe("darwin-arm64");
-    expect(platformKey("win32", "x64", only())).toBe("windows-x64");
+    const { platformKey, linkedToMusl } = require("../scripts/release/launcher.cjs") as { platformKey(p: string, a: string, musl: boolean): string; linkedToMusl(file?: string): boolean };
+    expect(platformKey("linux", "x64", false)).toBe("linux-x64");
+    expect(platformKey("linux", "x64", true)).toBe("linux-x64-musl");
+    expect(platformKey("linux", "arm64", true)).toBe("linux-arm64-musl");
+    expect(platformKey("darwin", "arm64", false)).toBe("darwin-arm64");
+    expect(platformKey("darwin", "arm64", true)).toBe("darwin-arm64");
+    expect(platformKey("win32", "x64", false)).toBe("windows-x64");
     for (const key of Object.keys(TARGETS)) expect(key).toMatch(/^(linux|darwin|windows)-(x64|arm64)(-musl)?$/);
+    // The ELF interpreter decides: musl's loader, glibc's, or a file that is no program.
+    const elf = (interpreter: string) => {
+      const file = join(tmp.path, `elf-${interpreter.replace(/\W/g, "_")}`);
+      writeFileSync(file, Buffer.concat([Buffer.from("\x7fELF"), Buffer.alloc(700), Buffer.from(`${interpreter}\0`), Buffer.alloc(5000)]));
+      return file;
+    };
+    expect(linkedToMusl(elf("/lib/ld-musl-x86_64.so.1"))).toBe(true);
+    expect(linkedToMusl(elf("/lib64/ld-linux-x86-64.so.2"))).toBe(false);
+    expect(linkedToMusl(join(tmp.path, "no-such-file"))).toBe(false);
+    // The binaries kt builds: the musl one's interpreter is musl's.
+    const built = join(npmDir, HOST, "bin", EXE);
+    expect(linkedToMusl(built)).toBe(HOST.endsWith("-musl"));
   });
 });
 

@@ -5,22 +5,33 @@
 // copied as is into the main package by scripts/build-binaries.ts.
 "use strict";
 const { spawn } = require("node:child_process");
-const { accessSync, chmodSync, constants, existsSync } = require("node:fs");
-const { constants: os } = require("node:os");
+const { accessSync, chmodSync, closeSync, constants, existsSync, openSync, readSync } = require("node:fs");
+const { constants: osConstants } = require("node:os");
 const { dirname, join } = require("node:path");
 
 /**
- * The name of this machine's platform as kt's packages spell it: os-cpu, and "-musl" on a
- * Linux whose C library is musl. The dynamic loader a binary needs is what decides: Bun's
- * glibc build runs only where glibc's loader is.
+ * Whether a program (by default the one running: Node, or Bun when kt is built) is linked
+ * against musl, as on Alpine: its ELF interpreter, near the start of the file, is musl's
+ * loader. npm picks a package by its `libc` from the same fact (Node's own C library), so
+ * the launcher looks for the very package npm installed.
  */
-function platformKey(platform = process.platform, arch = process.arch, exists = existsSync) {
-  const os = platform === "win32" ? "windows" : platform;
-  if (platform !== "linux") return `${os}-${arch}`;
-  const machine = { x64: "x86_64", arm64: "aarch64" }[arch] ?? arch;
-  const glibc = arch === "x64" ? "/lib64/ld-linux-x86-64.so.2" : `/lib/ld-linux-${machine}.so.1`;
-  const musl = !exists(glibc) && exists(`/lib/ld-musl-${machine}.so.1`);
-  return `${os}-${arch}${musl ? "-musl" : ""}`;
+function linkedToMusl(file = process.execPath) {
+  try {
+    const fd = openSync(file, "r");
+    try {
+      const head = Buffer.alloc(4096);
+      return head.subarray(0, readSync(fd, head, 0, head.length, 0)).includes("/ld-musl-");
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+}
+
+/** This machine's platform as kt's packages name it: os-cpu, and "-musl" on a musl Linux. */
+function platformKey(platform = process.platform, arch = process.arch, musl = platform === "linux" && linkedToMusl()) {
+  return `${platform === "win32" ? "windows" : platform}-${arch}${platform === "linux" && musl ? "-musl" : ""}`;
 }
 
 /** Where the binary of the platform package `name` is, or undefined when it is not installed. */
@@ -79,7 +90,7 @@ function run(file, args) {
     process.removeAllListeners(signal);
     // End the way the binary ended, so a shell sees the same signal; else the shell's convention.
     process.kill(process.pid, signal);
-    setTimeout(() => process.exit(128 + (os.signals[signal] ?? 0)), 1000);
+    setTimeout(() => process.exit(128 + (osConstants.signals[signal] ?? 0)), 1000);
   });
 }
 
@@ -119,4 +130,4 @@ function main() {
 if (require.main === module) main();
 // bin/kt.cjs, the checkout's `kt`, runs dist/kt or the sources through run() too; the
 // package's install script asks locate() which binary to put in this file's place.
-module.exports = { platformKey, locate, run };
+module.exports = { platformKey, linkedToMusl, locate, run };

@@ -1,9 +1,14 @@
 # Drives an interactive zsh on a pseudo-terminal (zsh/zpty) to see what a completion
 # script offers, as a user pressing Tab would. Usage: zsh -f _complete.zsh SCRIPT QUERY…
-# Prints one line per query: the query, a tab, the words offered, space-separated.
+# SCRIPT is sourced, or, when it is a directory, put on $fpath for compinit to autoload
+# (the _kt file there). Prints one line per query: the query, a tab, the words offered.
 zmodload zsh/zpty
 zpty z zsh -f -i
-zpty -w z "PS1=''; autoload -U compinit; compinit -u -D; source ${(q)1}"
+if [[ -d $1 ]]; then
+  zpty -w z "PS1=''; fpath=(${(q)1} \$fpath); autoload -U compinit; compinit -u -D"
+else
+  zpty -w z "PS1=''; autoload -U compinit; compinit -u -D; source ${(q)1}"
+fi
 # Every word the completion system is given goes to the terminal marked <W>; the mark is
 # typed in pieces so that the terminal's echo of what was typed never holds it.
 zpty -w z 'compadd() { builtin compadd "$@"; local -a _w; builtin compadd -O _w "$@"; print -rl -- "<""W>"${^_w}; }'

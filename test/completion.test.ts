@@ -2,7 +2,7 @@
 // loaded into its real shell and asked what it offers, and what it offers is what help
 // lists, command by command and flag by flag.
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FORMATS } from "../src/cmd/schema.ts";
 import { Parameters as PsParameters } from "../src/tools/ps.ts";
@@ -172,6 +172,11 @@ describe.skipIf(!ZSH)("kt completion zsh", () => {
       [...table.keys()].sort(),
       [...new Set([...table.get("grep")!, "--help"])].sort(),
     ]);
+    // Installed as the README says: a file _kt in a directory of $fpath, autoloaded by compinit.
+    const fpath = join(tmp.path, "site-functions");
+    mkdirSync(fpath);
+    writeFileSync(join(fpath, "_kt"), readFileSync(script));
+    expect(zshOffers(fpath, w.cwd, ["kt re", "kt schema --format "])).toEqual([starting("re", table.keys()), starting("", FORMATS)]);
   });
 });
 

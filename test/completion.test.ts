@@ -153,6 +153,25 @@ describe.skipIf(!BASH)("kt completion bash", () => {
   });
 });
 
+describe.skipIf(!BASH || !ZSH)("kt completion bash, in bash's readline", () => {
+  test("Tab completes a command, a flag, an enum value (also after =), a directory", () => {
+    using tmp = tempDir();
+    const w = workspace(tmp);
+    const script = w.script("bash");
+    const queries = ["kt rea", "kt edit --dr", "kt ps sta", "kt schema --format=anth", "kt completion z", "kt read --state-dir sr"];
+    // Typed at an interactive bash driven through a pseudo-terminal by zsh's zpty module.
+    const lines = run([ZSH!, "-f", join(import.meta.dir, "_complete-bash.zsh"), script, ...queries], w.cwd).trimEnd().split("\n");
+    expect(lines).toEqual([
+      "kt rea\t[kt read ]",
+      "kt edit --dr\t[kt edit --dry-run ]",
+      "kt ps sta\t[kt ps start ]",
+      "kt schema --format=anth\t[kt schema --format=anthropic ]",
+      "kt completion z\t[kt completion zsh ]",
+      "kt read --state-dir sr\t[kt read --state-dir src/]",
+    ]);
+  });
+});
+
 describe.skipIf(!ZSH)("kt completion zsh", () => {
   test("parses, registers _kt with compdef, and offers commands, flags and values on Tab", () => {
     using tmp = tempDir();
@@ -172,7 +191,13 @@ describe.skipIf(!ZSH)("kt completion zsh", () => {
       [...table.keys()].sort(),
       [...new Set([...table.get("grep")!, "--help"])].sort(),
     ]);
-    // Installed as the README says: a file _kt in a directory of $fpath, autoloaded by compinit.
+  });
+
+  test("installed as the README says, a _kt file autoloaded from $fpath by compinit, it completes too", () => {
+    using tmp = tempDir();
+    const w = workspace(tmp);
+    const script = w.script("zsh");
+    const table = helpTable(w);
     const fpath = join(tmp.path, "site-functions");
     mkdirSync(fpath);
     writeFileSync(join(fpath, "_kt"), readFileSync(script));

@@ -1,19 +1,12 @@
 #!/usr/bin/env node
-// npm's entry for kt: runs the compiled binary when it has been built, else the sources
-// under the Bun that npm installed. Either way, stdio and the exit code pass through.
-const { spawnSync } = require("node:child_process");
+// npm's entry for kt in a checkout: runs the compiled binary when it has been built, else the
+// sources under the Bun that npm installed. Either way stdio, the exit code and signals pass
+// through, as the released package's launcher passes them (scripts/release/launcher.cjs).
 const { existsSync } = require("node:fs");
 const { join } = require("node:path");
+const { run } = require("../scripts/release/launcher.cjs");
 
 const root = join(__dirname, "..");
-const exe = process.platform === "win32" ? "kt.exe" : "kt";
-const compiled = join(root, "dist", exe);
-const [cmd, args] = existsSync(compiled)
-  ? [compiled, process.argv.slice(2)]
-  : [require.resolve("bun/bin/bun.exe", { paths: [root] }), ["--no-env-file", join(root, "src", "main.ts"), ...process.argv.slice(2)]];
-const child = spawnSync(cmd, args, { stdio: "inherit" });
-if (child.error) {
-  process.stderr.write(`kt: cannot start ${cmd}: ${child.error.message}\n`);
-  process.exit(3);
-}
-process.exit(child.status ?? (child.signal ? 128 + 9 : 3));
+const compiled = join(root, "dist", process.platform === "win32" ? "kt.exe" : "kt");
+if (existsSync(compiled)) run(compiled, process.argv.slice(2));
+else run(require.resolve("bun/bin/bun.exe", { paths: [root] }), ["--no-env-file", join(root, "src", "main.ts"), ...process.argv.slice(2)]);

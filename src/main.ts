@@ -22,6 +22,8 @@ const OTHER: Record<string, () => Promise<Subcommand>> = {
   session: () => import("./cmd/session.ts"),
   history: () => import("./cmd/history.ts"),
   undo: () => import("./cmd/undo.ts"),
+  // Written from the table help renders, so it completes every subcommand and flag help lists.
+  completion: async () => (await import("./cmd/completion.ts")).subcommand(mainCommand),
 };
 
 async function toolSubcommand(name: string): Promise<Subcommand> {
@@ -68,7 +70,7 @@ async function main(argv: string[]): Promise<number> {
   // Hidden: the detached owner of a background command (src/process/supervisor.ts).
   if (first === "__supervise") return (await import("./process/supervisor.ts")).supervise(rest);
   if (first === "--version" || first === "-v") {
-    writeAll(1, `${version}\n`);
+    writeAll(1, `${(await import("./cmd/version.ts")).versionLine()}\n`);
     return EXIT.ok;
   }
   if (first === undefined || first === "--help" || first === "-h" || first === "help") {

@@ -10,7 +10,10 @@ describe("kt CLI", () => {
   test("--version and --help", () => {
     using tmp = tempDir();
     const o = { cwd: tmp.path, stateDir: join(tmp.path, ".s") };
-    expect(kt(["--version"], o)).toEqual({ stdout: `${pkg.version}\n`, stderr: "", exitCode: 0 });
+    const head = Bun.spawnSync(["git", "rev-parse", "--short=12", "HEAD"], { cwd: import.meta.dir, stderr: "ignore" });
+    const commit = head.exitCode === 0 ? head.stdout.toString().trim() : "[0-9a-f]{12}";
+    const version = kt(["--version"], o);
+    expect(version).toEqual({ stdout: expect.stringMatching(new RegExp(`^kt ${pkg.version.replace(/\./g, "\\.")} \\(commit ${commit}( with uncommitted changes)?\\)\n$`)), stderr: "", exitCode: 0 });
     const help = kt(["--help"], o);
     expect(help.exitCode).toBe(0);
     for (const name of ["read", "write", "schema"]) expect(help.stdout).toContain(name);
@@ -23,6 +26,16 @@ describe("kt CLI", () => {
     expect(writeHelp.stdout).toContain("--skip-read-check");
     expect(writeHelp.stdout).toContain("\nEXAMPLES\n\n  kt write notes/todo.md --content '- ship it'\n");
     expect(readHelp.stdout).not.toContain("\u001b[");
+  });
+
+  test("--version names the commit, says when the tree had changes or kt runs from source", async () => {
+    const { versionLine } = await import("../src/cmd/version.ts");
+    expect(versionLine("0123456789ab", false)).toBe(`kt ${pkg.version} (commit 0123456789ab)`);
+    expect(versionLine("0123456789ab+dirty", false)).toBe(`kt ${pkg.version} (commit 0123456789ab with uncommitted changes)`);
+    expect(versionLine("0123456789ab", true)).toBe(`kt ${pkg.version} (commit 0123456789ab, run from source)`);
+    expect(versionLine("", false)).toBe(`kt ${pkg.version} (commit unknown: built outside a git checkout)`);
+    // The test runs from source: the macro asked git when Bun transpiled version.ts.
+    expect(versionLine()).toMatch(/^kt \S+ \(commit (unknown: built outside a git checkout|[0-9a-f]{12}( with uncommitted changes)?), run from source\)$/);
   });
 
   test("kt with no arguments prints usage on stderr and exits 2", () => {

@@ -72,11 +72,11 @@ describe("kt patch on the command line", () => {
     const patch = "*** Begin Patch\n*** Update File: b.txt\n    one\n-    two\n+    three\n*** End Patch\n";
     const r = kt(["patch", patch, "--trace", "--json", "--dry-run"], opts);
     expect(r.exitCode).toBe(0);
-    expect(r.stderr).toContain(`patch trace for ${work}/b.txt, hunk 1 (patch line 3): line-trimmed, lines 1–2`);
+    expect(r.stderr).toContain(`patch trace for ${work}/b.txt, hunk 1 (patch line 3): indentation-flexible, lines 1–2`);
     expect(r.stderr).toContain("1. exact: no-match");
     const result = JSON.parse(r.stdout) as ToolResult;
     const trace = result.metadata.extra!.trace as { hunk: number; strategy: string }[];
-    expect(trace.map((t) => [t.hunk, t.strategy])).toEqual([[1, "line-trimmed"]]);
+    expect(trace.map((t) => [t.hunk, t.strategy])).toEqual([[1, "indentation-flexible"]]);
     expect(result.content).toContain("(dry run: nothing was written)");
     expect(result.content).toContain("-\ttwo\n+\tthree");
     expect(readFileSync(join(work, "b.txt"), "utf8")).toBe("\tone\n\ttwo\n");

@@ -7,11 +7,9 @@ import type { Hunk } from "./parse.ts";
 
 /**
  * Edit strategies 2, 3 and 5 (SPEC §7.1): trailing whitespace, indentation, typographic
- * look-alikes, by name (the cascade's order is not this list's concern). "line-trimmed"
- * forgives indentation and trailing whitespace at once where the cascade has no separate
- * trailing-whitespace strategy.
+ * look-alikes, by name (the cascade's order is not this list's concern).
  */
-export const PATCH_TIERS = ["exact", "trailing-whitespace", "line-trimmed", "indentation-flexible", "escape-normalized"] as const;
+export const PATCH_TIERS = ["exact", "trailing-whitespace", "indentation-flexible", "escape-normalized"] as const;
 
 /** A patch's lines are literal text: of escape-normalized, only the typographic fold applies. */
 function accept(strategy: string, c: Candidate): boolean {

@@ -341,7 +341,6 @@ function nearMissSentence(near: NearMiss | undefined): string {
 
 const HOW: Record<string, string> = {
   "trailing-whitespace": "matched with trailing whitespace ignored",
-  "line-trimmed": "matched with indentation and trailing whitespace ignored",
   "indentation-flexible": "matched with indentation adjusted",
   "escape-normalized": "matched with typographic quotes, dashes and spaces folded",
 };

@@ -2,6 +2,9 @@
 // Mode bits and ownership are kept, symlinks are written through (callers pass the real
 // path), and the freshness check is repeated inside the index's write lock so that two
 // concurrent kt writes of one file either both land or one is refused — never lost.
+// guardedChange goes further (SPEC §7.5): a change computed from content that another kt
+// call of the same session has since replaced is recomputed under the lock, so parallel
+// edits of one file all land; only a change made outside the session is STALE_FILE.
 import {
   closeSync, fchmodSync, fchownSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync,
   renameSync, statSync, unlinkSync, writeSync,
@@ -9,7 +12,7 @@ import {
 import { basename, dirname, join } from "node:path";
 import { KtError, type ToolContext } from "../tools/tool.ts";
 import { fsError } from "./paths.ts";
-import { putStamp, sha256, stale, type Verb } from "./stamps.ts";
+import { getStamp, notRead, putStamp, sha256, stale, type Verb } from "./stamps.ts";
 import { index, withWriteLock } from "./state.ts";
 
 export interface GuardedWrite {
@@ -52,6 +55,84 @@ export function guardedWrite(ctx: ToolContext, w: GuardedWrite): void {
     throw error;
   }
   syncDir(dirname(w.real));
+}
+
+export interface Change<T extends { bytes: Uint8Array }> {
+  /** The path as shown to the model. */
+  display: string;
+  /** The real path (symlinks resolved): the file actually replaced. */
+  real: string;
+  verb: Verb;
+  /** The bytes the tool read: the file's content, or null when it did not exist. */
+  current: Uint8Array | null;
+  /**
+   * The new bytes and whatever the tool reports about them, from the file's content (null:
+   * no file). May throw a KtError (e.g. NO_MATCH), and may run a second time, under the lock,
+   * on content another call of this session wrote meanwhile; so it must not touch disk.
+   */
+  compute(current: Uint8Array | null): T;
+  /** Create missing parent directories (write does, edit never needs to). */
+  mkdirs?: boolean;
+}
+
+/**
+ * Applies a change under the read-before-write rules (SPEC §3.4) and the parallel-call rule
+ * (SPEC §7.5). The lock covers the re-read, the match (compute), the write and the stamp.
+ * Fast path: the change is computed and its temp file fsynced outside the lock, and the
+ * lock is held only to see that the file is still what it was computed from. When it is not,
+ * the file is recomputed under the lock if this session's stamp says the content on disk is
+ * the session's own (a kt write or read of this session since); otherwise it is STALE_FILE.
+ */
+export function guardedChange<T extends { bytes: Uint8Array }>(ctx: ToolContext, c: Change<T>): T {
+  const baseSha = c.current === null ? null : sha256(c.current);
+  const stamp = getStamp(ctx, c.real);
+  if (c.current !== null && !stamp && !ctx.flags.skipReadCheck) throw notRead(c.display, c.verb);
+  if (c.mkdirs) {
+    try {
+      mkdirSync(dirname(c.real), { recursive: true });
+    } catch (error) {
+      throw fsError(error, dirname(c.real));
+    }
+  }
+  const db = index(ctx);
+  /** Under the lock: recompute from what is on disk now, if this session's stamp says it knows that content. */
+  const again = (): T => {
+    const now = readIfExists(c.real, c.display);
+    const nowSha = now === null ? null : sha256(now);
+    const own = getStamp(ctx, c.real);
+    if (now === null || own?.sha256 !== nowSha) throw stale(c.display, c.verb);
+    return install(c.compute(now));
+  };
+  const install = (planned: T, temp = prepare(c.real, planned.bytes, c.display)): T => {
+    try {
+      commit(temp, c.real, c.display);
+    } catch (error) {
+      discard(temp.path);
+      throw error;
+    }
+    putStamp(ctx, c.real, { mtimeMs: temp.mtimeMs, size: temp.size, sha256: sha256(planned.bytes) });
+    return planned;
+  };
+
+  let result: T;
+  // The stamp may lag the file by one commit of a parallel call: decide under the lock then.
+  if (stamp && baseSha !== null && stamp.sha256 !== baseSha) {
+    result = withWriteLock(db, again);
+  } else {
+    const planned = c.compute(c.current);
+    const temp = prepare(c.real, planned.bytes, c.display);
+    try {
+      result = withWriteLock(db, () => {
+        const now = readIfExists(c.real, c.display);
+        if ((now === null ? null : sha256(now)) === baseSha) return install(planned, temp);
+        return again();
+      });
+    } finally {
+      discard(temp.path);
+    }
+  }
+  syncDir(dirname(c.real));
+  return result;
 }
 
 export function readIfExists(real: string, display: string): Uint8Array | null {

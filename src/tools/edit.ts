@@ -9,7 +9,7 @@ import { absolutePath, fsError, realPath } from "../core/paths.ts";
 import { assertFresh, sha256 } from "../core/stamps.ts";
 import { BOM_BYTES, countLines, decodeUtf8, dominantEol, hasBom, sniffBinary } from "../core/text.ts";
 import { formatBytes } from "../core/truncate.ts";
-import { guardedWrite, readIfExists } from "../core/writer.ts";
+import { guardedChange, readIfExists } from "../core/writer.ts";
 import { unifiedDiff } from "../core/diff.ts";
 import { notFound } from "./_suggest.ts";
 import { MAX_FILE_BYTES, MAX_LINE_CHARS } from "./read.ts";
@@ -22,6 +22,15 @@ export const Parameters = z.strictObject({
   new_string: z.string().check(z.describe("The replacement text. Must differ from old_string.")),
   replace_all: z.optional(z.boolean().check(z.describe("Replace every exact occurrence of old_string instead of requiring uniqueness. Default false."))),
 });
+
+/** One computed edit: the bytes to write and what the result reports about them. */
+interface Planned {
+  bytes: Uint8Array;
+  result: CascadeOk;
+  text: string;
+  after: string;
+  traced: { trace?: readonly TraceStep[] };
+}
 
 /** Snippet: the edited region and this many lines either side, at most SNIPPET_MAX lines. */
 export const SNIPPET_CONTEXT = 4;
@@ -60,39 +69,49 @@ export default defineTool({
     }
     const bytes = readIfExists(real, abs);
     if (bytes === null) throw notFound(ctx, abs);
-    const kind = sniffBinary(real, bytes.subarray(0, 4096));
-    if (kind) throw new KtError("BINARY_FILE", `${abs} is a binary file (${kind}, ${formatBytes(bytes.length)}); edit changes text files only.`);
-    const baseSha = sha256(bytes);
-    assertFresh(ctx, abs, real, baseSha, "edit");
-    const text = decodeUtf8(bytes);
-    if (text === null) {
-      throw new KtError(
-        "BINARY_FILE",
-        `${abs} is not valid UTF-8 text; edit refuses it because changing it would corrupt the bytes that cannot be decoded. Replace it with write, or convert it first with bash (e.g. iconv).`,
-      );
-    }
-
-    const file = Lf.of(text);
-    const result = replace({ content: file.lf, oldString, newString, replaceAll: input.replace_all ?? false, strict: ctx.flags.strict });
-    if (ctx.flags.trace) (ctx.info ?? ctx.warn)(renderTrace(abs, result.trace));
-    const traced = ctx.flags.trace ? { trace: result.trace } : {};
-    if (result.kind !== "ok") throw failure(abs, result, oldString.length, traced);
-
-    if (result.newContent === file.lf) {
-      // A quote that differs from the file only where the file keeps its own text (spacing,
-      // typography) makes no change: say so rather than report an edit.
-      throw new KtError(
-        "IDENTICAL_STRINGS",
-        `${NOT_PERFORMED} old_string was found in ${abs} (${how(result)}), but new_string differs from it only where the file keeps its own text, so ${abs} would stay exactly as it is. Change what you mean to change in new_string.`,
-        { extra: { path: abs, strategy: result.strategy, startLine: result.matched.startLine, endLine: result.matched.endLine, ...traced } },
-      );
-    }
-    const after = file.apply(result.edits, dominantEol(text));
-    const diff = unifiedDiff(abs, text, after);
-    if (!ctx.flags.dryRun) {
+    const refuseBinary = (current: Uint8Array) => {
+      const kind = sniffBinary(real, current.subarray(0, 4096));
+      if (kind) throw new KtError("BINARY_FILE", `${abs} is a binary file (${kind}, ${formatBytes(current.length)}); edit changes text files only.`);
+    };
+    const plan = (current: Uint8Array | null): Planned => {
+      if (current === null) throw notFound(ctx, abs);
+      refuseBinary(current);
+      const text = decodeUtf8(current);
+      if (text === null) {
+        throw new KtError(
+          "BINARY_FILE",
+          `${abs} is not valid UTF-8 text; edit refuses it because changing it would corrupt the bytes that cannot be decoded. Replace it with write, or convert it first with bash (e.g. iconv).`,
+        );
+      }
+      const file = Lf.of(text);
+      const result = replace({ content: file.lf, oldString, newString, replaceAll: input.replace_all ?? false, strict: ctx.flags.strict });
+      if (ctx.flags.trace) (ctx.info ?? ctx.warn)(renderTrace(abs, result.trace));
+      const traced = ctx.flags.trace ? { trace: result.trace } : {};
+      if (result.kind !== "ok") throw failure(abs, result, oldString.length, traced);
+      if (result.newContent === file.lf) {
+        // A quote that differs from the file only where the file keeps its own text (spacing,
+        // typography) makes no change: say so rather than report an edit.
+        throw new KtError(
+          "IDENTICAL_STRINGS",
+          `${NOT_PERFORMED} old_string was found in ${abs} (${how(result)}), but new_string differs from it only where the file keeps its own text, so ${abs} would stay exactly as it is. Change what you mean to change in new_string.`,
+          { extra: { path: abs, strategy: result.strategy, startLine: result.matched.startLine, endLine: result.matched.endLine, ...traced } },
+        );
+      }
+      const after = file.apply(result.edits, dominantEol(text));
       const out = Buffer.from(after, "utf8");
-      guardedWrite(ctx, { display: abs, real, baseSha, bytes: hasBom(bytes) ? Buffer.concat([BOM_BYTES, out]) : out, verb: "edit" });
+      return { bytes: hasBom(current) ? Buffer.concat([BOM_BYTES, out]) : out, result, text, after, traced };
+    };
+    // Kinds of file edit never changes are refused before the read-before-edit rules.
+    refuseBinary(bytes);
+    let planned: Planned;
+    if (ctx.flags.dryRun) {
+      assertFresh(ctx, abs, real, sha256(bytes), "edit");
+      planned = plan(bytes);
+    } else {
+      planned = guardedChange(ctx, { display: abs, real, verb: "edit", current: bytes, compute: plan });
     }
+    const { result, text, after, traced } = planned;
+    const diff = unifiedDiff(abs, text, after);
     const content = success(abs, result, input.replace_all ?? false, ctx.flags.dryRun);
     return {
       content: ctx.flags.dryRun ? `${content}\n\n${diff.patch.trimEnd()}` : content,

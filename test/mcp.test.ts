@@ -103,10 +103,25 @@ describe("kt mcp with the official SDK client", () => {
     const { tools } = await client.listTools();
     for (const tool of tools) expect(tool.outputSchema, tool.name).toMatchObject({ type: "object", required: ["text", "isError", "metadata"] });
     // The SDK client checks structuredContent against the listed outputSchema (Ajv) and throws on a mismatch.
-    for (const args of [{ file_path: "a.txt" }, { file_path: "b.txt" }, { file_path: 7 }]) {
-      const r = (await client.callTool({ name: "read", arguments: args })) as CallToolResult;
-      expect(r.structuredContent?.text).toBe(text(r));
-      expect(r.structuredContent?.isError).toBe(r.isError);
+    const calls: Array<[string, Record<string, unknown>]> = [
+      ["read", { file_path: "a.txt" }],
+      ["read", { file_path: "b.txt" }],
+      ["read", { file_path: 7 }],
+      ["edit", { file_path: "a.txt", old_string: "beta", new_string: "gamma" }],
+      ["write", { file_path: "c.txt", content: "c\n" }],
+      ["grep", { pattern: "gamma" }],
+      ["glob", { pattern: "*.txt" }],
+      ["bash", { command: "echo hi; exit 3" }],
+      ["process", { action: "start", command: "sleep 30" }],
+      ["process", { action: "list" }],
+      ["process", { action: "stop", id: "p1" }],
+      ["nope", {}],
+    ];
+    for (const [name, args] of calls) {
+      const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
+      expect(r.structuredContent?.text, name).toBe(text(r));
+      expect(r.structuredContent?.isError, name).toBe(r.isError);
+      expect(typeof meta(r).title, name).toBe("string");
     }
   });
 

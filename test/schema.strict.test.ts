@@ -7,8 +7,10 @@ import { join } from "node:path";
 import { shape } from "../src/cmd/schema.ts";
 import { inputSchema, strictSchema } from "../src/tools/_jsonschema.ts";
 import { loadAllTools, schemaName } from "../src/tools/registry.ts";
-import { callTool, kt, MODES, call, tempDir } from "./_helpers.ts";
 import { mkdirSync, writeFileSync } from "node:fs";
+import * as z from "zod/mini";
+import { parseInput } from "../src/tools/tool.ts";
+import { call, callTool, kt, MODES, tempDir } from "./_helpers.ts";
 
 type Schema = Record<string, unknown>;
 
@@ -163,6 +165,25 @@ describe("null means absent (SPEC §7.5)", () => {
       }
     });
   }
+
+  test("at every depth: optional fields of objects inside arrays too, never a required one", () => {
+    const tool = {
+      name: "t",
+      aliases: { filePath: "file_path" },
+      parameters: z.strictObject({
+        file_path: z.string(),
+        edits: z.optional(z.array(z.strictObject({ old_string: z.string(), replace_all: z.optional(z.boolean()) }))),
+        limit: z.optional(z.int()),
+      }),
+    };
+    const raw = { file_path: "a", filePath: null, limit: null, edits: [{ old_string: "x", replace_all: null }, { old_string: "y", replace_all: true }] };
+    expect(parseInput(tool, raw)).toEqual({ ok: true, input: { file_path: "a", edits: [{ old_string: "x" }, { old_string: "y", replace_all: true }] } });
+    // The caller's value is left as it was.
+    expect(raw.edits[0]).toEqual({ old_string: "x", replace_all: null });
+    expect(parseInput(tool, { file_path: "a", edits: null })).toEqual({ ok: true, input: { file_path: "a" } });
+    const refused = parseInput(tool, { file_path: "a", edits: [{ old_string: null }] });
+    expect(refused.ok).toBe(false);
+  });
 
   test("null for a required field is still refused, naming the field", async () => {
     using tmp = tempDir();

@@ -9,8 +9,10 @@ import { inputSchema, strictSchema } from "../src/tools/_jsonschema.ts";
 import { loadAllTools, schemaName } from "../src/tools/registry.ts";
 import { mkdirSync, writeFileSync } from "node:fs";
 import * as z from "zod/mini";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { parseInput } from "../src/tools/tool.ts";
-import { call, callTool, kt, MODES, tempDir } from "./_helpers.ts";
+import { call, callTool, KT, kt, MODES, tempDir } from "./_helpers.ts";
 
 type Schema = Record<string, unknown>;
 
@@ -203,5 +205,20 @@ describe("null means absent (SPEC §7.5)", () => {
     expect(kt(["call"], { ...o, stdin: JSON.stringify({ name: "read", arguments: args }) }).stdout).toBe(expected);
     const lines = kt(["call", "--jsonl", "--format", "openai"], { ...o, stdin: `${JSON.stringify({ id: "c2", type: "function", function: { name: "read", arguments: JSON.stringify(args) } })}\n` });
     expect(JSON.parse(lines.stdout)).toEqual({ role: "tool", tool_call_id: "c2", content: expected.slice(0, -1) });
+  });
+
+  test("kt mcp: a strict-mode call with nulls is answered as one without them", async () => {
+    using tmp = tempDir();
+    writeFileSync(join(tmp.path, "a.txt"), "alpha\nbeta\n");
+    const client = new Client({ name: "kt-test", version: "0" });
+    await client.connect(new StdioClientTransport({ command: KT, args: ["mcp"], cwd: tmp.path, env: { PATH: process.env.PATH ?? "", HOME: tmp.path, KT_STATE_DIR: join(tmp.path, ".s") }, stderr: "pipe" }));
+    try {
+      const withNulls = await client.callTool({ name: "read", arguments: { file_path: "a.txt", offset: null, limit: null } });
+      expect(withNulls).toEqual({ content: [{ type: "text", text: `${tmp.path}/a.txt\n     1→alpha\n     2→beta` }], isError: false });
+      const grep = await client.callTool({ name: "grep", arguments: { pattern: "beta", path: null, include: null } });
+      expect(grep.isError).toBe(false);
+    } finally {
+      await client.close();
+    }
   });
 });

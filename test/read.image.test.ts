@@ -115,6 +115,16 @@ describe("images through the adapters", () => {
     // A Chat Completions tool message carries text only.
     const openai = kt(["call", "--format", "openai"], { ...opts, stdin: JSON.stringify({ id: "call_1", type: "function", function: { name: "read", arguments: '{"file_path":"photo.jpg"}' } }) });
     expect(JSON.parse(openai.stdout)).toEqual({ role: "tool", tool_call_id: "call_1", content: line });
+    // A Responses API function_call_output may hold an image.
+    const responses = kt(["call", "--format", "openai-responses"], { ...opts, stdin: JSON.stringify({ type: "function_call", call_id: "call_2", name: "read", arguments: '{"file_path":"photo.jpg"}' }) });
+    expect(JSON.parse(responses.stdout)).toEqual({
+      type: "function_call_output",
+      call_id: "call_2",
+      output: [
+        { type: "input_text", text: line },
+        { type: "input_image", image_url: `data:image/jpeg;base64,${bytes.toString("base64")}` },
+      ],
+    });
     const mcp = kt(["call", "--format", "mcp"], { ...opts, stdin: JSON.stringify({ name: "read", arguments: { file_path: "photo.jpg" } }) });
     expect(JSON.parse(mcp.stdout)).toEqual({ content: [{ type: "text", text: line }, { type: "image", data: bytes.toString("base64"), mimeType: "image/jpeg" }], isError: false });
   });

@@ -2,7 +2,7 @@
 // Pure: the same envelope always gives the same reply.
 import type { ToolResult } from "../tools/tool.ts";
 
-export const REPLY_FORMATS = ["text", "json", "anthropic", "openai", "mcp"] as const;
+export const REPLY_FORMATS = ["text", "json", "anthropic", "openai", "openai-responses", "mcp"] as const;
 export type ReplyFormat = (typeof REPLY_FORMATS)[number];
 
 /** Anthropic Messages API `tool_result` content block: the text alone, or text and image blocks. */
@@ -21,6 +21,13 @@ export interface OpenAIToolMessage {
   role: "tool";
   tool_call_id: string;
   content: string;
+}
+
+/** OpenAI Responses API `function_call_output` input item; unlike a Chat tool message, its output may hold an image. */
+export interface OpenAIResponsesOutput {
+  type: "function_call_output";
+  call_id: string;
+  output: string | Array<{ type: "input_text"; text: string } | { type: "input_image"; image_url: string }>;
 }
 
 export type McpContent = { type: "text"; text: string } | { type: "image"; data: string; mimeType: string };
@@ -51,6 +58,13 @@ export function anthropicReply(result: ToolResult, callId: string): AnthropicToo
 
 export function openaiReply(result: ToolResult, callId: string): OpenAIToolMessage {
   return { role: "tool", tool_call_id: callId, content: result.content };
+}
+
+export function openaiResponsesReply(result: ToolResult, callId: string): OpenAIResponsesOutput {
+  const output: OpenAIResponsesOutput["output"] = result.image
+    ? [{ type: "input_text", text: result.content }, { type: "input_image", image_url: `data:${result.image.mediaType};base64,${result.image.data}` }]
+    : result.content;
+  return { type: "function_call_output", call_id: callId, output };
 }
 
 /**
@@ -115,6 +129,8 @@ export function replyText(result: ToolResult, format: ReplyFormat, callId: strin
       return `${JSON.stringify(anthropicReply(result, callId))}\n`;
     case "openai":
       return `${JSON.stringify(openaiReply(result, callId))}\n`;
+    case "openai-responses":
+      return `${JSON.stringify(openaiResponsesReply(result, callId))}\n`;
     case "mcp":
       return `${JSON.stringify(mcpReply(result))}\n`;
   }

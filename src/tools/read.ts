@@ -60,7 +60,16 @@ export default defineTool({
     }
     const offset = Math.max(1, input.offset ?? 1);
     const limit = input.limit ?? MAX_LINES;
-    const page = st.size > MAX_FILE_BYTES ? streamPage(real, abs, st.size, offset, limit) : wholePage(real, abs, offset, limit);
+    let page: Page;
+    if (st.size > MAX_FILE_BYTES) {
+      page = streamPage(real, abs, st.size, offset, limit);
+    } else {
+      // An image under another name (or none) is told by the bytes read for the page anyway.
+      const bytes = readWhole(real, abs);
+      const unnamed = readImage(ctx, real, abs, st, bytes);
+      if (unnamed) return unnamed;
+      page = wholePage(real, abs, bytes, offset, limit);
+    }
     putStamp(ctx, real, { mtimeMs: st.mtimeMs, size: st.size, sha256: page.sha });
     return render(abs, offset, page);
   },
@@ -69,12 +78,13 @@ export default defineTool({
 /**
  * A PNG, JPEG, GIF or WebP file as an image for the model (SPEC §7.5), with one line of text
  * for adapters that carry text only; undefined when the file is no such image (its bytes
- * decide, so a damaged one is described as binary like any other).
+ * decide, so a damaged one is described as binary like any other). `bytes` are the file's
+ * when the caller has read them already; a file named as an image is read here.
  */
-function readImage(ctx: ToolContext, real: string, abs: string, st: Stats): ToolOutput | undefined {
-  if (!IMAGE_EXTENSIONS.has(extname(real).slice(1).toLowerCase()) && !looksLikeImage(head(real, abs, 16))) return undefined;
+function readImage(ctx: ToolContext, real: string, abs: string, st: Stats, bytes?: Uint8Array): ToolOutput | undefined {
+  if (bytes ? !looksLikeImage(bytes) : !IMAGE_EXTENSIONS.has(extname(real).slice(1).toLowerCase())) return undefined;
   if (st.size > MAX_IMAGE_BYTES) {
-    const kind = imageInfo(head(real, abs, 64 * 1024))?.format;
+    const kind = imageInfo(bytes ?? head(real, abs, 64 * 1024))?.format;
     if (kind) {
       throw new KtError(
         "FILE_TOO_LARGE",
@@ -83,12 +93,7 @@ function readImage(ctx: ToolContext, real: string, abs: string, st: Stats): Tool
     }
     return undefined;
   }
-  let bytes: Uint8Array;
-  try {
-    bytes = readFileSync(real);
-  } catch (error) {
-    throw fsError(error, abs);
-  }
+  bytes ??= readWhole(real, abs);
   const info = imageInfo(bytes);
   if (!info) return undefined;
   putStamp(ctx, real, { mtimeMs: st.mtimeMs, size: st.size, sha256: sha256(bytes) });
@@ -99,6 +104,14 @@ function readImage(ctx: ToolContext, real: string, abs: string, st: Stats): Tool
     title: `Read ${abs} · ${format} image ${width}×${height}`,
     extra: { path: abs, mediaType, width, height, bytes: bytes.length },
   };
+}
+
+function readWhole(real: string, abs: string): Uint8Array {
+  try {
+    return readFileSync(real);
+  } catch (error) {
+    throw fsError(error, abs);
+  }
 }
 
 /** Up to `n` first bytes of a file. */
@@ -163,13 +176,7 @@ function sniff(real: string, abs: string, size: number, head: Uint8Array): void 
   }
 }
 
-function wholePage(real: string, abs: string, offset: number, limit: number): Page {
-  let bytes: Uint8Array;
-  try {
-    bytes = readFileSync(real);
-  } catch (error) {
-    throw fsError(error, abs);
-  }
+function wholePage(real: string, abs: string, bytes: Uint8Array, offset: number, limit: number): Page {
   sniff(real, abs, bytes.length, bytes.subarray(0, 4096));
   let text = decodeUtf8(bytes);
   const invalidUtf8 = text === null;

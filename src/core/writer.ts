@@ -2,9 +2,9 @@
 // Mode bits and ownership are kept, symlinks are written through (callers pass the real
 // path), and the freshness check is repeated inside the index's write lock so that two
 // concurrent kt writes of one file either both land or one is refused — never lost.
-// guardedChange goes further (SPEC §7.5): a change computed from content that another kt
-// call of the same session has since replaced is recomputed under the lock, so parallel
-// edits of one file all land; only a change made outside the session is STALE_FILE.
+// Parallel calls of one session (SPEC §7.5): a change computed from content that another kt
+// call of the session has replaced since is recomputed under the lock (`redo`), so that they
+// all land; only a change made outside the session is STALE_FILE.
 import {
   closeSync, fchmodSync, fchownSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync,
   renameSync, statSync, unlinkSync, writeSync,
@@ -26,6 +26,14 @@ export interface GuardedWrite {
   verb: Verb;
   /** Create missing parent directories (write does, edit never needs to). */
   mkdirs?: boolean;
+  /**
+   * The new content worked out again from `current`, the file as it is now, when it is no
+   * longer what the change was based on but this session's stamp says the content is the
+   * session's own (a parallel kt call wrote it). Runs under the lock, so the re-read, the
+   * match and the write are one step; may throw a KtError (what it meant to change is gone).
+   * Without it, any change in between is STALE_FILE.
+   */
+  redo?(current: Uint8Array): Uint8Array;
 }
 
 /**
@@ -42,97 +50,49 @@ export function guardedWrite(ctx: ToolContext, w: GuardedWrite): void {
     }
   }
   const temp = prepare(w.real, w.bytes, w.display);
+  let redone: Temp | undefined;
   try {
     withWriteLock(index(ctx), () => {
       const current = readIfExists(w.real, w.display);
       const currentSha = current === null ? null : sha256(current);
-      if (currentSha !== w.baseSha) throw stale(w.display, w.verb);
-      commit(temp, w.real, w.display);
-      putStamp(ctx, w.real, { mtimeMs: temp.mtimeMs, size: temp.size, sha256: sha256(w.bytes) });
+      let bytes = w.bytes;
+      let written = temp;
+      if (currentSha !== w.baseSha) {
+        if (!w.redo || current === null || getStamp(ctx, w.real)?.sha256 !== currentSha) throw stale(w.display, w.verb);
+        bytes = w.redo(current);
+        written = redone = prepare(w.real, bytes, w.display);
+      }
+      commit(written, w.real, w.display);
+      putStamp(ctx, w.real, { mtimeMs: written.mtimeMs, size: written.size, sha256: sha256(bytes) });
     });
   } catch (error) {
     discard(temp.path);
+    if (redone) discard(redone.path);
     throw error;
   }
+  if (redone) discard(temp.path);
   syncDir(dirname(w.real));
 }
 
-export interface Change<T extends { bytes: Uint8Array }> {
-  /** The path as shown to the model. */
-  display: string;
-  /** The real path (symlinks resolved): the file actually replaced. */
-  real: string;
-  verb: Verb;
-  /** The bytes the tool read: the file's content, or null when it did not exist. */
-  current: Uint8Array | null;
-  /**
-   * The new bytes and whatever the tool reports about them, from the file's content (null:
-   * no file). May throw a KtError (e.g. NO_MATCH), and may run a second time, under the lock,
-   * on content another call of this session wrote meanwhile; so it must not touch disk.
-   */
-  compute(current: Uint8Array | null): T;
-  /** Create missing parent directories (write does, edit never needs to). */
-  mkdirs?: boolean;
-}
-
 /**
- * Applies a change under the read-before-write rules (SPEC §3.4) and the parallel-call rule
- * (SPEC §7.5). The lock covers the re-read, the match (compute), the write and the stamp.
- * Fast path: the change is computed and its temp file fsynced outside the lock, and the
- * lock is held only to see that the file is still what it was computed from. When it is not,
- * the file is recomputed under the lock if this session's stamp says the content on disk is
- * the session's own (a kt write or read of this session since); otherwise it is STALE_FILE.
+ * The content a change to an existing file is based on, after the read-before-write rules
+ * (SPEC §3.4): NOT_READ without a stamp (unless --skip-read-check), STALE_FILE when the file
+ * is not what the session last read or wrote. A stamp that differs from `bytes` may only lag
+ * a parallel kt write of this session (it renames the file before it saves the stamp), so
+ * that is decided under the lock, on the file as it is then.
  */
-export function guardedChange<T extends { bytes: Uint8Array }>(ctx: ToolContext, c: Change<T>): T {
-  const baseSha = c.current === null ? null : sha256(c.current);
-  const stamp = getStamp(ctx, c.real);
-  if (c.current !== null && !stamp && !ctx.flags.skipReadCheck) throw notRead(c.display, c.verb);
-  if (c.mkdirs) {
-    try {
-      mkdirSync(dirname(c.real), { recursive: true });
-    } catch (error) {
-      throw fsError(error, dirname(c.real));
-    }
+export function freshContent(ctx: ToolContext, display: string, real: string, bytes: Uint8Array, verb: Verb): Uint8Array {
+  const stamp = getStamp(ctx, real);
+  if (!stamp) {
+    if (ctx.flags.skipReadCheck) return bytes;
+    throw notRead(display, verb);
   }
-  const db = index(ctx);
-  /** Under the lock: recompute from what is on disk now, if this session's stamp says it knows that content. */
-  const again = (): T => {
-    const now = readIfExists(c.real, c.display);
-    const nowSha = now === null ? null : sha256(now);
-    const own = getStamp(ctx, c.real);
-    if (now === null || own?.sha256 !== nowSha) throw stale(c.display, c.verb);
-    return install(c.compute(now));
-  };
-  const install = (planned: T, temp = prepare(c.real, planned.bytes, c.display)): T => {
-    try {
-      commit(temp, c.real, c.display);
-    } catch (error) {
-      discard(temp.path);
-      throw error;
-    }
-    putStamp(ctx, c.real, { mtimeMs: temp.mtimeMs, size: temp.size, sha256: sha256(planned.bytes) });
-    return planned;
-  };
-
-  let result: T;
-  // The stamp may lag the file by one commit of a parallel call: decide under the lock then.
-  if (stamp && baseSha !== null && stamp.sha256 !== baseSha) {
-    result = withWriteLock(db, again);
-  } else {
-    const planned = c.compute(c.current);
-    const temp = prepare(c.real, planned.bytes, c.display);
-    try {
-      result = withWriteLock(db, () => {
-        const now = readIfExists(c.real, c.display);
-        if ((now === null ? null : sha256(now)) === baseSha) return install(planned, temp);
-        return again();
-      });
-    } finally {
-      discard(temp.path);
-    }
-  }
-  syncDir(dirname(c.real));
-  return result;
+  if (stamp.sha256 === sha256(bytes)) return bytes;
+  return withWriteLock(index(ctx), () => {
+    const now = readIfExists(real, display);
+    if (now === null || getStamp(ctx, real)?.sha256 !== sha256(now)) throw stale(display, verb);
+    return now;
+  });
 }
 
 export function readIfExists(real: string, display: string): Uint8Array | null {

@@ -6,10 +6,10 @@ import { statSync, type Stats } from "node:fs";
 import description from "./edit.txt" with { type: "text" };
 import { defineTool, KtError, type ToolContext } from "./tool.ts";
 import { absolutePath, fsError, realPath } from "../core/paths.ts";
-import { assertFresh, sha256 } from "../core/stamps.ts";
+import { sha256 } from "../core/stamps.ts";
 import { BOM_BYTES, countLines, decodeUtf8, dominantEol, hasBom, sniffBinary } from "../core/text.ts";
 import { formatBytes } from "../core/truncate.ts";
-import { guardedChange, readIfExists } from "../core/writer.ts";
+import { freshContent, guardedWrite, readIfExists } from "../core/writer.ts";
 import { unifiedDiff } from "../core/diff.ts";
 import { notFound } from "./_suggest.ts";
 import { MAX_FILE_BYTES, MAX_LINE_CHARS } from "./read.ts";
@@ -73,8 +73,7 @@ export default defineTool({
       const kind = sniffBinary(real, current.subarray(0, 4096));
       if (kind) throw new KtError("BINARY_FILE", `${abs} is a binary file (${kind}, ${formatBytes(current.length)}); edit changes text files only.`);
     };
-    const plan = (current: Uint8Array | null): Planned => {
-      if (current === null) throw notFound(ctx, abs);
+    const plan = (current: Uint8Array): Planned => {
       refuseBinary(current);
       const text = decodeUtf8(current);
       if (text === null) {
@@ -103,12 +102,11 @@ export default defineTool({
     };
     // Kinds of file edit never changes are refused before the read-before-edit rules.
     refuseBinary(bytes);
-    let planned: Planned;
-    if (ctx.flags.dryRun) {
-      assertFresh(ctx, abs, real, sha256(bytes), "edit");
-      planned = plan(bytes);
-    } else {
-      planned = guardedChange(ctx, { display: abs, real, verb: "edit", current: bytes, compute: plan });
+    const base = freshContent(ctx, abs, real, bytes, "edit");
+    let planned = plan(base);
+    if (!ctx.flags.dryRun) {
+      // A parallel edit of this session may land first: then the match runs again on its result.
+      guardedWrite(ctx, { display: abs, real, baseSha: sha256(base), bytes: planned.bytes, verb: "edit", redo: (now) => (planned = plan(now)).bytes });
     }
     const { result, text, after, traced } = planned;
     const diff = unifiedDiff(abs, text, after);

@@ -4,9 +4,9 @@ import { statSync } from "node:fs";
 import description from "./write.txt" with { type: "text" };
 import { defineTool, KtError } from "./tool.ts";
 import { absolutePath, fsError, realPath } from "../core/paths.ts";
-import { assertFresh, sha256 } from "../core/stamps.ts";
+import { sha256 } from "../core/stamps.ts";
 import { BOM_BYTES, countLines, decodeLenient, dominantEol, hasBom } from "../core/text.ts";
-import { guardedChange, readIfExists } from "../core/writer.ts";
+import { freshContent, guardedWrite, readIfExists } from "../core/writer.ts";
 import { unifiedDiff } from "../core/diff.ts";
 
 export const Parameters = z.strictObject({
@@ -35,18 +35,17 @@ export default defineTool({
       if (code !== "ENOENT") throw fsError(error, abs);
     }
     const current = readIfExists(real, abs);
+    const base = current === null ? null : freshContent(ctx, abs, real, current, "overwrite");
     // The reported change is worked out from the content actually replaced, which under
     // parallel calls may be another call's write (SPEC §7.5).
     const plan = (now: Uint8Array | null) => {
       const before = now === null ? "" : decodeLenient(now);
       return { bytes: encode(input.content, now), created: now === null, before, diff: unifiedDiff(abs, before, input.content) };
     };
-    let planned: ReturnType<typeof plan>;
-    if (ctx.flags.dryRun) {
-      if (current !== null) assertFresh(ctx, abs, real, sha256(current), "overwrite");
-      planned = plan(current);
-    } else {
-      planned = guardedChange(ctx, { display: abs, real, verb: "overwrite", current, compute: plan, mkdirs: current === null });
+    let planned = plan(base);
+    if (!ctx.flags.dryRun) {
+      const baseSha = base === null ? null : sha256(base);
+      guardedWrite(ctx, { display: abs, real, baseSha, bytes: planned.bytes, verb: "overwrite", mkdirs: base === null, redo: (now) => (planned = plan(now)).bytes });
     }
     const { before, diff } = planned;
     const lines = countLines(input.content);

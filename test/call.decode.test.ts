@@ -83,11 +83,18 @@ describe("replies", () => {
   test("each framework's shape", () => {
     expect(anthropicReply(failed, "toolu_1")).toEqual({ type: "tool_result", tool_use_id: "toolu_1", content: "no", is_error: true });
     expect(openaiReply(ok, "call_1")).toEqual({ role: "tool", tool_call_id: "call_1", content: "hello" });
-    expect(mcpReply(ok)).toEqual({ content: [{ type: "text", text: "hello" }], isError: false, structuredContent: { title: "t", durationMs: 1 } });
-    expect(mcpReply(failed)).toEqual({
+    // SPEC §7.6: text only by default; the complete result when structured.
+    expect(mcpReply(ok)).toEqual({ content: [{ type: "text", text: "hello" }], isError: false });
+    expect(mcpReply(failed)).toEqual({ content: [{ type: "text", text: "no" }], isError: true });
+    expect(mcpReply(ok, { structured: true })).toEqual({
+      content: [{ type: "text", text: "hello" }],
+      isError: false,
+      structuredContent: { text: "hello", isError: false, metadata: { title: "t", durationMs: 1 } },
+    });
+    expect(mcpReply(failed, { structured: true })).toEqual({
       content: [{ type: "text", text: "no" }],
       isError: true,
-      structuredContent: { title: "f", durationMs: 2, extra: { a: 1 }, error: { name: "KtError", code: "NO_MATCH" } },
+      structuredContent: { text: "no", isError: true, error: { name: "KtError", code: "NO_MATCH" }, metadata: { title: "f", durationMs: 2, extra: { a: 1 } } },
     });
   });
 

@@ -29,7 +29,7 @@ export function normalize(out: string, work: string): string {
     .split(`The available tools are: ${TOOLS}.`)
     .join("The available tools are: $TOOLS.")
     .replace(/"durationMs":[0-9.e-]+/g, '"durationMs":0')
-    .replace(/"(tool_use_id|tool_call_id)":"k[0-9a-z]{8,}"/g, '"$1":"$GENERATED"');
+    .replace(/"(tool_use_id|tool_call_id|call_id)":"k[0-9a-z]{8,}"/g, '"$1":"$GENERATED"');
 }
 
 describe("kt call goldens", () => {
@@ -114,7 +114,7 @@ describe("kt call", () => {
     const call = '{"tool":"read","input":{"file_path":"a.txt"}}';
     const cases: [string[], string][] = [
       [["call", "a.txt"], 'kt call: unexpected argument "a.txt"'],
-      [["call", "--format", "xml"], "kt call: --format must be one of text, json, anthropic, openai, mcp"],
+      [["call", "--format", "xml"], "kt call: --format must be one of text, json, anthropic, openai, openai-responses, mcp"],
       [["call", "--jsonl", "--format", "text"], "kt call: --format text cannot be used with --jsonl"],
       [["call", "--json", "--format", "openai"], "kt call: --format openai conflicts with --json"],
       [["call", "--limit", "3"], "kt call: unknown option --limit"],

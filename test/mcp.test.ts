@@ -17,10 +17,12 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((c) => c.close()));
 });
 
-async function connect(cwd: string, stateDir: string, opts: { args?: string[]; env?: Record<string, string> } = {}): Promise<{ client: Client; stderr: () => string }> {
+async function connect(cwd: string, stateDir: string, opts: { args?: string[]; env?: Record<string, string>; structured?: boolean } = {}): Promise<{ client: Client; stderr: () => string }> {
   const transport = new StdioClientTransport({
     command: KT,
-    args: ["mcp", ...(opts.args ?? [])],
+    // These tests look at the whole result, so the server sends it (SPEC §7.6); the default,
+    // text-only results are checked in mcp-clients.test.ts and below.
+    args: ["mcp", ...(opts.structured === false ? [] : ["--structured"]), ...(opts.args ?? [])],
     cwd,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", NO_COLOR: "1", KT_STATE_DIR: stateDir, ...opts.env },
     stderr: "pipe",
@@ -38,6 +40,11 @@ function text(result: CallToolResult): string {
   const item = result.content[0]!;
   expect(item.type).toBe("text");
   return (item as { text: string }).text;
+}
+
+/** The metadata of a `--structured` result. */
+function meta(result: CallToolResult): Record<string, unknown> {
+  return (result.structuredContent as { metadata: Record<string, unknown> }).metadata;
 }
 
 function workspace(tmp: { path: string }): { work: string; state: string } {
@@ -76,6 +83,48 @@ describe("kt mcp with the official SDK client", () => {
     }
   });
 
+  test("SPEC §7.6: by default one text item and isError, no structuredContent, no outputSchema", async () => {
+    using tmp = tempDir();
+    const { work, state } = workspace(tmp);
+    const { client } = await connect(work, state, { structured: false });
+    const { tools } = await client.listTools();
+    for (const tool of tools) expect(tool.outputSchema, tool.name).toBeUndefined();
+    const ok = (await client.callTool({ name: "read", arguments: { file_path: "a.txt" } })) as CallToolResult;
+    expect(ok).toEqual({ content: [{ type: "text", text: `${work}/a.txt\n     1→alpha\n     2→beta` }], isError: false });
+    const failed = (await client.callTool({ name: "read", arguments: { file_path: "b.txt" } })) as CallToolResult;
+    expect(Object.keys(failed).sort()).toEqual(["content", "isError"]);
+    expect(failed.isError).toBe(true);
+  });
+
+  test("SPEC §7.6: --structured lists an outputSchema per tool, and every result (errors too) satisfies it", async () => {
+    using tmp = tempDir();
+    const { work, state } = workspace(tmp);
+    const { client } = await connect(work, state);
+    const { tools } = await client.listTools();
+    for (const tool of tools) expect(tool.outputSchema, tool.name).toMatchObject({ type: "object", required: ["text", "isError", "metadata"] });
+    // The SDK client checks structuredContent against the listed outputSchema (Ajv) and throws on a mismatch.
+    const calls: Array<[string, Record<string, unknown>]> = [
+      ["read", { file_path: "a.txt" }],
+      ["read", { file_path: "b.txt" }],
+      ["read", { file_path: 7 }],
+      ["edit", { file_path: "a.txt", old_string: "beta", new_string: "gamma" }],
+      ["write", { file_path: "c.txt", content: "c\n" }],
+      ["grep", { pattern: "gamma" }],
+      ["glob", { pattern: "*.txt" }],
+      ["bash", { command: "echo hi; exit 3" }],
+      ["process", { action: "start", command: "sleep 30" }],
+      ["process", { action: "list" }],
+      ["process", { action: "stop", id: "p1" }],
+      ["nope", {}],
+    ];
+    for (const [name, args] of calls) {
+      const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
+      expect(r.structuredContent?.text, name).toBe(text(r));
+      expect(r.structuredContent?.isError, name).toBe(r.isError);
+      expect(typeof meta(r).title, name).toBe("string");
+    }
+  });
+
   test("read: the model text as one text item, the metadata as structured content", async () => {
     using tmp = tempDir();
     const { work, state } = workspace(tmp);
@@ -83,8 +132,8 @@ describe("kt mcp with the official SDK client", () => {
     const result = (await client.callTool({ name: "read", arguments: { file_path: "a.txt" } })) as CallToolResult;
     expect(result.isError).toBe(false);
     expect(text(result)).toBe(`${work}/a.txt\n     1→alpha\n     2→beta`);
-    expect(result.structuredContent).toMatchObject({ title: `Read ${work}/a.txt · lines 1–2 of 2`, extra: { path: `${work}/a.txt`, lines: 2, totalLines: 2 } });
-    expect(typeof result.structuredContent?.durationMs).toBe("number");
+    expect(result.structuredContent).toMatchObject({ text: text(result), isError: false, metadata: { title: `Read ${work}/a.txt · lines 1–2 of 2`, extra: { path: `${work}/a.txt`, lines: 2, totalLines: 2 } } });
+    expect(typeof meta(result).durationMs).toBe("number");
     // The same text as the CLI and the in-process tool give.
     const direct = await callTool("read", { file_path: "a.txt" }, { cwd: work, stateDir: join(tmp.path, "other-state") });
     expect(text(result)).toBe(direct.content);
@@ -102,7 +151,7 @@ describe("kt mcp with the official SDK client", () => {
     expect(written.isError).toBe(false);
     expect(text(written)).toBe(`Replaced ${work}/a.txt (was 2 lines, now 1 line).`);
     expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("new\n");
-    expect(written.structuredContent?.diff).toContain("+new");
+    expect(meta(written).diff).toContain("+new");
   });
 
   test("a second server process is a new session unless KT_SESSION is set", async () => {
@@ -135,7 +184,7 @@ describe("kt mcp with the official SDK client", () => {
     const start = async (client: Client) => {
       const r = (await client.callTool({ name: "process", arguments: { action: "start", command: "sleep 300" } })) as CallToolResult;
       expect(r.isError, text(r)).toBe(false);
-      const pid = (r.structuredContent?.extra as { pid: number }).pid;
+      const pid = (meta(r).extra as { pid: number }).pid;
       expect(alive(pid)).toBe(true);
       return pid;
     };
@@ -163,7 +212,7 @@ describe("kt mcp with the official SDK client", () => {
     expect(result.isError).toBe(false);
     expect(text(result)).toStartWith(`Edited ${work}/a.txt (1 replacement, matched exactly).`);
     expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("alpha\ngamma\n");
-    expect(result.structuredContent).toMatchObject({ additions: 1, deletions: 1 });
+    expect(meta(result)).toMatchObject({ additions: 1, deletions: 1 });
   });
 
   test.skipIf(!TOOL_NAMES.includes("edit"))("edit with several edits: applied in order in one write, or none", async () => {
@@ -189,7 +238,7 @@ describe("kt mcp with the official SDK client", () => {
     const missing = (await client.callTool({ name: "read", arguments: { file_path: "b.txt" } })) as CallToolResult;
     expect(missing.isError).toBe(true);
     expect(text(missing)).toStartWith(`File not found: ${work}/b.txt.`);
-    expect(missing.structuredContent).toMatchObject({ title: "read failed · FILE_NOT_FOUND", error: { name: "KtError", code: "FILE_NOT_FOUND" } });
+    expect(missing.structuredContent).toMatchObject({ text: text(missing), isError: true, metadata: { title: "read failed · FILE_NOT_FOUND" }, error: { name: "KtError", code: "FILE_NOT_FOUND" } });
 
     const invalid = (await client.callTool({ name: "read", arguments: { file_path: 3 } })) as CallToolResult;
     expect(invalid.isError).toBe(true);
@@ -236,7 +285,7 @@ describe("kt mcp with the official SDK client", () => {
     const { work, state } = workspace(tmp);
     const { client } = await connect(work, state);
     const long = (await client.callTool({ name: "bash", arguments: { command: "seq 1 3000" } })) as CallToolResult;
-    const spill = (long.structuredContent?.truncation as { spillPath?: string } | undefined)?.spillPath;
+    const spill = (meta(long).truncation as { spillPath?: string } | undefined)?.spillPath;
     expect(spill).toStartWith(join(state, "sessions", "mcp-"));
     expect(text(long)).toContain(`Full output: ${spill}`);
     const page = (await client.callTool({ name: "read", arguments: { file_path: spill, offset: 1500, limit: 2 } })) as CallToolResult;

@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import Ajv from "ajv";
 import { FORMATS, shape } from "../src/cmd/schema.ts";
-import { inputSchema } from "../src/tools/_jsonschema.ts";
+import { inputSchema, strictSchema } from "../src/tools/_jsonschema.ts";
 import { loadAllTools, loadTool, schemaName, TOOL_NAMES } from "../src/tools/registry.ts";
 import { EXPECTED_ANNOTATIONS } from "./_annotations.ts";
 import { kt, tempDir } from "./_helpers.ts";
@@ -23,7 +23,11 @@ describe("kt schema snapshots", () => {
   for (const tool of tools) {
     test(`${tool.name} in every format`, () => {
       // The text kt prints, so that key order and only what JSON carries are pinned.
-      const all = Object.fromEntries(FORMATS.map((format) => [format, shape(tool, format)]));
+      const all = {
+        ...Object.fromEntries(FORMATS.map((format) => [format, shape(tool, format)])),
+        "openai --strict": shape(tool, "openai", true),
+        "openai-responses --strict": shape(tool, "openai-responses", true),
+      };
       expect(JSON.stringify(all, null, 2)).toMatchSnapshot();
     });
   }
@@ -54,6 +58,9 @@ describe("every tool's schema", () => {
 
       expect(shape(tool, "anthropic")).toEqual({ name, description: tool.description, input_schema: schema });
       expect(shape(tool, "openai")).toEqual({ type: "function", function: { name, description: tool.description, parameters: schema } });
+      expect(shape(tool, "openai-responses")).toEqual({ type: "function", name, description: tool.description, parameters: schema, strict: false });
+      expect(shape(tool, "openai", true)).toEqual({ type: "function", function: { name, description: tool.description, parameters: strictSchema(schema), strict: true } });
+      expect(shape(tool, "openai-responses", true)).toEqual({ type: "function", name, description: tool.description, parameters: strictSchema(schema), strict: true });
       expect(EXPECTED_ANNOTATIONS[name], `SPEC §5 names no annotations for ${name}`).toBeDefined();
       expect(shape(tool, "mcp")).toEqual({ name, description: tool.description, inputSchema: schema, annotations: EXPECTED_ANNOTATIONS[name]! });
       expect(shape(tool, "json")).toEqual({ name, command: tool.name, description: tool.description, input_schema: schema, annotations: EXPECTED_ANNOTATIONS[name]! });
@@ -92,8 +99,10 @@ describe("kt schema on the command line", () => {
     for (const [args, message] of [
       [["schema", "nope"], 'kt schema: unknown tool "nope"'],
       [["schema", "__proto__"], 'kt schema: unknown tool "__proto__"'],
-      [["schema", "--format", "yaml"], "kt schema: --format must be one of json, anthropic, openai, mcp"],
-      [["schema", "--format"], "kt schema: --format must be one of json, anthropic, openai, mcp"],
+      [["schema", "--format", "yaml"], "kt schema: --format must be one of json, anthropic, openai, openai-responses, mcp"],
+      [["schema", "--format"], "kt schema: --format must be one of json, anthropic, openai, openai-responses, mcp"],
+      [["schema", "--strict"], "kt schema: --strict applies to --format openai and openai-responses (OpenAI's strict mode), not to json"],
+      [["schema", "--format", "anthropic", "--strict"], "kt schema: --strict applies to --format openai and openai-responses (OpenAI's strict mode), not to anthropic"],
       [["schema", "read", "write"], "kt schema: too many arguments"],
     ] as const) {
       const r = kt([...args], o);

@@ -4,6 +4,7 @@ import { distance } from "fastest-levenshtein";
 import { loadAllTools, loadTool, schemaName } from "../tools/registry.ts";
 import { errorResult, KtError, type Tool, type ToolContext, type ToolResult } from "../tools/tool.ts";
 import type { Call } from "./call.ts";
+import { fromClaudeCode } from "./claude-code.ts";
 
 /** A tool by subcommand or schema name; case-insensitively, since some frameworks capitalize ("Read"). */
 export async function resolveTool(name: string): Promise<Tool | undefined> {
@@ -11,18 +12,25 @@ export async function resolveTool(name: string): Promise<Tool | undefined> {
 }
 
 export async function runCall(call: Call, ctx: ToolContext): Promise<ToolResult> {
+  const claude = fromClaudeCode(call.name, call.arguments.ok ? call.arguments.value : undefined);
+  if (claude) {
+    const tool = (await loadTool(claude.tool))!;
+    return call.arguments.ok ? tool.run(claude.args, ctx) : badArguments(tool, call.arguments.why);
+  }
   const tool = await resolveTool(call.name);
   if (!tool) return errorResult(clip(call.name), await unknownTool(call.name));
-  if (!call.arguments.ok) {
-    return errorResult(
-      tool.name,
-      new KtError(
-        "INVALID_ARGS",
-        `Invalid input for tool "${schemaName(tool)}": the arguments string is not valid JSON (${call.arguments.why}). Send the arguments as one JSON object of parameters. Please rewrite the input so it satisfies the expected schema.`,
-      ),
-    );
-  }
+  if (!call.arguments.ok) return badArguments(tool, call.arguments.why);
   return tool.run(call.arguments.value, ctx);
+}
+
+function badArguments(tool: Tool, why: string): ToolResult {
+  return errorResult(
+    tool.name,
+    new KtError(
+      "INVALID_ARGS",
+      `Invalid input for tool "${schemaName(tool)}": the arguments string is not valid JSON (${why}). Send the arguments as one JSON object of parameters. Please rewrite the input so it satisfies the expected schema.`,
+    ),
+  );
 }
 
 /** UNKNOWN_TOOL prose naming every tool (by the names models see) and the nearest one. */

@@ -9,13 +9,15 @@ import { shape } from "../cmd/schema.ts";
 import { loadAllTools } from "../tools/registry.ts";
 import type { ToolContext } from "../tools/tool.ts";
 import { internalResult, runCall } from "./dispatch.ts";
-import { mcpReply } from "./reply.ts";
+import { MCP_OUTPUT_SCHEMA, mcpReply } from "./reply.ts";
 
 export interface McpOptions {
   version: string;
   /** Everything but the call id: each call gets a fresh one. `root` must be set. */
   base: Omit<ToolContext, "callId">;
   newCallId(): string;
+  /** SPEC §7.6: an outputSchema per tool and the complete result as structuredContent. */
+  structured?: boolean;
 }
 
 export interface McpServer {
@@ -43,7 +45,8 @@ function progressInterval(): number {
 
 export async function createMcpServer(opts: McpOptions): Promise<Server> {
   const tools = await loadAllTools();
-  const listed = tools.map((tool) => shape(tool, "mcp") as McpTool);
+  const structured = opts.structured ?? false;
+  const listed = tools.map((tool) => ({ ...shape(tool, "mcp"), ...(structured ? { outputSchema: MCP_OUTPUT_SCHEMA } : {}) }) as McpTool);
   const { base } = opts;
   const server = new Server(
     { name: "kt", version: opts.version },
@@ -69,7 +72,7 @@ export async function createMcpServer(opts: McpOptions): Promise<Server> {
       const result = await runCall({ shape: "mcp", name, arguments: { ok: true, value: args ?? {} } }, ctx).catch((error: unknown) =>
         internalResult(name, error, base.warn),
       );
-      return mcpReply(result);
+      return mcpReply(result, { structured });
     } finally {
       if (heartbeat) clearInterval(heartbeat);
     }

@@ -2,51 +2,121 @@
 // Pure: the same envelope always gives the same reply.
 import type { ToolResult } from "../tools/tool.ts";
 
-export const REPLY_FORMATS = ["text", "json", "anthropic", "openai", "mcp"] as const;
+export const REPLY_FORMATS = ["text", "json", "anthropic", "openai", "openai-responses", "mcp"] as const;
 export type ReplyFormat = (typeof REPLY_FORMATS)[number];
 
-/** Anthropic Messages API `tool_result` content block. */
+/** Anthropic Messages API `tool_result` content block: the text alone, or text and image blocks. */
 export interface AnthropicToolResult {
   type: "tool_result";
   tool_use_id: string;
-  content: string;
+  content: string | Array<{ type: "text"; text: string } | { type: "image"; source: { type: "base64"; media_type: string; data: string } }>;
   is_error: boolean;
 }
 
-/** OpenAI Chat Completions tool message. */
+/**
+ * OpenAI Chat Completions tool message. A tool message carries text only (string or text
+ * parts), so an image result sends its one line of text.
+ */
 export interface OpenAIToolMessage {
   role: "tool";
   tool_call_id: string;
   content: string;
 }
 
-/** MCP `CallToolResult`: the model text as one text item, the metadata as structured content. */
+/** OpenAI Responses API `function_call_output` input item; unlike a Chat tool message, its output may hold an image. */
+export interface OpenAIResponsesOutput {
+  type: "function_call_output";
+  call_id: string;
+  output: string | Array<{ type: "input_text"; text: string } | { type: "input_image"; image_url: string }>;
+}
+
+export type McpContent = { type: "text"; text: string } | { type: "image"; data: string; mimeType: string };
+
+/** MCP `CallToolResult` (SPEC §7.6). */
 export interface McpCallToolResult {
   [key: string]: unknown;
-  content: [{ type: "text"; text: string }];
+  content: McpContent[];
   isError: boolean;
-  structuredContent: Record<string, unknown>;
+  structuredContent?: McpStructured;
+}
+
+/** What `kt mcp --structured` sends as `structuredContent`: the complete result, the text included. */
+export interface McpStructured {
+  [key: string]: unknown;
+  text: string;
+  isError: boolean;
+  error?: ToolResult["error"];
+  metadata: ToolResult["metadata"];
 }
 
 export function anthropicReply(result: ToolResult, callId: string): AnthropicToolResult {
-  return { type: "tool_result", tool_use_id: callId, content: result.content, is_error: result.isError };
+  const content: AnthropicToolResult["content"] = result.image
+    ? [{ type: "text", text: result.content }, { type: "image", source: { type: "base64", media_type: result.image.mediaType, data: result.image.data } }]
+    : result.content;
+  return { type: "tool_result", tool_use_id: callId, content, is_error: result.isError };
 }
 
 export function openaiReply(result: ToolResult, callId: string): OpenAIToolMessage {
   return { role: "tool", tool_call_id: callId, content: result.content };
 }
 
-/**
- * `structuredContent` is the metadata; a failure adds `error: {name, code}` so that a
- * client can branch on the code without parsing prose.
- */
-export function mcpReply(result: ToolResult): McpCallToolResult {
-  return {
-    content: [{ type: "text", text: result.content }],
-    isError: result.isError,
-    structuredContent: { ...result.metadata, ...(result.error ? { error: result.error } : {}) },
-  };
+export function openaiResponsesReply(result: ToolResult, callId: string): OpenAIResponsesOutput {
+  const output: OpenAIResponsesOutput["output"] = result.image
+    ? [{ type: "input_text", text: result.content }, { type: "input_image", image_url: `data:${result.image.mediaType};base64,${result.image.data}` }]
+    : result.content;
+  return { type: "function_call_output", call_id: callId, output };
 }
+
+/**
+ * By default the model text is the only text item, and there is no `structuredContent`:
+ * clients that prefer structured content (OpenAI Agents SDK, LangChain) would otherwise
+ * hand the model JSON instead of kt's text. `structured` adds the complete result.
+ */
+export function mcpReply(result: ToolResult, opts: { structured?: boolean } = {}): McpCallToolResult {
+  const content: McpContent[] = [{ type: "text", text: result.content }];
+  if (result.image) content.push({ type: "image", data: result.image.data, mimeType: result.image.mediaType });
+  if (!opts.structured) return { content, isError: result.isError };
+  const structuredContent: McpStructured = {
+    text: result.content,
+    isError: result.isError,
+    ...(result.error ? { error: result.error } : {}),
+    metadata: result.metadata,
+  };
+  return { content, isError: result.isError, structuredContent };
+}
+
+/** The JSON Schema of `McpStructured`, listed as every tool's `outputSchema` under `kt mcp --structured`. */
+export const MCP_OUTPUT_SCHEMA = {
+  type: "object",
+  properties: {
+    text: { type: "string", description: "The model-facing text, exactly as in content." },
+    isError: { type: "boolean" },
+    error: {
+      type: "object",
+      properties: { name: { type: "string" }, code: { type: "string", description: "kt's error code, e.g. NO_MATCH or STALE_FILE." } },
+      required: ["name", "code"],
+    },
+    metadata: {
+      type: "object",
+      description: "For UIs, logs and scripts; never shown to the model.",
+      properties: {
+        title: { type: "string" },
+        durationMs: { type: "number" },
+        diff: { type: "string" },
+        additions: { type: "integer" },
+        deletions: { type: "integer" },
+        matches: { type: "integer" },
+        files: { type: "integer" },
+        exitCode: { type: ["integer", "null"] },
+        processId: { type: "string" },
+        truncation: { type: "object" },
+        extra: { type: "object" },
+      },
+      required: ["title", "durationMs"],
+    },
+  },
+  required: ["text", "isError", "metadata"],
+} as const;
 
 /** The reply as the text kt prints for it: the content plus one newline, or one line of JSON. */
 export function replyText(result: ToolResult, format: ReplyFormat, callId: string): string {
@@ -59,6 +129,8 @@ export function replyText(result: ToolResult, format: ReplyFormat, callId: strin
       return `${JSON.stringify(anthropicReply(result, callId))}\n`;
     case "openai":
       return `${JSON.stringify(openaiReply(result, callId))}\n`;
+    case "openai-responses":
+      return `${JSON.stringify(openaiResponsesReply(result, callId))}\n`;
     case "mcp":
       return `${JSON.stringify(mcpReply(result))}\n`;
   }

@@ -89,7 +89,7 @@ export function parseCallArgv(argv: readonly string[]): CallArgs {
       throw new UsageError(`unknown option --${name}`);
     }
   }
-  if (jsonl && format === "text") throw new UsageError("--format text cannot be used with --jsonl: a result's text spans lines. Use json, anthropic, openai or mcp");
+  if (jsonl && format === "text") throw new UsageError("--format text cannot be used with --jsonl: a result's text spans lines. Use json, anthropic, openai, openai-responses or mcp");
   options.json = format === "json";
   return { options, format: format ?? (jsonl ? "json" : "text"), jsonl };
 }

@@ -16,15 +16,16 @@ export const command: CommandDef = {
     root: { type: "string", description: "Refuse paths outside this directory (default: $KT_ROOT, else the directory kt mcp started in)", valueHint: "dir" },
     session: { type: "string", description: "Session id (default: $KT_SESSION, else one new session per server process)", valueHint: "id" },
     "state-dir": { type: "string", description: "State directory (default: $KT_STATE_DIR, $XDG_STATE_HOME/kt or ~/.local/state/kt)", valueHint: "dir" },
+    structured: { type: "boolean", description: "Also send each result whole as structuredContent, with an outputSchema per tool" },
     verbose: { type: "boolean", description: "More diagnostics on stderr" },
   },
 };
 
-export function parseMcpArgv(argv: readonly string[]): Options {
-  const options = baseOptions();
+export function parseMcpArgv(argv: readonly string[]): Options & { structured: boolean } {
+  const options = { ...baseOptions(), structured: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (!arg.startsWith("--")) throw new UsageError(`unexpected argument ${JSON.stringify(arg)}: kt mcp takes only options (--root DIR, --session ID, --state-dir DIR)`);
+    if (!arg.startsWith("--")) throw new UsageError(`unexpected argument ${JSON.stringify(arg)}: kt mcp takes only options (--root DIR, --session ID, --state-dir DIR, --structured)`);
     const eq = arg.indexOf("=");
     const name = arg.slice(2, eq === -1 ? undefined : eq).replace(/_/g, "-");
     const value = (): string => {
@@ -37,6 +38,7 @@ export function parseMcpArgv(argv: readonly string[]): Options {
     else if (name === "session") options.session = value();
     else if (name === "state-dir") options.stateDir = value();
     else if (name === "verbose" && eq === -1) options.verbose = true;
+    else if (name === "structured" && eq === -1) options.structured = true;
     else throw new UsageError(`unknown option --${name}`);
   }
   return options;
@@ -72,7 +74,7 @@ export async function run(argv: string[]): Promise<number> {
   });
   const transport = new StdioServerTransport();
   transport.onerror = (error) => log().warn(`kt mcp: ${error.message}`);
-  const mcp = await serve({ version, base: { ...base, cwd }, newCallId }, transport);
+  const mcp = await serve({ version, base: { ...base, cwd }, newCallId, structured: options.structured }, transport);
   if (options.verbose) log().info(`kt mcp ${version}: serving on stdio; root ${root}; cwd ${cwd}; session ${base.session}`);
 
   const why = await ended;

@@ -1,13 +1,15 @@
-// `kt schema [--format json|anthropic|openai|mcp] [tool]`: every tool's name, description
-// and input JSON Schema, in kt's own shape or the shape a framework's API takes.
+// `kt schema [--format json|anthropic|openai|openai-responses|mcp] [--strict] [tool]`: every
+// tool's name, description and input JSON Schema, in kt's own shape or the shape a framework's API takes.
 import type { CommandDef } from "citty";
-import { inputSchema } from "../tools/_jsonschema.ts";
+import { inputSchema, strictSchema } from "../tools/_jsonschema.ts";
 import { loadAllTools, loadTool, schemaName } from "../tools/registry.ts";
 import type { Tool } from "../tools/tool.ts";
 import { UsageError } from "./_args.ts";
 import { EXIT, writeAll } from "./_run.ts";
 
-export const FORMATS = ["json", "anthropic", "openai", "mcp"] as const;
+export const FORMATS = ["json", "anthropic", "openai", "openai-responses", "mcp"] as const;
+/** The formats whose API has a strict mode that `--strict` targets. */
+const STRICT_FORMATS: readonly Format[] = ["openai", "openai-responses"];
 export type Format = (typeof FORMATS)[number];
 
 // A plain CommandDef (citty loads only to render help).
@@ -16,17 +18,21 @@ export const command: CommandDef = {
   args: {
     tool: { type: "positional", required: false, description: "Only this tool (e.g. edit, or process for ps)" },
     format: { type: "enum", options: [...FORMATS], description: "Shape of the output", default: "json" },
+    strict: { type: "boolean", description: "openai, openai-responses: schemas OpenAI's strict mode accepts (optional fields nullable), \"strict\": true" },
   },
 };
 
-export function shape(tool: Tool, format: Format): Record<string, unknown> {
+export function shape(tool: Tool, format: Format, strict = false): Record<string, unknown> {
   const name = schemaName(tool);
-  const schema = inputSchema(tool);
+  const schema = strict ? strictSchema(inputSchema(tool)) : inputSchema(tool);
   switch (format) {
     case "anthropic":
       return { name, description: tool.description, input_schema: schema };
     case "openai":
-      return { type: "function", function: { name, description: tool.description, parameters: schema } };
+      return { type: "function", function: { name, description: tool.description, parameters: schema, ...(strict ? { strict: true } : {}) } };
+    case "openai-responses":
+      // The Responses API reads a missing "strict" as true, so it is always spelled out.
+      return { type: "function", name, description: tool.description, parameters: schema, strict };
     case "mcp":
       return { name, description: tool.description, inputSchema: schema, annotations: { ...tool.annotations } };
     case "json":
@@ -37,9 +43,12 @@ export function shape(tool: Tool, format: Format): Record<string, unknown> {
 export async function run(argv: string[]): Promise<number> {
   let format: Format = "json";
   let only: string | undefined;
+  let strict = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (arg === "--format" || arg.startsWith("--format=")) {
+    if (arg === "--strict") {
+      strict = true;
+    } else if (arg === "--format" || arg.startsWith("--format=")) {
       const value = arg.includes("=") ? arg.slice(9) : argv[++i];
       if (!FORMATS.includes(value as Format)) throw new UsageError(`--format must be one of ${FORMATS.join(", ")}`);
       format = value as Format;
@@ -51,6 +60,9 @@ export async function run(argv: string[]): Promise<number> {
       throw new UsageError(`too many arguments`);
     }
   }
+  if (strict && !STRICT_FORMATS.includes(format)) {
+    throw new UsageError(`--strict applies to --format ${STRICT_FORMATS.join(" and ")} (OpenAI's strict mode), not to ${format}`);
+  }
   let tools: Tool[];
   if (only !== undefined) {
     const tool = await loadTool(only);
@@ -59,7 +71,7 @@ export async function run(argv: string[]): Promise<number> {
   } else {
     tools = await loadAllTools();
   }
-  const shaped = tools.map((t) => shape(t, format));
+  const shaped = tools.map((t) => shape(t, format, strict));
   writeAll(1, `${JSON.stringify(only !== undefined ? shaped[0] : shaped, null, 2)}\n`);
   return EXIT.ok;
 }

@@ -2,6 +2,9 @@
 // Mode bits and ownership are kept, symlinks are written through (callers pass the real
 // path), and the freshness check is repeated inside the index's write lock so that two
 // concurrent kt writes of one file either both land or one is refused — never lost.
+// Parallel calls of one session (SPEC §7.5): a change computed from content that another kt
+// call of the session has replaced since is recomputed under the lock (`redo`), so that they
+// all land; only a change made outside the session is STALE_FILE.
 import {
   closeSync, fchmodSync, fchownSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync,
   renameSync, statSync, unlinkSync, writeSync,
@@ -9,7 +12,7 @@ import {
 import { basename, dirname, join } from "node:path";
 import { KtError, type ToolContext } from "../tools/tool.ts";
 import { fsError } from "./paths.ts";
-import { putStamp, sha256, stale, type Verb } from "./stamps.ts";
+import { getStamp, notRead, putStamp, sha256, stale, type Verb } from "./stamps.ts";
 import { index, withWriteLock } from "./state.ts";
 import { newGroup, recordChange } from "./history.ts";
 
@@ -24,6 +27,14 @@ export interface GuardedWrite {
   verb: Verb;
   /** Create missing parent directories (write does, edit never needs to). */
   mkdirs?: boolean;
+  /**
+   * The new content worked out again from `current`, the file as it is now, when it is no
+   * longer what the change was based on but this session's stamp says the content is the
+   * session's own (a parallel kt call wrote it). Runs under the lock, so the re-read, the
+   * match and the write are one step; may throw a KtError (what it meant to change is gone).
+   * Without it, any change in between is STALE_FILE.
+   */
+  redo?(current: Uint8Array): Uint8Array;
 }
 
 /**
@@ -40,22 +51,31 @@ export function guardedWrite(ctx: ToolContext, w: GuardedWrite): void {
     }
   }
   const temp = prepare(w.real, w.bytes, w.display);
+  let redone: Temp | undefined;
   try {
     withWriteLock(index(ctx), () => {
       const current = readIfExists(w.real, w.display);
       const currentSha = current === null ? null : sha256(current);
-      if (currentSha !== w.baseSha) throw stale(w.display, w.verb);
+      let bytes = w.bytes;
+      let written = temp;
+      if (currentSha !== w.baseSha) {
+        if (!w.redo || current === null || getStamp(ctx, w.real)?.sha256 !== currentSha) throw stale(w.display, w.verb);
+        bytes = w.redo(current);
+        written = redone = prepare(w.real, bytes, w.display);
+      }
       const db = index(ctx);
       recordChange(ctx, db, newGroup(db, ctx.session), w.verb === "overwrite" ? "write" : w.verb, [
-        { real: w.real, display: w.display, previous: current, previousMode: current === null ? null : modeOf(w.real), next: w.bytes },
+        { real: w.real, display: w.display, previous: current, previousMode: current === null ? null : modeOf(w.real), next: bytes },
       ]);
-      commit(temp, w.real, w.display);
-      putStamp(ctx, w.real, { mtimeMs: temp.mtimeMs, size: temp.size, sha256: sha256(w.bytes) });
+      commit(written, w.real, w.display);
+      putStamp(ctx, w.real, { mtimeMs: written.mtimeMs, size: written.size, sha256: sha256(bytes) });
     });
   } catch (error) {
     discard(temp.path);
+    if (redone) discard(redone.path);
     throw error;
   }
+  if (redone) discard(temp.path);
   syncDir(dirname(w.real));
 }
 
@@ -65,6 +85,27 @@ function modeOf(path: string): number | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The content a change to an existing file is based on, after the read-before-write rules
+ * (SPEC §3.4): NOT_READ without a stamp (unless --skip-read-check), STALE_FILE when the file
+ * is not what the session last read or wrote. A stamp that differs from `bytes` may only lag
+ * a parallel kt write of this session (it renames the file before it saves the stamp), so
+ * that is decided under the lock, on the file as it is then.
+ */
+export function freshContent(ctx: ToolContext, display: string, real: string, bytes: Uint8Array, verb: Verb): Uint8Array {
+  const stamp = getStamp(ctx, real);
+  if (!stamp) {
+    if (ctx.flags.skipReadCheck) return bytes;
+    throw notRead(display, verb);
+  }
+  if (stamp.sha256 === sha256(bytes)) return bytes;
+  return withWriteLock(index(ctx), () => {
+    const now = readIfExists(real, display);
+    if (now === null || getStamp(ctx, real)?.sha256 !== sha256(now)) throw stale(display, verb);
+    return now;
+  });
 }
 
 export function readIfExists(real: string, display: string): Uint8Array | null {

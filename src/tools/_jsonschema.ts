@@ -15,3 +15,61 @@ export function inputSchema(tool: Tool): JsonSchema {
   }
   return schema;
 }
+
+/**
+ * The keywords OpenAI's strict function calling is documented to accept everywhere. Numeric
+ * and length bounds (minimum, minLength, …) are left out: some models and API versions
+ * refuse them, and kt's own validation enforces them on every call anyway.
+ */
+export const STRICT_KEYWORDS: ReadonlySet<string> = new Set([
+  "type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "description", "$ref", "$defs",
+]);
+
+/**
+ * `schema` rewritten for OpenAI strict mode (SPEC §7.5): at every object level every property
+ * is required and no other property allowed; a property that was optional may be null
+ * (kt reads null as "not given"); keywords strict mode does not know are dropped.
+ */
+export function strictSchema(schema: JsonSchema): JsonSchema {
+  return strictNode(schema, false);
+}
+
+function strictNode(node: JsonSchema, nullable: boolean): JsonSchema {
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (!STRICT_KEYWORDS.has(key)) continue;
+    if (key === "properties") {
+      const required = new Set((node.required as string[] | undefined) ?? []);
+      const props: Record<string, JsonSchema> = {};
+      for (const [name, prop] of Object.entries(value as Record<string, JsonSchema>)) props[name] = strictNode(prop, !required.has(name));
+      out.properties = props;
+      out.required = Object.keys(props);
+    } else if (key === "items") {
+      out.items = strictNode(value as JsonSchema, false);
+    } else if (key === "anyOf") {
+      out.anyOf = (value as JsonSchema[]).map((branch) => strictNode(branch, false));
+    } else if (key === "$defs") {
+      out.$defs = Object.fromEntries(Object.entries(value as Record<string, JsonSchema>).map(([name, def]) => [name, strictNode(def, false)]));
+    } else if (key !== "required" && key !== "additionalProperties") {
+      out[key] = value;
+    }
+  }
+  if (out.type === "object" || out.properties) {
+    out.properties ??= {};
+    out.required ??= [];
+    out.additionalProperties = false;
+  }
+  return nullable ? orNull(out) : out;
+}
+
+function orNull(node: JsonSchema): JsonSchema {
+  if (typeof node.type === "string" || Array.isArray(node.type)) {
+    const types = [node.type].flat() as string[];
+    const out: JsonSchema = { ...node, type: types.includes("null") ? types : [...types, "null"] };
+    if (Array.isArray(node.enum) && !node.enum.includes(null)) out.enum = [...node.enum, null];
+    return out;
+  }
+  if (Array.isArray(node.anyOf)) return { ...node, anyOf: [...(node.anyOf as JsonSchema[]), { type: "null" }] };
+  const { description, ...rest } = node;
+  return { ...(description === undefined ? {} : { description }), anyOf: [rest, { type: "null" }] };
+}

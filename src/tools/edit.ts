@@ -6,10 +6,10 @@ import { statSync, type Stats } from "node:fs";
 import description from "./edit.txt" with { type: "text" };
 import { defineTool, invalidArgs, KtError, type ToolContext } from "./tool.ts";
 import { absolutePath, fsError, realPath } from "../core/paths.ts";
-import { assertFresh, sha256 } from "../core/stamps.ts";
+import { sha256 } from "../core/stamps.ts";
 import { BOM_BYTES, countLines, decodeUtf8, dominantEol, hasBom, sniffBinary } from "../core/text.ts";
 import { formatBytes } from "../core/truncate.ts";
-import { guardedWrite, readIfExists } from "../core/writer.ts";
+import { freshContent, guardedWrite, readIfExists } from "../core/writer.ts";
 import { unifiedDiff } from "../core/diff.ts";
 import { notFound } from "./_suggest.ts";
 import { MAX_FILE_BYTES, MAX_LINE_CHARS } from "./read.ts";
@@ -94,68 +94,76 @@ export default defineTool({
     if (st && st.size > MAX_FILE_BYTES) {
       throw new KtError("FILE_TOO_LARGE", `${abs} is ${formatBytes(st.size)}, over the 10 MB limit for edit. Change it with bash (e.g. sed) or split the file.`);
     }
-    const bytes = st ? readIfExists(real, abs) : null;
-    if (st && bytes === null) throw notFound(ctx, abs);
-    let text = "";
-    let baseSha: string | null = null;
-    if (bytes !== null) {
+    const read = st ? readIfExists(real, abs) : null;
+    if (st && read === null) throw notFound(ctx, abs);
+    const refuseBinary = (bytes: Uint8Array) => {
       const kind = sniffBinary(real, bytes.subarray(0, 4096));
       if (kind) throw new KtError("BINARY_FILE", `${abs} is a binary file (${kind}, ${formatBytes(bytes.length)}); edit changes text files only.`);
-      baseSha = sha256(bytes);
-      assertFresh(ctx, abs, real, baseSha, "edit");
-      const decoded = decodeUtf8(bytes);
-      if (decoded === null) {
+    };
+    if (read !== null) refuseBinary(read);
+    const bytes = read === null ? null : freshContent(ctx, abs, real, read, "edit");
+    // Decode, apply every pair, encode: run once, and again under the writer's lock on what a
+    // parallel edit of this session wrote meanwhile (SPEC §7.5).
+    const plan = (bytes: Uint8Array | null) => {
+      let text = "";
+      if (bytes !== null) {
+        refuseBinary(bytes);
+        const decoded = decodeUtf8(bytes);
+        if (decoded === null) {
+          throw new KtError(
+            "BINARY_FILE",
+            `${abs} is not valid UTF-8 text; edit refuses it because changing it would corrupt the bytes that cannot be decoded. Replace it with write, or convert it first with bash (e.g. iconv).`,
+          );
+        }
+        text = decoded;
+      }
+      const traces: TraceStep[][] = [];
+      const steps: Step[] = [];
+      let current = text;
+      for (let i = 0; i < pairs.length; i++) {
+        const at = multi ? { index: i, total: pairs.length } : undefined;
+        try {
+          const { next, step } = applyPair(abs, current, pairs[i]!, ctx.flags, text, (trace) => {
+            traces.push(trace);
+            if (ctx.flags.trace) (ctx.info ?? ctx.warn)(renderTrace(abs, trace, at));
+          });
+          current = next;
+          steps.push(step);
+        } catch (error) {
+          if (error instanceof KtError && at) throw numbered(error, at, ctx.flags.trace ? traces : undefined);
+          throw error;
+        }
+      }
+      if (bytes !== null && current === text) {
+        const r = steps[steps.length - 1]!.result;
+        // A quote that differs from the file only where the file keeps its own text (spacing,
+        // typography) makes no change: say so rather than report an edit.
         throw new KtError(
-          "BINARY_FILE",
-          `${abs} is not valid UTF-8 text; edit refuses it because changing it would corrupt the bytes that cannot be decoded. Replace it with write, or convert it first with bash (e.g. iconv).`,
+          "IDENTICAL_STRINGS",
+          multi || !r
+            ? `${NOT_PERFORMED} every old_string was found in ${abs}, but the edits together leave it exactly as it is. Change what you mean to change in new_string.`
+            : `${NOT_PERFORMED} old_string was found in ${abs} (${how(r)}), but new_string differs from it only where the file keeps its own text, so ${abs} would stay exactly as it is. Change what you mean to change in new_string.`,
+          { extra: { path: abs, ...(r ? { strategy: r.strategy, startLine: r.matched.startLine, endLine: r.matched.endLine } : {}), ...(ctx.flags.trace ? { trace: multi ? traces : traces[0] } : {}) } },
         );
       }
-      text = decoded;
-    }
-
-    const traces: TraceStep[][] = [];
-    const steps: Step[] = [];
-    let current = text;
-    for (let i = 0; i < pairs.length; i++) {
-      const at = multi ? { index: i, total: pairs.length } : undefined;
-      try {
-        const { next, step } = applyPair(abs, current, pairs[i]!, ctx.flags, text, (trace) => {
-          traces.push(trace);
-          if (ctx.flags.trace) (ctx.info ?? ctx.warn)(renderTrace(abs, trace, at));
-        });
-        current = next;
-        steps.push(step);
-      } catch (error) {
-        if (error instanceof KtError && at) throw numbered(error, at, ctx.flags.trace ? traces : undefined);
-        throw error;
-      }
-    }
-
-    const created = bytes === null;
-    if (!created && current === text) {
-      const r = steps[steps.length - 1]!.result;
-      // A quote that differs from the file only where the file keeps its own text (spacing,
-      // typography) makes no change: say so rather than report an edit.
-      throw new KtError(
-        "IDENTICAL_STRINGS",
-        multi || !r
-          ? `${NOT_PERFORMED} every old_string was found in ${abs}, but the edits together leave it exactly as it is. Change what you mean to change in new_string.`
-          : `${NOT_PERFORMED} old_string was found in ${abs} (${how(r)}), but new_string differs from it only where the file keeps its own text, so ${abs} would stay exactly as it is. Change what you mean to change in new_string.`,
-        { extra: { path: abs, ...(r ? { strategy: r.strategy, startLine: r.matched.startLine, endLine: r.matched.endLine } : {}), ...(ctx.flags.trace ? { trace: multi ? traces : traces[0] } : {}) } },
-      );
-    }
-    const diff = unifiedDiff(abs, text, current);
-    if (!ctx.flags.dryRun) {
       const out = Buffer.from(current, "utf8");
+      return { text, current, steps, traces, out: bytes !== null && hasBom(bytes) ? Buffer.concat([BOM_BYTES, out]) : out };
+    };
+    const created = bytes === null;
+    let planned = plan(bytes);
+    if (!ctx.flags.dryRun) {
       guardedWrite(ctx, {
         display: abs,
         real,
-        baseSha,
-        bytes: bytes !== null && hasBom(bytes) ? Buffer.concat([BOM_BYTES, out]) : out,
+        baseSha: bytes === null ? null : sha256(bytes),
+        bytes: planned.out,
         verb: "edit",
         mkdirs: created,
+        redo: (now) => (planned = plan(now)).out,
       });
     }
+    const { text, current, steps, traces } = planned;
+    const diff = unifiedDiff(abs, text, current);
     const traced = ctx.flags.trace ? { trace: multi ? traces : traces[0] } : {};
     const done = report(abs, text, current, steps, { multi, created, dryRun: ctx.flags.dryRun });
     return {

@@ -2,10 +2,12 @@
 // one-line description of a binary file. A page of a large file is read by streaming.
 import * as z from "zod/mini";
 import { closeSync, openSync, readFileSync, readSync, statSync, type Stats } from "node:fs";
+import { extname } from "node:path";
 import description from "./read.txt" with { type: "text" };
-import { defineTool, KtError } from "./tool.ts";
+import { defineTool, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
 import { absolutePath, fsError, realPath } from "../core/paths.ts";
 import { putStamp, sha256 } from "../core/stamps.ts";
+import { IMAGE_EXTENSIONS, imageInfo, looksLikeImage, MAX_IMAGE_BYTES } from "../core/image.ts";
 import { decodeLenient, decodeUtf8, sniffBinary } from "../core/text.ts";
 import { formatBytes } from "../core/truncate.ts";
 import { listDirectory } from "./_listing.ts";
@@ -47,6 +49,8 @@ export default defineTool({
     if (!st.isFile()) {
       throw new KtError("INVALID_ARGS", `${abs} is not a regular file (it is a device, socket or pipe); read cannot page it. Use bash if you really mean to read from it.`);
     }
+    const image = readImage(ctx, real, abs, st);
+    if (image) return image;
     const paged = input.offset !== undefined || input.limit !== undefined;
     if (st.size > MAX_FILE_BYTES && !paged) {
       throw new KtError(
@@ -56,11 +60,77 @@ export default defineTool({
     }
     const offset = Math.max(1, input.offset ?? 1);
     const limit = input.limit ?? MAX_LINES;
-    const page = st.size > MAX_FILE_BYTES ? streamPage(real, abs, st.size, offset, limit) : wholePage(real, abs, offset, limit);
+    let page: Page;
+    if (st.size > MAX_FILE_BYTES) {
+      page = streamPage(real, abs, st.size, offset, limit);
+    } else {
+      // An image under another name (or none) is told by the bytes read for the page anyway.
+      const bytes = readWhole(real, abs);
+      const unnamed = readImage(ctx, real, abs, st, bytes);
+      if (unnamed) return unnamed;
+      page = wholePage(real, abs, bytes, offset, limit);
+    }
     putStamp(ctx, real, { mtimeMs: st.mtimeMs, size: st.size, sha256: page.sha });
     return render(abs, offset, page);
   },
 });
+
+/**
+ * A PNG, JPEG, GIF or WebP file as an image for the model (SPEC §7.5), with one line of text
+ * for adapters that carry text only; undefined when the file is no such image (its bytes
+ * decide, so a damaged one is described as binary like any other). `bytes` are the file's
+ * when the caller has read them already; a file named as an image is read here.
+ */
+function readImage(ctx: ToolContext, real: string, abs: string, st: Stats, bytes?: Uint8Array): ToolOutput | undefined {
+  if (bytes ? !looksLikeImage(bytes) : !IMAGE_EXTENSIONS.has(extname(real).slice(1).toLowerCase())) return undefined;
+  if (st.size > MAX_IMAGE_BYTES) {
+    const kind = imageInfo(bytes ?? head(real, abs, 64 * 1024))?.format;
+    if (kind) {
+      throw new KtError(
+        "FILE_TOO_LARGE",
+        `${abs} is a ${kind} image of ${formatBytes(st.size)}, over the 5 MB limit for an image shown to you. Make a smaller copy with bash (e.g. ImageMagick: convert in.png -resize 50% small.png) and read that.`,
+      );
+    }
+    return undefined;
+  }
+  bytes ??= readWhole(real, abs);
+  const info = imageInfo(bytes);
+  if (!info) return undefined;
+  putStamp(ctx, real, { mtimeMs: st.mtimeMs, size: st.size, sha256: sha256(bytes) });
+  const { format, mediaType, width, height } = info;
+  return {
+    content: `Image ${abs}: ${format}, ${width}×${height} pixels, ${formatBytes(bytes.length)}.`,
+    image: { type: "image", mediaType, data: Buffer.from(bytes).toString("base64"), width, height },
+    title: `Read ${abs} · ${format} image ${width}×${height}`,
+    extra: { path: abs, mediaType, width, height, bytes: bytes.length },
+  };
+}
+
+function readWhole(real: string, abs: string): Uint8Array {
+  try {
+    return readFileSync(real);
+  } catch (error) {
+    throw fsError(error, abs);
+  }
+}
+
+/** Up to `n` first bytes of a file. */
+function head(real: string, abs: string, n: number): Uint8Array {
+  let fd: number;
+  try {
+    fd = openSync(real, "r");
+  } catch (error) {
+    throw fsError(error, abs);
+  }
+  try {
+    const buf = new Uint8Array(n);
+    return buf.subarray(0, readSync(fd, buf, 0, n, 0));
+  } catch (error) {
+    throw fsError(error, abs);
+  } finally {
+    closeSync(fd);
+  }
+}
 
 interface Page {
   lines: string[];
@@ -106,13 +176,7 @@ function sniff(real: string, abs: string, size: number, head: Uint8Array): void 
   }
 }
 
-function wholePage(real: string, abs: string, offset: number, limit: number): Page {
-  let bytes: Uint8Array;
-  try {
-    bytes = readFileSync(real);
-  } catch (error) {
-    throw fsError(error, abs);
-  }
+function wholePage(real: string, abs: string, bytes: Uint8Array, offset: number, limit: number): Page {
   sniff(real, abs, bytes.length, bytes.subarray(0, 4096));
   let text = decodeUtf8(bytes);
   const invalidUtf8 = text === null;

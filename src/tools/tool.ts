@@ -38,15 +38,30 @@ export interface ToolMetadata {
   extra?: Record<string, unknown>;
 }
 
+/**
+ * A picture handed to the model beside the text (SPEC §7.5): the file's bytes in base64.
+ * Adapters that carry images put it in their own image block; the others send `content` alone.
+ */
+export interface ImageBlock {
+  type: "image";
+  mediaType: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+  /** The file's bytes, base64. */
+  data: string;
+  width: number;
+  height: number;
+}
+
 export interface ToolResult {
   content: string;
   isError: boolean;
   error?: { name: string; code: ErrorCode };
+  /** Present only when the model should also see a picture (read of an image). */
+  image?: ImageBlock;
   metadata: ToolMetadata;
 }
 
-/** What a tool body returns: the content plus every metadata field but the duration. */
-export type ToolOutput = { content: string } & Omit<ToolMetadata, "durationMs">;
+/** What a tool body returns: the content (and an image, if any) plus every metadata field but the duration. */
+export type ToolOutput = { content: string; image?: ImageBlock } & Omit<ToolMetadata, "durationMs">;
 
 /** A failure the model can recover from. `message` is the model-facing repair prose. */
 export class KtError extends Error {
@@ -134,8 +149,8 @@ export function defineTool<S extends z.ZodMiniObject>(spec: ToolSpec<S>): Tool<S
       } else {
         try {
           const out = await spec.execute(parsed.input as z.infer<S>, ctx);
-          const { content, ...meta } = out;
-          result = { content, isError: false, metadata: { ...meta, durationMs: 0 } };
+          const { content, image, ...meta } = out;
+          result = { content, isError: false, ...(image ? { image } : {}), metadata: { ...meta, durationMs: 0 } };
         } catch (error) {
           if (!(error instanceof KtError)) throw error;
           result = errorResult(spec.name, error, started);
@@ -161,7 +176,10 @@ export function errorResult(tool: string, error: KtError, started = performance.
 
 type Parsed = { ok: true; input: unknown } | { ok: false; prose: string };
 
-/** Maps aliases onto canonical names, then validates with the tool's zod schema. */
+/**
+ * Maps aliases onto canonical names, drops optional fields sent as null (SPEC §7.5: OpenAI
+ * strict mode sends every field, null for "not given"), then validates with the tool's zod schema.
+ */
 export function parseInput(tool: Pick<ToolSpec<z.ZodMiniObject>, "name" | "parameters" | "aliases" | "normalize">, raw: unknown): Parsed {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     return { ok: false, prose: validationProse(tool.name, tool.parameters, raw, []) };
@@ -169,6 +187,10 @@ export function parseInput(tool: Pick<ToolSpec<z.ZodMiniObject>, "name" | "param
   const input: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
   for (const [alias, canonical] of Object.entries(tool.aliases ?? {})) {
     if (!(alias in input)) continue;
+    if (input[alias] === null) {
+      delete input[alias];
+      continue;
+    }
     if (!(canonical in input)) input[canonical] = input[alias];
     else if (input[canonical] !== input[alias]) {
       return {
@@ -178,11 +200,33 @@ export function parseInput(tool: Pick<ToolSpec<z.ZodMiniObject>, "name" | "param
     }
     delete input[alias];
   }
-  const contradiction = tool.normalize?.(input) ?? null;
+  const given = dropNulls(tool.parameters, input) as Record<string, unknown>;
+  const contradiction = tool.normalize?.(given) ?? null;
   if (contradiction !== null) return { ok: false, prose: `Invalid input for tool "${tool.name}": ${contradiction}.` };
-  const result = tool.parameters.safeParse(input);
+  const result = tool.parameters.safeParse(given);
   if (result.success) return { ok: true, input: result.data };
-  return { ok: false, prose: validationProse(tool.name, tool.parameters, input, result.error.issues) };
+  return { ok: false, prose: validationProse(tool.name, tool.parameters, given, result.error.issues) };
+}
+
+type Def = { type: string; innerType?: z.ZodMiniType; shape?: Record<string, z.ZodMiniType>; element?: z.ZodMiniType };
+
+/** `value` without the null values of fields the schema marks optional, at every depth (a copy where anything changed). */
+function dropNulls(schema: z.ZodMiniType, value: unknown): unknown {
+  let def = schema._zod.def as Def;
+  while (def.innerType && (def.type === "optional" || def.type === "default" || def.type === "nonoptional" || def.type === "readonly")) {
+    def = def.innerType._zod.def as Def;
+  }
+  if (def.type === "object" && def.shape && typeof value === "object" && value !== null && !Array.isArray(value)) {
+    const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+    for (const [key, field] of Object.entries(def.shape)) {
+      if (!Object.hasOwn(out, key)) continue;
+      if (out[key] === null && (field._zod.def as Def).type === "optional") delete out[key];
+      else out[key] = dropNulls(field, out[key]);
+    }
+    return out;
+  }
+  if (def.type === "array" && def.element && Array.isArray(value)) return value.map((item) => dropNulls(def.element!, item));
+  return value;
 }
 
 /** Model-facing prose for a KtError raised by a tool body for a conditional requirement. */

@@ -4,9 +4,9 @@ import { statSync } from "node:fs";
 import description from "./write.txt" with { type: "text" };
 import { defineTool, KtError } from "./tool.ts";
 import { absolutePath, fsError, realPath } from "../core/paths.ts";
-import { assertFresh, sha256 } from "../core/stamps.ts";
+import { sha256 } from "../core/stamps.ts";
 import { BOM_BYTES, countLines, decodeLenient, dominantEol, hasBom } from "../core/text.ts";
-import { guardedWrite, readIfExists } from "../core/writer.ts";
+import { freshContent, guardedWrite, readIfExists } from "../core/writer.ts";
 import { unifiedDiff } from "../core/diff.ts";
 
 export const Parameters = z.strictObject({
@@ -35,26 +35,31 @@ export default defineTool({
       if (code !== "ENOENT") throw fsError(error, abs);
     }
     const current = readIfExists(real, abs);
-    const baseSha = current === null ? null : sha256(current);
-    if (current !== null && baseSha !== null) assertFresh(ctx, abs, real, baseSha, "overwrite");
-
-    const bytes = encode(input.content, current);
-    const before = current === null ? "" : decodeLenient(current);
-    const diff = unifiedDiff(abs, before, input.content);
-    if (!ctx.flags.dryRun) guardedWrite(ctx, { display: abs, real, baseSha, bytes, verb: "overwrite", mkdirs: current === null });
-
+    const base = current === null ? null : freshContent(ctx, abs, real, current, "overwrite");
+    // The reported change is worked out from the content actually replaced, which under
+    // parallel calls may be another call's write (SPEC §7.5).
+    const plan = (now: Uint8Array | null) => {
+      const before = now === null ? "" : decodeLenient(now);
+      return { bytes: encode(input.content, now), created: now === null, before, diff: unifiedDiff(abs, before, input.content) };
+    };
+    let planned = plan(base);
+    if (!ctx.flags.dryRun) {
+      const baseSha = base === null ? null : sha256(base);
+      guardedWrite(ctx, { display: abs, real, baseSha, bytes: planned.bytes, verb: "overwrite", mkdirs: base === null, redo: (now) => (planned = plan(now)).bytes });
+    }
+    const { before, diff } = planned;
     const lines = countLines(input.content);
     const dry = ctx.flags.dryRun ? " (dry run: nothing was written)" : "";
-    const content = current === null
+    const content = planned.created
       ? `Wrote ${abs} (${linesOf(lines)}).${dry}`
       : `Replaced ${abs} (was ${linesOf(countLines(before))}, now ${linesOf(lines)}).${dry}`;
     return {
       content,
-      title: current === null ? `Write ${abs} · new file · ${lines} lines` : `Write ${abs} · +${diff.additions} −${diff.deletions}`,
+      title: planned.created ? `Write ${abs} · new file · ${lines} lines` : `Write ${abs} · +${diff.additions} −${diff.deletions}`,
       diff: diff.patch,
       additions: diff.additions,
       deletions: diff.deletions,
-      extra: { path: abs, created: current === null, lines, dryRun: ctx.flags.dryRun },
+      extra: { path: abs, created: planned.created, lines, dryRun: ctx.flags.dryRun },
     };
   },
 });

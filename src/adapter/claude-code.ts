@@ -1,0 +1,68 @@
+// Calls shaped like Claude Code's built-in tools, mapped onto kt's (SPEC §1, §7.5): a
+// framework that hands the model Claude Code's tool names and fields gets kt's tools
+// unchanged. Pure: names and fields in, kt's names and fields out.
+
+type Args = Record<string, unknown>;
+
+interface Mapping {
+  /** The kt tool (subcommand name). */
+  tool: string;
+  /** Claude Code's fields → kt's; fields it does not know pass through, so that kt names them. */
+  args(input: Args): Args;
+}
+
+/** Claude Code's Grep options, by the name kt's grep gives them (SPEC §7.3). */
+const GREP_FIELDS: Record<string, string> = { glob: "include", "-A": "after", "-B": "before", "-C": "context" };
+
+const MAPPINGS: Record<string, Mapping> = {
+  Read: { tool: "read", args: (a) => a },
+  Write: { tool: "write", args: (a) => a },
+  Edit: { tool: "edit", args: (a) => a },
+  // SPEC §4.3's edits array is what Claude Code calls MultiEdit.
+  MultiEdit: { tool: "edit", args: (a) => a },
+  Glob: { tool: "glob", args: (a) => a },
+  Grep: {
+    tool: "grep",
+    args(a) {
+      const out: Args = {};
+      for (const [key, value] of Object.entries(a)) {
+        if (key === "-n") continue; // kt numbers every content line
+        if (key === "-i") {
+          // Claude Code searches case-sensitively unless -i; kt's smart case stays when -i is not given.
+          if (typeof value === "boolean") out.case_sensitive = !value;
+          else if (value !== null && value !== undefined) out.case_sensitive = value;
+          continue;
+        }
+        out[GREP_FIELDS[key] ?? key] = value;
+      }
+      return out;
+    },
+  },
+  Bash: {
+    tool: "bash",
+    args({ description: _, run_in_background: background, timeout, ...rest }) {
+      if (background === true) return { action: "start", ...rest };
+      return { ...rest, ...(timeout === undefined || timeout === null ? {} : { timeout_ms: timeout }) };
+    },
+  },
+  BashOutput: { tool: "ps", args: ({ bash_id: id, ...rest }) => ({ action: "read", id, ...rest }) },
+  KillShell: { tool: "ps", args: ({ shell_id: id, ...rest }) => ({ action: "stop", id, ...rest }) },
+};
+
+/**
+ * The kt call for a call to one of Claude Code's tools (exact, capitalized name), or
+ * undefined for any other name. Arguments that are not an object are left for kt's
+ * validation to explain.
+ */
+export function fromClaudeCode(name: string, args: unknown): { tool: string; args: unknown } | undefined {
+  const mapping = Object.hasOwn(MAPPINGS, name) ? MAPPINGS[name]! : undefined;
+  if (!mapping) return undefined;
+  const isObject = typeof args === "object" && args !== null && !Array.isArray(args);
+  let tool = mapping.tool;
+  // A background Bash call is a process start.
+  if (name === "Bash" && isObject && (args as Args).run_in_background === true) tool = "ps";
+  return { tool, args: isObject ? mapping.args(args as Args) : args };
+}
+
+/** Claude Code's tool names kt answers to. */
+export const CLAUDE_CODE_TOOLS: readonly string[] = Object.keys(MAPPINGS);

@@ -1,0 +1,224 @@
+// SPEC §7.5: `kt schema --format openai --strict` and `--format openai-responses --strict`
+// give schemas that OpenAI's strict function calling accepts, checked against the rules
+// OpenAI documents for it ("Supported schemas" of Structured Outputs), and every optional
+// field sent as null is answered as if it were absent.
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { shape } from "../src/cmd/schema.ts";
+import { inputSchema, strictSchema } from "../src/tools/_jsonschema.ts";
+import { loadAllTools, schemaName } from "../src/tools/registry.ts";
+import { mkdirSync, writeFileSync } from "node:fs";
+import * as z from "zod/mini";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { parseInput } from "../src/tools/tool.ts";
+import { call, callTool, KT, kt, MODES, tempDir } from "./_helpers.ts";
+
+type Schema = Record<string, unknown>;
+
+/**
+ * OpenAI's documented strict-mode rules, as a checker independent of the code that writes
+ * the schemas: the root is an object (not anyOf); every object lists all its properties in
+ * `required` and sets `additionalProperties: false`; only the supported keywords appear
+ * (type, properties, required, additionalProperties, items, enum, const, anyOf,
+ * description, $ref, $defs — numeric and string bounds excluded, as some models refuse
+ * them); at most 5000 properties and 10 levels of nesting; an optional value is spelled as
+ * a union with null.
+ */
+function strictViolations(schema: Schema): string[] {
+  const allowed = new Set(["type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "description", "$ref", "$defs"]);
+  const problems: string[] = [];
+  if (schema.type !== "object") problems.push("root: type must be \"object\"");
+  if ("anyOf" in schema) problems.push("root: must not be anyOf");
+  const visit = (node: Schema, at: string, depth: number) => {
+    if (depth > 10) problems.push(`${at}: nested deeper than 10 levels`);
+    for (const key of Object.keys(node)) if (!allowed.has(key)) problems.push(`${at}: unsupported keyword "${key}"`);
+    const types = [node.type].flat();
+    if (types.includes("object") || "properties" in node) {
+      const props = (node.properties ?? {}) as Record<string, Schema>;
+      if (node.additionalProperties !== false) problems.push(`${at}: additionalProperties must be false`);
+      const required = (node.required ?? []) as string[];
+      for (const name of Object.keys(props)) if (!required.includes(name)) problems.push(`${at}: "${name}" not in required`);
+      for (const name of required) if (!(name in props)) problems.push(`${at}: required "${name}" is no property`);
+      for (const [name, prop] of Object.entries(props)) visit(prop, `${at}.${name}`, depth + 1);
+    }
+    if (node.items) visit(node.items as Schema, `${at}[]`, depth + 1);
+    for (const [i, branch] of ((node.anyOf ?? []) as Schema[]).entries()) visit(branch, `${at}|${i}`, depth + 1);
+    for (const [name, def] of Object.entries((node.$defs ?? {}) as Record<string, Schema>)) visit(def, `$defs.${name}`, depth + 1);
+    for (const t of types) {
+      if (t !== undefined && !["string", "number", "integer", "boolean", "object", "array", "null"].includes(t as string)) problems.push(`${at}: unknown type ${String(t)}`);
+    }
+  };
+  visit(schema, "parameters", 0);
+  return problems;
+}
+
+const tools = await loadAllTools();
+
+describe("the strict-mode checker itself", () => {
+  test("refuses kt's plain schemas (optional fields missing from required) and the usual slips", () => {
+    const read = tools.find((t) => t.name === "read")!;
+    expect(strictViolations(inputSchema(read))).toContain('parameters: "offset" not in required');
+    expect(strictViolations(inputSchema(read))).toContain('parameters.offset: unsupported keyword "minimum"');
+    expect(strictViolations({ type: "object", properties: { a: { type: "object", properties: {}, required: [] } }, required: ["a"], additionalProperties: false })).toEqual([
+      "parameters.a: additionalProperties must be false",
+    ]);
+  });
+});
+
+describe("kt schema --strict", () => {
+  for (const tool of tools) {
+    test(`${tool.name}: accepted by strict mode, each optional field nullable, required ones not`, () => {
+      const plain = inputSchema(tool) as { properties: Record<string, Schema>; required?: string[] };
+      const strict = strictSchema(inputSchema(tool));
+      expect(strictViolations(strict)).toEqual([]);
+      const props = strict.properties as Record<string, Schema>;
+      expect(Object.keys(props)).toEqual(Object.keys(plain.properties));
+      for (const [name, prop] of Object.entries(props)) {
+        const optional = !(plain.required ?? []).includes(name);
+        const nullable = [prop.type].flat().includes("null") || ((prop.anyOf ?? []) as Schema[]).some((b) => b.type === "null");
+        expect(nullable, `${tool.name}.${name}`).toBe(optional);
+        expect(prop.description, `${tool.name}.${name} keeps its description`).toBe(plain.properties[name]!.description);
+      }
+      for (const format of ["openai", "openai-responses"] as const) {
+        const shaped = shape(tool, format, true) as { strict?: boolean; function?: { strict?: boolean; parameters: Schema }; parameters?: Schema };
+        expect(format === "openai" ? shaped.function!.strict : shaped.strict).toBe(true);
+        expect(strictViolations((format === "openai" ? shaped.function!.parameters : shaped.parameters)!)).toEqual([]);
+      }
+    });
+  }
+
+  test("nested objects, arrays of objects and enums are made strict at every level", () => {
+    const nested = strictSchema({
+      type: "object",
+      properties: {
+        path: { type: "string", minLength: 1 },
+        edits: { type: "array", minItems: 1, items: { type: "object", properties: { old_string: { type: "string" }, replace_all: { type: "boolean" } }, required: ["old_string"], additionalProperties: false } },
+        mode: { type: "string", enum: ["a", "b"] },
+      },
+      required: ["path"],
+    });
+    expect(strictViolations(nested)).toEqual([]);
+    expect(nested).toEqual({
+      type: "object",
+      properties: {
+        path: { type: "string" },
+        edits: {
+          type: ["array", "null"],
+          items: { type: "object", properties: { old_string: { type: "string" }, replace_all: { type: ["boolean", "null"] } }, required: ["old_string", "replace_all"], additionalProperties: false },
+        },
+        mode: { type: ["string", "null"], enum: ["a", "b", null] },
+      },
+      required: ["path", "edits", "mode"],
+      additionalProperties: false,
+    });
+  });
+
+  test("on the command line: every tool, both shapes, strict: true", () => {
+    using tmp = tempDir();
+    const o = { cwd: tmp.path, stateDir: join(tmp.path, ".s") };
+    for (const format of ["openai", "openai-responses"]) {
+      const r = kt(["schema", "--format", format, "--strict"], o);
+      expect(r.exitCode).toBe(0);
+      expect(r.stdout).toBe(`${JSON.stringify(tools.map((t) => shape(t, format as "openai", true)), null, 2)}\n`);
+    }
+    const responses = JSON.parse(kt(["schema", "--format", "openai-responses", "--strict", "edit"], o).stdout);
+    expect(Object.keys(responses)).toEqual(["type", "name", "description", "parameters", "strict"]);
+  });
+});
+
+/** A call as strict mode sends it: every property present, the optional ones null. */
+function allNull(tool: (typeof tools)[number], given: Record<string, unknown>): Record<string, unknown> {
+  const props = (inputSchema(tool).properties ?? {}) as Record<string, unknown>;
+  return Object.fromEntries(Object.keys(props).map((name) => [name, name in given ? given[name] : null]));
+}
+
+describe("null means absent (SPEC §7.5)", () => {
+  // The required fields of each tool, chosen so the call succeeds or fails the same way with and without the nulls.
+  const REQUIRED: Record<string, Record<string, unknown>> = {
+    read: { file_path: "a.txt" },
+    write: { file_path: "new.txt", content: "x\n" },
+    edit: { file_path: "a.txt", old_string: "beta", new_string: "gamma" },
+    grep: { pattern: "alpha" },
+    glob: { pattern: "*.txt" },
+    bash: { command: "echo hi" },
+    process: { action: "list" },
+  };
+
+  for (const mode of MODES) {
+    test(`${mode}: every tool answers a call with every optional field null exactly as one without them`, async () => {
+      for (const tool of tools) {
+        const name = schemaName(tool);
+        const given = REQUIRED[name];
+        expect(given, `no call for ${name}`).toBeDefined();
+        const answers: string[] = [];
+        for (const input of [given!, allNull(tool, given!)]) {
+          using tmp = tempDir();
+          const work = join(tmp.path, "w");
+          mkdirSync(work);
+          writeFileSync(join(work, "a.txt"), "alpha\nbeta\n");
+          const opts = { cwd: work, stateDir: join(tmp.path, "s") };
+          if (name === "edit") await callTool("read", { file_path: "a.txt" }, opts);
+          const r = await call(mode, tool.name, input, opts);
+          expect(r.isError, `${name} ${JSON.stringify(input)}: ${r.content}`).toBe(false);
+          answers.push(r.content.replaceAll(work, "$WORK").replace(/\d+\.\d+s|\d+ms/g, "T"));
+        }
+        expect(answers[1], name).toBe(answers[0]!);
+      }
+    });
+  }
+
+  test("at every depth: optional fields of objects inside arrays too, never a required one", () => {
+    const tool = {
+      name: "t",
+      aliases: { filePath: "file_path" },
+      parameters: z.strictObject({
+        file_path: z.string(),
+        edits: z.optional(z.array(z.strictObject({ old_string: z.string(), replace_all: z.optional(z.boolean()) }))),
+        limit: z.optional(z.int()),
+      }),
+    };
+    const raw = { file_path: "a", filePath: null, limit: null, edits: [{ old_string: "x", replace_all: null }, { old_string: "y", replace_all: true }] };
+    expect(parseInput(tool, raw)).toEqual({ ok: true, input: { file_path: "a", edits: [{ old_string: "x" }, { old_string: "y", replace_all: true }] } });
+    // The caller's value is left as it was.
+    expect(raw.edits[0]).toEqual({ old_string: "x", replace_all: null });
+    expect(parseInput(tool, { file_path: "a", edits: null })).toEqual({ ok: true, input: { file_path: "a" } });
+    const refused = parseInput(tool, { file_path: "a", edits: [{ old_string: null }] });
+    expect(refused.ok).toBe(false);
+  });
+
+  test("null for a required field is still refused, naming the field", async () => {
+    using tmp = tempDir();
+    const r = await callTool("read", { file_path: null, offset: null }, { cwd: tmp.path, stateDir: join(tmp.path, "s") });
+    expect(r.isError).toBe(true);
+    expect(r.content).toBe('Invalid input for tool "read": parameter "file_path" must be a string, got null. Please rewrite the input so it satisfies the expected schema.');
+  });
+
+  test("aliases sent as null are absent too, and kt call / --jsonl / MCP shapes all pass nulls through the same door", () => {
+    using tmp = tempDir();
+    writeFileSync(join(tmp.path, "a.txt"), "alpha\nbeta\n");
+    const o = { cwd: tmp.path, stateDir: join(tmp.path, "s") };
+    const expected = `${tmp.path}/a.txt\n     1→alpha\n     2→beta\n`;
+    const args = { file_path: "a.txt", offset: null, limit: null, path: null, filePath: null };
+    expect(kt(["read"], { ...o, stdin: JSON.stringify(args) }).stdout).toBe(expected);
+    expect(kt(["call"], { ...o, stdin: JSON.stringify({ type: "function", id: "c1", function: { name: "read", arguments: JSON.stringify(args) } }) }).stdout).toBe(expected);
+    expect(kt(["call"], { ...o, stdin: JSON.stringify({ name: "read", arguments: args }) }).stdout).toBe(expected);
+    const lines = kt(["call", "--jsonl", "--format", "openai"], { ...o, stdin: `${JSON.stringify({ id: "c2", type: "function", function: { name: "read", arguments: JSON.stringify(args) } })}\n` });
+    expect(JSON.parse(lines.stdout)).toEqual({ role: "tool", tool_call_id: "c2", content: expected.slice(0, -1) });
+  });
+
+  test("kt mcp: a strict-mode call with nulls is answered as one without them", async () => {
+    using tmp = tempDir();
+    writeFileSync(join(tmp.path, "a.txt"), "alpha\nbeta\n");
+    const client = new Client({ name: "kt-test", version: "0" });
+    await client.connect(new StdioClientTransport({ command: KT, args: ["mcp"], cwd: tmp.path, env: { PATH: process.env.PATH ?? "", HOME: tmp.path, KT_STATE_DIR: join(tmp.path, ".s") }, stderr: "pipe" }));
+    try {
+      const withNulls = await client.callTool({ name: "read", arguments: { file_path: "a.txt", offset: null, limit: null } });
+      expect(withNulls).toEqual({ content: [{ type: "text", text: `${tmp.path}/a.txt\n     1→alpha\n     2→beta` }], isError: false });
+      const grep = await client.callTool({ name: "grep", arguments: { pattern: "beta", path: null, include: null } });
+      expect(grep.isError).toBe(false);
+    } finally {
+      await client.close();
+    }
+  });
+});

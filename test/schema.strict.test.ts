@@ -143,6 +143,7 @@ describe("null means absent (SPEC §7.5)", () => {
     glob: { pattern: "*.txt" },
     bash: { command: "echo hi" },
     process: { action: "list" },
+    apply_patch: { patch: "*** Begin Patch\n*** Update File: a.txt\n@@\n alpha\n-beta\n+gamma\n*** End Patch\n" },
   };
 
   for (const mode of MODES) {

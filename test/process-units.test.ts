@@ -5,7 +5,8 @@ import { existsSync, mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openIndex } from "../src/core/state.ts";
 import { enforceCap } from "../src/process/diskcap.ts";
-import { budget, clock, exitPhrase, seconds, shortCommand } from "../src/process/format.ts";
+import { exitCause } from "../src/process/ending.ts";
+import { budget, clock, seconds, shortCommand } from "../src/process/format.ts";
 import { isSameProcess, processStart } from "../src/process/identity.ts";
 import { noticeLine } from "../src/process/notices.ts";
 import { missingCommands } from "../src/process/not-found.ts";
@@ -42,7 +43,9 @@ describe("notice lines (golden)", () => {
   test("each way a process can end", () => {
     expect(noticeLine({ ...base, status: "exited", exit_code: 1, signal: null })).toBe("[Process p3 (npm run dev) exited with code 1 after 06:12. Use ps read p3 for its output.]");
     expect(noticeLine({ ...base, status: "exited", exit_code: null, signal: "SIGKILL" })).toBe("[Process p3 (npm run dev) was killed by SIGKILL after 06:12. Use ps read p3 for its output.]");
-    expect(noticeLine({ ...base, status: "stopped", exit_code: null, signal: "SIGTERM" })).toBe("[Process p3 (npm run dev) was stopped after 06:12 (exit code null (SIGTERM)). Use ps read p3 for its output.]");
+    expect(noticeLine({ ...base, status: "killed", exit_code: null, signal: "SIGSEGV" })).toBe("[Process p3 (npm run dev) was killed by SIGSEGV after 06:12. Use ps read p3 for its output.]");
+    expect(noticeLine({ ...base, status: "stopped", exit_code: null, signal: "SIGTERM" })).toBe("[Process p3 (npm run dev) was stopped by ps stop after 06:12 (it ended on SIGTERM). Use ps read p3 for its output.]");
+    expect(noticeLine({ ...base, status: "stopped", exit_code: 0, signal: null })).toBe("[Process p3 (npm run dev) was stopped by ps stop after 06:12 (it exited with code 0). Use ps read p3 for its output.]");
     expect(noticeLine({ ...base, status: "failed", exit_code: null, signal: null, error: "No such file or directory" })).toBe("[Process p3 (npm run dev) failed to start: No such file or directory.]");
     expect(noticeLine({ ...base, status: "lost", exit_code: null, signal: null })).toBe(
       "[Process p3 (npm run dev) is gone: it stopped running without its exit being recorded (killed from outside, or the machine restarted). Use ps read p3 for its output.]",
@@ -55,7 +58,7 @@ describe("formats", () => {
     expect([clock(0), clock(59_999), clock(372_000), clock(3_723_000)]).toEqual(["00:00", "00:59", "06:12", "1:02:03"]);
     expect([seconds(3210), seconds(45), seconds(123_456)]).toEqual(["3.2s", "0.0s", "123s"]);
     expect([budget(120_000), budget(500), budget(1500)]).toEqual(["120s", "0.5s", "1.5s"]);
-    expect([exitPhrase(0, null), exitPhrase(null, "SIGTERM")]).toEqual(["code 0", "code null (SIGTERM)"]);
+    expect([exitCause({ exit_code: 0, signal: null }), exitCause({ exit_code: null, signal: "SIGTERM" })]).toEqual(["code 0", "SIGTERM"]);
     expect(shortCommand("npm   run\n dev")).toBe("npm run dev");
     expect(shortCommand("x".repeat(70))).toBe(`${"x".repeat(59)}…`);
   });

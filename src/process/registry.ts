@@ -3,9 +3,10 @@
 // index's write lock so concurrent kt calls never both win one.
 import type { Database } from "bun:sqlite";
 import { unlinkSync } from "node:fs";
+import type { EndWord } from "./ending.ts";
 import { isSameProcess } from "./identity.ts";
 
-export type Status = "starting" | "running" | "exited" | "stopped" | "failed" | "lost";
+export type Status = "starting" | "running" | EndWord;
 
 export interface ProcessRow {
   key: number;

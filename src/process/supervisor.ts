@@ -7,6 +7,7 @@ import type { Database } from "bun:sqlite";
 import { closeSync, constants, existsSync, openSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { openIndex } from "../core/state.ts";
+import { endedStatus } from "./ending.ts";
 import { processStart } from "./identity.ts";
 import type { SupervisorSpec } from "./spawn.ts";
 
@@ -80,14 +81,17 @@ export async function supervise(argv: string[]): Promise<number> {
   }
 
   await child.exited;
-  record(spec, (db) =>
-    db
-      .query(
-        `UPDATE processes SET status = CASE WHEN stop_requested = 1 THEN 'stopped' ELSE 'exited' END,
-         exit_code = ?, signal = ?, ended_at = ? WHERE key = ? AND status IN ('starting', 'running', 'lost')`,
-      )
-      .run(child.exitCode, child.signalCode ?? null, Date.now(), spec.key),
-  );
+  const signal = child.signalCode === null || child.signalCode === undefined ? null : String(child.signalCode);
+  record(spec, (db) => {
+    const stopRequested = (db.query("SELECT stop_requested FROM processes WHERE key = ?").get(spec.key) as { stop_requested: number } | null)?.stop_requested === 1;
+    db.query(`UPDATE processes SET status = ?, exit_code = ?, signal = ?, ended_at = ? WHERE key = ? AND status IN ('starting', 'running', 'lost')`).run(
+      endedStatus(stopRequested, signal),
+      child.exitCode,
+      signal,
+      Date.now(),
+      spec.key,
+    );
+  });
   if (holder !== undefined) closeSync(holder);
   if (spec.stdin) {
     try {

@@ -10,7 +10,8 @@ import { defineTool, invalidArgs, KtError, type ToolContext, type ToolOutput } f
 import { absolutePath, fsError, realPath } from "../core/paths.ts";
 import { index, safeName, sessionDir, withWriteLock } from "../core/state.ts";
 import { spillFile, type Limits } from "../core/truncate.ts";
-import { budget, exitPhrase, seconds, shortCommand } from "../process/format.ts";
+import { endWord } from "../process/ending.ts";
+import { budget, seconds, shortCommand } from "../process/format.ts";
 import { checkCommand } from "../process/guards.ts";
 import { logSize, view } from "../process/log.ts";
 import { notFoundHint } from "../process/not-found.ts";
@@ -113,7 +114,8 @@ function finished(ctx: ToolContext, row: ProcessRow): ToolOutput {
   });
   remove(db, row, logKept);
   const durationMs = (row.ended_at ?? Date.now()) - row.started_at;
-  const status = row.status === "lost" ? "exit code unknown (the process vanished)" : `exit ${exitPhrase(row.exit_code, row.signal)}`;
+  const word = endWord(row);
+  const status = word === "lost" ? "exit code unknown (the process vanished)" : word === "killed" ? `killed by ${row.signal}` : `exit code ${row.exit_code}`;
   const lines = [`$ ${row.command}`];
   if (shown.text !== "") lines.push(shown.text);
   lines.push(`[${status} · ${seconds(durationMs)} · cwd ${row.cwd}]`);
@@ -126,7 +128,7 @@ function finished(ctx: ToolContext, row: ProcessRow): ToolOutput {
     title: `Run ${shortCommand(row.command, 50)} · ${row.exit_code === null ? (row.signal ?? "no exit code") : `exit ${row.exit_code}`} · ${seconds(durationMs)}`,
     exitCode: row.exit_code,
     ...(shown.truncation ? { truncation: shown.truncation } : {}),
-    extra: { cwd: row.cwd, exitCode: row.exit_code, durationMs },
+    extra: { cwd: row.cwd, status: word, exitCode: row.exit_code, ...(row.signal ? { signal: row.signal } : {}), durationMs },
   };
 }
 

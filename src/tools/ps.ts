@@ -8,7 +8,8 @@ import description from "./ps.txt" with { type: "text" };
 import { defineTool, invalidArgs, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
 import { index, withWriteLock } from "../core/state.ts";
 import type { Limits } from "../core/truncate.ts";
-import { clock, exitPhrase, shortCommand } from "../process/format.ts";
+import { endDetail, endedOn, howEnded } from "../process/ending.ts";
+import { clock, shortCommand } from "../process/format.ts";
 import { isSameProcess } from "../process/identity.ts";
 import { stopRow } from "../process/stop.ts";
 import { lineStart, logSize, pageFrom, readBytes, totalLines, view } from "../process/log.ts";
@@ -132,7 +133,7 @@ async function start(input: Input, ctx: ToolContext): Promise<ToolOutput> {
   }
   if (isFinal(row.status)) {
     markNotified(db, row.key);
-    const head = `Process ${id} exited immediately with ${exitPhrase(row.exit_code, row.signal)}`;
+    const head = `Process ${id} ${row.status === "killed" ? `was killed immediately by ${row.signal}` : `exited immediately with code ${row.exit_code}`}`;
     return {
       content: shown.text === "" ? `${head} (no output).\n${where}` : `${head}:\n${indent(shown.text)}\n${where}`,
       title: `Process start ${shortCommand(command, 40)} · ${id} exited`,
@@ -184,17 +185,8 @@ function list(ctx: ToolContext): ToolOutput {
 }
 
 function listDetail(r: ProcessRow, now: number): string {
-  switch (r.status) {
-    case "starting":
-    case "running":
-      return `${clock(now - r.started_at)}  pid ${r.pid ?? "?"}`;
-    case "failed":
-      return `failed to start: ${r.error ?? "unknown error"}`;
-    case "lost":
-      return `pid ${r.pid ?? "?"} gone, exit not recorded`;
-    default:
-      return `${exitPhrase(r.exit_code, r.signal)}  ran ${clock((r.ended_at ?? now) - r.started_at)}`;
-  }
+  if (!isFinal(r.status)) return `${clock(now - r.started_at)}  pid ${r.pid ?? "?"}`;
+  return endDetail(r, now);
 }
 
 // ---- read --------------------------------------------------------------------------
@@ -379,7 +371,7 @@ async function stop(input: Input, ctx: ToolContext): Promise<ToolOutput> {
   row = await stopRow(ctx, row);
   markNotified(db, row.key);
   return {
-    content: `Stopped ${id} (${shortCommand(row.command)}) · exit ${exitPhrase(row.exit_code, row.signal)} · ran ${clock((row.ended_at ?? Date.now()) - row.started_at)}. Full log: ${row.log_path}`,
+    content: `Stopped ${id} (${shortCommand(row.command)}) · ${endedOn(row).replace(/^it /, "")} · ran ${clock((row.ended_at ?? Date.now()) - row.started_at)}. Full log: ${row.log_path}`,
     title: `Process stop ${id} · ${row.status}`,
     processId: id,
     exitCode: row.exit_code,
@@ -402,18 +394,5 @@ function find(ctx: ToolContext, input: Input, action: string): ProcessRow {
 
 /** One sentence on how a finished process ended, naming its log. */
 export function statusSentence(row: ProcessRow, withLog = true): string {
-  const ran = clock((row.ended_at ?? Date.now()) - row.started_at);
-  const log = withLog ? ` Full log: ${row.log_path}` : "";
-  switch (row.status) {
-    case "failed":
-      return `${row.id} failed to start: ${row.error ?? "unknown error"}.${log}`;
-    case "lost":
-      return `${row.id} is gone: it stopped running without its exit being recorded (killed from outside, or the machine restarted).${log}`;
-    case "stopped":
-      return `${row.id} was stopped after ${ran} (exit ${exitPhrase(row.exit_code, row.signal)}).${log}`;
-    default:
-      return row.exit_code === null && row.signal
-        ? `${row.id} was killed by ${row.signal} after ${ran}.${log}`
-        : `${row.id} exited with code ${row.exit_code} after ${ran}.${log}`;
-  }
+  return `${row.id} ${howEnded(row)}.${withLog ? ` Full log: ${row.log_path}` : ""}`;
 }

@@ -51,7 +51,7 @@ export function endDetail(row: EndFacts, now = Date.now()): string {
     case "killed":
       return `by ${row.signal ?? "a signal"}  ${ran}`;
     case "stopped":
-      return `by ps stop (${exitCause(row)})  ${ran}`;
+      return `by ps stop (${row.signal ?? exitCause(row)})  ${ran}`;
     default:
       return `${exitCause(row)}  ${ran}`;
   }
@@ -81,6 +81,19 @@ export function howEnded(row: EndFacts, now = Date.now()): string {
 
 /** `it ended on SIGTERM`, `it exited with code 0`: what the stop came down to. */
 export function endedOn(row: Pick<EndFacts, "exit_code" | "signal">): string {
-  if (row.exit_code !== null) return `it exited with code ${row.exit_code}`;
-  return row.signal ? `it ended on ${row.signal}` : "its exit code was not recorded";
+  if (row.signal) return `it ended on ${row.signal}`;
+  return row.exit_code !== null ? `it exited with code ${row.exit_code}` : "its exit code was not recorded";
+}
+
+/** ps list's detail for a running command whose shell has exited while what it started runs on. */
+export function leftDetail(row: Pick<EndFacts, "exit_code" | "signal">, left: { pid: number; comm: string }[]): string {
+  const shell = row.exit_code === null && row.signal ? `killed by ${row.signal}` : `exited (code ${row.exit_code})`;
+  const list = left.slice(0, 3).map((p) => `pid ${p.pid} (${p.comm})`).join(", ") + (left.length > 3 ? `, ${left.length - 3} more` : "");
+  return `shell ${shell}; left running: ${list || "none"}`;
+}
+
+/** What survived a stop, said plainly: the model (or a person) must deal with it. */
+export function escapedSentence(procs: { pid: number; comm: string }[]): string {
+  const list = procs.slice(0, 5).map((p) => `pid ${p.pid} (${p.comm})`).join(", ") + (procs.length > 5 ? `, and ${procs.length - 5} more` : "");
+  return `${procs.length === 1 ? "1 process it started" : `${procs.length} processes it started`} survived SIGKILL and still run${procs.length === 1 ? "s" : ""}: ${list}. kt cannot stop ${procs.length === 1 ? "it" : "them"} (another user's, or stuck in the kernel).`;
 }

@@ -42,6 +42,14 @@ const STARTING_TIMEOUT_MS = 30_000;
 /** Foreground bash rows whose kt call died are swept after this long. */
 const ORPHAN_MS = 10 * 60_000;
 
+/**
+ * A running row that records an exit: the command's leader has ended, and what it started
+ * runs on (its supervisor records the end when the last of them is gone).
+ */
+export function leaderEnded(row: Pick<ProcessRow, "status" | "exit_code" | "signal"> | undefined): boolean {
+  return row !== undefined && !isFinal(row.status) && (row.exit_code !== null || row.signal !== null);
+}
+
 export function isFinal(status: Status): boolean {
   return status !== "starting" && status !== "running";
 }
@@ -105,6 +113,18 @@ export function running(db: Database, session: string): ProcessRow[] {
     .filter((r) => !isFinal(r.status))
     .map((r) => reconcile(db, r))
     .filter((r) => !isFinal(r.status));
+}
+
+/**
+ * A process of the session, visible to the model and still running, that runs `command` in
+ * `cwd` (pi's duplicate guard): a second copy would only fight it for a port or a lock.
+ * A finished twin, or one in another directory, is no twin. Call under the write lock.
+ */
+export function runningTwin(db: Database, session: string, command: string, cwd: string): ProcessRow | undefined {
+  const same = db
+    .query("SELECT * FROM processes WHERE session = ? AND id IS NOT NULL AND cwd = ? AND status IN ('starting', 'running') ORDER BY seq")
+    .all(session, cwd) as ProcessRow[];
+  return same.filter((r) => r.command.trim() === command.trim()).map((r) => reconcile(db, r)).find((r) => !isFinal(r.status));
 }
 
 export function setCursor(db: Database, key: number, byte: number, line: number): void {

@@ -8,13 +8,14 @@ import description from "./ps.txt" with { type: "text" };
 import { defineTool, invalidArgs, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
 import { index, withWriteLock } from "../core/state.ts";
 import type { Limits } from "../core/truncate.ts";
-import { endDetail, endedOn, howEnded } from "../process/ending.ts";
+import { held } from "../process/descendants.ts";
+import { endDetail, endedOn, escapedSentence, howEnded, leftDetail } from "../process/ending.ts";
 import { clock, shortCommand } from "../process/format.ts";
 import { isSameProcess } from "../process/identity.ts";
-import { stopRow } from "../process/stop.ts";
+import { holdsOf, stopRow } from "../process/stop.ts";
 import { lineStart, logSize, pageFrom, readBytes, totalLines, view } from "../process/log.ts";
 import { sendToFifo } from "../process/stdin.ts";
-import { byId, byKey, isFinal, markNotified, reconcile, running, setCursor, visible, type ProcessRow } from "../process/registry.ts";
+import { byId, byKey, isFinal, leaderEnded, markNotified, reconcile, running, setCursor, visible, type ProcessRow } from "../process/registry.ts";
 import { launch } from "../process/spawn.ts";
 import { waitForEnd, waitForOutput } from "../process/wait.ts";
 
@@ -173,7 +174,7 @@ function list(ctx: ToolContext): ToolOutput {
   const live = rows.filter((r) => !isFinal(r.status));
   const done = rows.filter((r) => isFinal(r.status)).reverse();
   const now = Date.now();
-  const table = [...live, ...done].map((r) => [r.id!, shortCommand(r.command, 40), r.status, listDetail(r, now)]);
+  const table = [...live, ...done].map((r) => [r.id!, shortCommand(r.command, 40), r.status, listDetail(ctx, r, now)]);
   const widths = [0, 1, 2].map((c) => Math.max(...table.map((cells) => cells[c]!.length)));
   const lines = table.map((cells) => cells.map((cell, c) => (c < 3 ? cell.padEnd(widths[c]!) : cell)).join("  ").trimEnd());
   for (const r of done) markNotified(db, r.key);
@@ -184,7 +185,8 @@ function list(ctx: ToolContext): ToolOutput {
   };
 }
 
-function listDetail(r: ProcessRow, now: number): string {
+function listDetail(ctx: ToolContext, r: ProcessRow, now: number): string {
+  if (leaderEnded(r)) return `${clock(now - r.started_at)}  ${leftDetail(r, held(holdsOf(ctx.stateDir, r)))}`;
   if (!isFinal(r.status)) return `${clock(now - r.started_at)}  pid ${r.pid ?? "?"}`;
   return endDetail(r, now);
 }
@@ -368,14 +370,17 @@ async function stop(input: Input, ctx: ToolContext): Promise<ToolOutput> {
       extra: { status: row.status },
     };
   }
-  row = await stopRow(ctx, row);
+  const stopped = await stopRow(ctx, row);
+  row = stopped.row;
   markNotified(db, row.key);
+  const how = stopped.signal ? `ended on ${stopped.signal}` : endedOn(row).replace(/^it /, "");
+  const escaped = stopped.escaped.length === 0 ? "" : ` ${escapedSentence(stopped.escaped)}`;
   return {
-    content: `Stopped ${id} (${shortCommand(row.command)}) · ${endedOn(row).replace(/^it /, "")} · ran ${clock((row.ended_at ?? Date.now()) - row.started_at)}. Full log: ${row.log_path}`,
+    content: `Stopped ${id} (${shortCommand(row.command)}) · ${how} · ran ${clock((row.ended_at ?? Date.now()) - row.started_at)}. Full log: ${row.log_path}${escaped}`,
     title: `Process stop ${id} · ${row.status}`,
     processId: id,
     exitCode: row.exit_code,
-    extra: { status: row.status, signal: row.signal },
+    extra: { status: row.status, signal: stopped.signal ?? row.signal, ...(stopped.escaped.length > 0 ? { escaped: stopped.escaped.map((p) => p.pid) } : {}) },
   };
 }
 

@@ -175,7 +175,7 @@ describe("stop", () => {
     const pid = row(stateDir, "p1")!.pid!;
     await until("four members in the group", () => groupAlive(pid).length >= 5);
     const stopped = await text("ps", "stop", "p1");
-    expect(stopped).toMatch(/^Stopped p1 \(.*\) · ended on SIGTERM · ran <clock>\. Full log: /);
+    expect(stopped).toMatch(/^Stopped p1 \(.*\) · ended on SIGTERM, and SIGKILL ended what ignored SIGTERM · ran <clock>\. Full log: /);
     expect(groupAlive(pid)).toEqual([]);
   }, 15_000);
 });
@@ -269,11 +269,11 @@ describe("completion notices", () => {
 describe("limits and guards", () => {
   test("the ninth concurrent start is refused (golden)", async () => {
     const { run, text } = setup();
-    for (let i = 1; i <= 8; i++) expect((await run("ps", "start", `echo up; exec sleep 60`)).exitCode).toBe(0);
+    for (let i = 1; i <= 8; i++) expect((await run("ps", "start", `echo up ${i}; exec sleep 60`)).exitCode).toBe(0);
     const ninth = await run("ps", "start", "echo nine");
     expect(ninth.exitCode).toBe(1);
     expect(ninth.stdout).toBe(
-      `Refusing to start another process: 8 are already running in this session, the most allowed (8). Running: ${Array.from({ length: 8 }, (_, i) => `p${i + 1} (echo up; exec sleep 60)`).join(", ")}. Stop one you no longer need with {"action":"stop","id":"p1"}, or use bash for a command that finishes on its own.\n`,
+      `Refusing to start another process: 8 are already running in this session, the most allowed (8). Running: ${Array.from({ length: 8 }, (_, i) => `p${i + 1} (echo up ${i + 1}; exec sleep 60)`).join(", ")}. Stop one you no longer need with {"action":"stop","id":"p1"}, or use bash for a command that finishes on its own.\n`,
     );
     await run("ps", "stop", "p3");
     expect(await text("ps", "start", "echo nine; exec sleep 60")).toStartWith("Started p9 (pid <pid>): echo nine; exec sleep 60\n");

@@ -1,6 +1,6 @@
 // Ending a session (SPEC §2): its running processes are stopped (each announced first),
 // then its stamps, its process rows and its files (spill, logs, FIFOs) are removed.
-import { readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { index, safeName, withWriteLock } from "../core/state.ts";
 import { shortCommand } from "./format.ts";
@@ -47,6 +47,27 @@ export async function endSession(ctx: { stateDir: string; session: string; warn(
   const { files, bytes } = measure(dir);
   rmSync(dir, { recursive: true, force: true });
   return { stopped: live.length, strays: found.length, escaped: escaped.length, stamps, files, bytes };
+}
+
+/** Every session the state directory knows of: by its processes, its stamps, or its files. */
+export function sessionNames(stateDir: string): string[] {
+  const names = new Set<string>();
+  if (existsSync(join(stateDir, "index.db"))) {
+    const db = index({ stateDir, warn: () => {} });
+    for (const table of ["processes", "stamps"]) {
+      for (const r of db.query(`SELECT DISTINCT session FROM ${table}`).all() as { session: string }[]) names.add(r.session);
+    }
+  }
+  // A session with only files (spill) and no rows: its directory name is its safe name.
+  let dirs: string[] = [];
+  try {
+    dirs = readdirSync(join(stateDir, "sessions"));
+  } catch {
+    // No sessions directory.
+  }
+  const known = new Set([...names].map(safeName));
+  for (const d of dirs) if (!known.has(d)) names.add(d);
+  return [...names].sort();
 }
 
 function measure(dir: string): { files: number; bytes: number } {

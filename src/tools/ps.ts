@@ -373,7 +373,8 @@ async function stop(input: Input, ctx: ToolContext): Promise<ToolOutput> {
   const stopped = await stopRow(ctx, row);
   row = stopped.row;
   markNotified(db, row.key);
-  const how = stopped.signal ? `ended on ${stopped.signal}` : endedOn(row).replace(/^it /, "");
+  let how = endedOn(row).replace(/^it /, "");
+  if (stopped.signal === "SIGKILL" && row.signal !== "SIGKILL") how += ", and SIGKILL ended what ignored SIGTERM";
   const escaped = stopped.escaped.length === 0 ? "" : ` ${escapedSentence(stopped.escaped)}`;
   return {
     content: `Stopped ${id} (${shortCommand(row.command)}) · ${how} · ran ${clock((row.ended_at ?? Date.now()) - row.started_at)}. Full log: ${row.log_path}${escaped}`,

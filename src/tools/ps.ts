@@ -181,7 +181,7 @@ function list(ctx: ToolContext): ToolOutput {
   return {
     content: `PROCESSES\n${lines.join("\n")}`,
     title: `Process list · ${live.length} running`,
-    extra: { count: rows.length, running: live.length },
+    extra: { count: rows.length, running: live.length, statuses: Object.fromEntries(rows.map((r) => [r.id!, r.status])) },
   };
 }
 

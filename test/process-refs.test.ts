@@ -116,6 +116,22 @@ describe("18.3 duplicate running commands", () => {
   });
 });
 
+describe("18.3 in the tool descriptions", () => {
+  test("kt schema: ps and bash say what they refuse, within KHAELOR's 90–130 words", async () => {
+    const { run } = setup();
+    for (const [tool, sentence] of [
+      ["process", "a command identical to one still running in the same directory is refused, naming that process: read or stop it instead."],
+      ["bash", "Refused: interactive programs (editors, pagers, bare REPLs), and a command identical to one still running in the background in the same directory."],
+    ] as const) {
+      const schema = JSON.parse((await run("schema", tool)).stdout) as { description: string };
+      expect(schema.description).toContain(sentence);
+      const words = schema.description.split(/\s+/).length;
+      expect(words).toBeGreaterThanOrEqual(90);
+      expect(words).toBeLessThanOrEqual(130);
+    }
+  });
+});
+
 describe("18.4 command environment", () => {
   test("commands run without KT_* and NO_COLOR, with pagers disarmed and kt's marker", async () => {
     const { cwd, stateDir, env } = setup("envcheck");

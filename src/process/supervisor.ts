@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { openIndex } from "../core/state.ts";
 import { endedStatus } from "./ending.ts";
 import { commandEnv, markerValue } from "./env.ts";
-import { becomeSubreaper, held, reapAdopted, type Proc } from "./descendants.ts";
+import { becomeSubreaper, held, ownChildren, reapAdopted, type Proc } from "./descendants.ts";
 import { GRACE_MS, terminate } from "./kill-tree.ts";
 import { isSameProcess, processStart } from "./identity.ts";
 import type { SupervisorSpec } from "./spawn.ts";
@@ -111,7 +111,10 @@ export async function supervise(argv: string[]): Promise<number> {
   // Issue 11.14: the leader is gone, but what it started may run on (`server &`, a daemon
   // that forked away). The command is over only when nothing it holds is left.
   if (ending) await ending;
-  let left = await settle(holds, child.pid);
+  // A subreaper with no child left has no descendant left: everything it started that
+  // outlived its parent was re-parented here. That one cheap look spares a walk of /proc.
+  const quick = subreaper ? ownChildren() : undefined;
+  let left = quick !== undefined && quick.every((pid) => pid === child.pid) ? [] : await settle(holds, child.pid);
   if (left.length > 0 && orphaned === undefined) {
     record(spec, (db) =>
       db.query("UPDATE processes SET exit_code = ?, signal = ? WHERE key = ? AND status IN ('starting', 'running')").run(child.exitCode, signal, spec.key),

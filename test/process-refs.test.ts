@@ -291,6 +291,24 @@ describe("11.14 everything a command starts", () => {
     expect(alive(started)).toEqual([]);
   }, 15_000);
 
+  test("a lost command (supervisor and shell killed) is not 'nothing to stop' while what it started runs on (golden)", async () => {
+    const { stateDir, text } = setup();
+    const s = sleeper();
+    await text("ps", "start", `${s.cmd} >/dev/null & exec sleep 60`);
+    const left = await until("the sleep", () => (withArg(s.arg).length === 1 ? withArg(s.arg) : undefined));
+    pids.push(...left);
+    const r = rows(stateDir)[0]! as ReturnType<typeof rows>[number] & { supervisor_pid: number };
+    process.kill(r.supervisor_pid, "SIGKILL");
+    process.kill(r.pid!, "SIGKILL");
+    await until("both to die", () => alive([r.supervisor_pid, r.pid!]).length === 0);
+    expect(await text("ps", "stop", "p1")).toBe(
+      `p1 (${s.cmd} >/dev/null & exec sleep 60) was not running: p1 is gone: it stopped running without its exit being recorded (killed from outside, or the machine restarted). But 1 process it started was still running (pid <pid> sleep): stopped with SIGTERM.\n`,
+    );
+    expect(alive(left)).toEqual([]);
+    expect(await text("ps", "stop", "p1")).toStartWith("p1 (");
+    expect(await text("ps", "stop", "p1")).toEndWith("Nothing to stop.\n");
+  }, 15_000);
+
   test("what survives SIGKILL is said plainly (golden)", () => {
     expect(escapedSentence([{ pid: 12, comm: "fuse" }])).toBe("1 process it started survived SIGKILL and still runs: pid 12 (fuse). kt cannot stop it (another user's, or stuck in the kernel).");
     expect(escapedSentence([{ pid: 12, comm: "a" }, { pid: 13, comm: "b" }])).toBe("2 processes it started survived SIGKILL and still run: pid 12 (a), pid 13 (b). kt cannot stop them (another user's, or stuck in the kernel).");

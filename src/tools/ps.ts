@@ -12,6 +12,7 @@ import { held } from "../process/descendants.ts";
 import { endDetail, endedOn, escapedSentence, howEnded, leftDetail } from "../process/ending.ts";
 import { clock, shortCommand } from "../process/format.ts";
 import { isSameProcess } from "../process/identity.ts";
+import { terminate } from "../process/kill-tree.ts";
 import { holdsOf, stopRow } from "../process/stop.ts";
 import { lineStart, logSize, pageFrom, readBytes, totalLines, view } from "../process/log.ts";
 import { sendToFifo } from "../process/stdin.ts";
@@ -122,7 +123,15 @@ async function start(input: Input, ctx: ToolContext): Promise<ToolOutput> {
   const id = launched.id!;
   await waitForOutput(launched.log_path, 0, START_WAIT_MS, START_QUIET_MS, supervisor.exited);
   let row = byKey(db, launched.key) ?? launched;
-  if (row.pid !== null && !isFinal(row.status) && !isSameProcess(row.pid, row.pid_start)) row = (await waitForEnd(db, row.key, 1000)) ?? row;
+  // The leader is gone: wait for its end to be recorded — or for the record that what it
+  // started runs on (then it is running, not over).
+  if (row.pid !== null && !isFinal(row.status) && !leaderEnded(row) && !isSameProcess(row.pid, row.pid_start)) {
+    const deadline = performance.now() + 1000;
+    while (performance.now() < deadline && !isFinal(row.status) && !leaderEnded(row)) {
+      await Bun.sleep(20);
+      row = (await waitForEnd(db, row.key, 0)) ?? row;
+    }
+  }
   const size = logSize(row.log_path);
   const shown = view(row.log_path, 0, size, START_LIMITS, () => row.log_path);
   setCursor(db, row.key, size, shown.newlines);
@@ -362,6 +371,19 @@ async function stop(input: Input, ctx: ToolContext): Promise<ToolOutput> {
   const id = row.id!;
   if (isFinal(row.status)) {
     markNotified(db, row.key);
+    // Its supervisor may be gone (lost) while what the command started runs on, marked.
+    const left = held(holdsOf(ctx.stateDir, row));
+    if (left.length > 0) {
+      const swept = await terminate(() => held(holdsOf(ctx.stateDir, row)));
+      const escaped = swept.escaped.length === 0 ? "" : ` ${escapedSentence(swept.escaped)}`;
+      return {
+        content: `${id} (${shortCommand(row.command)}) was not running: ${statusSentence(row, false)} But ${left.length === 1 ? "1 process it started was" : `${left.length} processes it started were`} still running (${left.slice(0, 5).map((p) => `pid ${p.pid} ${p.comm}`).join(", ")}): stopped with ${swept.signal ?? "SIGTERM"}.${escaped}`,
+        title: `Process stop ${id} · ${left.length} left over stopped`,
+        processId: id,
+        exitCode: row.exit_code,
+        extra: { status: row.status, leftover: left.map((p) => p.pid), ...(swept.escaped.length > 0 ? { escaped: swept.escaped.map((p) => p.pid) } : {}) },
+      };
+    }
     return {
       content: `${id} (${shortCommand(row.command)}) is not running: ${statusSentence(row, false)} Nothing to stop.`,
       title: `Process stop ${id} · already ended`,

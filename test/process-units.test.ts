@@ -5,7 +5,8 @@ import { existsSync, mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openIndex } from "../src/core/state.ts";
 import { enforceCap } from "../src/process/diskcap.ts";
-import { exitCause } from "../src/process/ending.ts";
+import { endDetail, endedStatus, endWord, exitCause, leftDetail, shellEnd } from "../src/process/ending.ts";
+import { commandEnv, markerValue, parseMarker } from "../src/process/env.ts";
 import { budget, clock, seconds, shortCommand } from "../src/process/format.ts";
 import { isSameProcess, processStart } from "../src/process/identity.ts";
 import { noticeLine } from "../src/process/notices.ts";
@@ -83,5 +84,32 @@ describe("pid identity", () => {
     const child = Bun.spawn(["true"]);
     await child.exited;
     expect(processStart(child.pid)).toBeUndefined();
+  });
+});
+
+describe("18.4 the command environment (unit)", () => {
+  test("kt's variables and NO_COLOR are dropped, pagers disarmed, the marker set", () => {
+    const env = commandEnv({ PATH: "/bin", KT_STATE_DIR: "/s", KT_SESSION: "x", KT_THREADS: "4", NO_COLOR: "1", __KT_PROCESS: "1@/outer", HOME: "/h", NOT_KT_X: "y" }, markerValue("/state", 7));
+    expect(env).toEqual({ PATH: "/bin", HOME: "/h", NOT_KT_X: "y", PAGER: "cat", GIT_PAGER: "cat", GIT_TERMINAL_PROMPT: "0", __KT_PROCESS: "7@/state" });
+    expect(parseMarker("7@/state/with@at")).toEqual({ key: 7, stateDir: "/state/with@at" });
+    expect(parseMarker("x@/s")).toBeUndefined();
+  });
+});
+
+describe("18.5 one word per way a process ends (unit)", () => {
+  const base = { error: null, started_at: 0, ended_at: 372_000, pid: 41 };
+  test("words, list details and bash's closing line", () => {
+    expect(endedStatus(true, "SIGTERM")).toBe("stopped");
+    expect(endedStatus(false, "SIGKILL")).toBe("killed");
+    expect(endedStatus(false, null)).toBe("exited");
+    expect(endWord({ status: "exited", exit_code: null, signal: "SIGKILL" })).toBe("killed");
+    expect(endDetail({ ...base, status: "exited", exit_code: 2, signal: null })).toBe("code 2  ran 06:12");
+    expect(endDetail({ ...base, status: "killed", exit_code: null, signal: "SIGSEGV" })).toBe("by SIGSEGV  ran 06:12");
+    expect(endDetail({ ...base, status: "stopped", exit_code: 0, signal: null })).toBe("by ps stop (code 0)  ran 06:12");
+    expect(endDetail({ ...base, status: "failed", exit_code: null, signal: null, error: "boom" })).toBe("could not start: boom");
+    expect(endDetail({ ...base, status: "lost", exit_code: null, signal: null })).toBe("pid 41 gone, exit not recorded");
+    expect(shellEnd({ status: "killed", exit_code: null, signal: "SIGINT" })).toBe("killed by SIGINT");
+    expect(shellEnd({ status: "lost", exit_code: null, signal: null })).toBe("exit code unknown (the process vanished)");
+    expect(leftDetail({ exit_code: 0, signal: null }, [{ pid: 5, comm: "node" }])).toBe("shell exited (code 0); left running: pid 5 (node)");
   });
 });

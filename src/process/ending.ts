@@ -79,6 +79,17 @@ export function howEnded(row: EndFacts, now = Date.now()): string {
   }
 }
 
+/** bash's closing line: `exit code 0`, `killed by SIGKILL`, or that the exit is unknown. */
+export function shellEnd(row: Pick<EndFacts, "status" | "exit_code" | "signal">): string {
+  if (row.status === "lost") return "exit code unknown (the process vanished)";
+  return row.exit_code === null && row.signal ? `killed by ${row.signal}` : `exit code ${row.exit_code}`;
+}
+
+/** ps start's report of a command that ended within its first wait. */
+export function endedImmediately(row: Pick<EndFacts, "status" | "exit_code" | "signal">): string {
+  return endWord(row) === "killed" ? `was killed immediately by ${row.signal}` : `exited immediately with code ${row.exit_code}`;
+}
+
 /** `it ended on SIGTERM`, `it exited with code 0`: what the stop came down to. */
 export function endedOn(row: Pick<EndFacts, "exit_code" | "signal">): string {
   if (row.signal) return `it ended on ${row.signal}`;

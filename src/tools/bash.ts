@@ -10,7 +10,7 @@ import { defineTool, invalidArgs, KtError, type ToolContext, type ToolOutput } f
 import { absolutePath, fsError, realPath } from "../core/paths.ts";
 import { index, safeName, sessionDir, withWriteLock } from "../core/state.ts";
 import { spillFile, type Limits } from "../core/truncate.ts";
-import { endWord } from "../process/ending.ts";
+import { endWord, shellEnd } from "../process/ending.ts";
 import { budget, seconds, shortCommand } from "../process/format.ts";
 import { checkCommand } from "../process/guards.ts";
 import { logSize, view } from "../process/log.ts";
@@ -117,7 +117,7 @@ function finished(ctx: ToolContext, row: ProcessRow): ToolOutput {
   remove(db, row, logKept);
   const durationMs = (row.ended_at ?? Date.now()) - row.started_at;
   const word = endWord(row);
-  const status = word === "lost" ? "exit code unknown (the process vanished)" : word === "killed" ? `killed by ${row.signal}` : `exit code ${row.exit_code}`;
+  const status = shellEnd(row);
   const lines = [`$ ${row.command}`];
   if (shown.text !== "") lines.push(shown.text);
   lines.push(`[${status} · ${seconds(durationMs)} · cwd ${row.cwd}]`);
@@ -166,7 +166,7 @@ async function leftBehind(ctx: ToolContext, launched: ProcessRow): Promise<ToolO
   const shown = view(row.log_path, 0, size, LIMITS, () => row.log_path);
   setCursor(db, row.key, size, shown.newlines);
   const durationMs = Date.now() - row.started_at;
-  const leader = row.exit_code === null && row.signal ? `killed by ${row.signal}` : `exit code ${row.exit_code}`;
+  const leader = shellEnd(row);
   const lines = [`$ ${row.command}`];
   if (shown.text !== "") lines.push(shown.text);
   lines.push(

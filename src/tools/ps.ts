@@ -9,7 +9,7 @@ import { defineTool, invalidArgs, KtError, type ToolContext, type ToolOutput } f
 import { index, withWriteLock } from "../core/state.ts";
 import type { Limits } from "../core/truncate.ts";
 import { held } from "../process/descendants.ts";
-import { endDetail, endedOn, escapedSentence, howEnded, leftDetail } from "../process/ending.ts";
+import { endDetail, endedImmediately, endedOn, escapedSentence, howEnded, leftDetail } from "../process/ending.ts";
 import { clock, shortCommand } from "../process/format.ts";
 import { isSameProcess } from "../process/identity.ts";
 import { terminate } from "../process/kill-tree.ts";
@@ -143,7 +143,7 @@ async function start(input: Input, ctx: ToolContext): Promise<ToolOutput> {
   }
   if (isFinal(row.status)) {
     markNotified(db, row.key);
-    const head = `Process ${id} ${row.status === "killed" ? `was killed immediately by ${row.signal}` : `exited immediately with code ${row.exit_code}`}`;
+    const head = `Process ${id} ${endedImmediately(row)}`;
     return {
       content: shown.text === "" ? `${head} (no output).\n${where}` : `${head}:\n${indent(shown.text)}\n${where}`,
       title: `Process start ${shortCommand(command, 40)} · ${id} exited`,

@@ -166,6 +166,32 @@ export function held(holds: Holds, all = snapshot()): Proc[] {
   return [...found.values()].sort((a, b) => a.pid - b.pid);
 }
 
+/**
+ * A `held` to call again and again while a command is being stopped: the group and the
+ * supervisor's tree each time (one pass over /proc/<pid>/stat), the processes found by
+ * their marker kept, and the sweep of every environment only every `sweepEvery` calls —
+ * reading every process's environment each 25 ms would cost more than the stop.
+ */
+export function tracker(holds: Holds, sweepEvery = 8): () => Proc[] {
+  const known = new Set<number>();
+  let calls = 0;
+  return () => {
+    const all = snapshot();
+    const sweep = holds.marker !== undefined && calls++ % sweepEvery === 0;
+    const found = held(sweep ? holds : { ...holds, marker: undefined }, all);
+    const ids = new Set(found.map((p) => p.pid));
+    for (const pid of known) {
+      const p = all.get(pid);
+      if (p && !dead(p.state) && !ids.has(pid)) {
+        found.push(p);
+        ids.add(pid);
+      }
+    }
+    for (const pid of ids) known.add(pid);
+    return found;
+  };
+}
+
 // ---- the supervisor's side: a subreaper that reaps what it adopts --------------------
 
 interface Libc {

@@ -5,7 +5,7 @@
 // recorded end is read back.
 import type { ToolContext } from "../tools/tool.ts";
 import { isSameProcess } from "./identity.ts";
-import { held, type Holds, type Proc } from "./descendants.ts";
+import { held, tracker, type Holds, type Proc } from "./descendants.ts";
 import { GRACE_MS, terminate } from "./kill-tree.ts";
 import { markerValue } from "./env.ts";
 import { index } from "../core/state.ts";
@@ -42,7 +42,15 @@ export async function stopRow(ctx: Pick<ToolContext, "stateDir" | "warn">, row: 
   }
   const holds = holdsOf(ctx.stateDir, row);
   const leaderGone = leaderEnded(row);
-  const ended = await terminate(() => held(holds), graceMs, holds.pgid);
+  const find = tracker(holds);
+  let ended = await terminate(find, graceMs, holds.pgid);
+  // The last look is a whole sweep: a marked process may have appeared between sweeps.
+  const late = held(holds);
+  if (late.length > 0) {
+    const again = await terminate(() => held(holds), graceMs);
+    const signal = again.signal ?? ended.signal;
+    ended = { ...(signal ? { signal } : {}), escaped: [...ended.escaped, ...again.escaped] };
+  }
   // The shell had exited already: the signal that ended what it left is how the stop went.
   if (leaderGone && ended.signal) db.query("UPDATE processes SET signal = ? WHERE key = ?").run(ended.signal, row.key);
   const after = (await waitForEnd(db, row.key, 2000)) ?? row;

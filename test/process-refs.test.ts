@@ -93,13 +93,13 @@ describe("18.3 duplicate running commands", () => {
     const { cwd, env, run, text } = setup();
     expect(await text("ps", "start", "echo once")).toStartWith("Process p1 exited immediately with code 0");
     expect(await text("ps", "start", "echo once")).toStartWith("Process p2 exited immediately with code 0");
-    await run("ps", "start", "exec sleep 60");
+    await run("ps", "start", "echo up; exec sleep 60");
     mkdirSync(join(cwd, "other"));
-    const elsewhere = await ktAsync(["ps", "start", "exec sleep 60"], { ...env, cwd: join(cwd, "other") });
+    const elsewhere = await ktAsync(["ps", "start", "echo up; exec sleep 60"], { ...env, cwd: join(cwd, "other") });
     expect(elsewhere.exitCode).toBe(0);
     expect(elsewhere.stdout).toStartWith("Started p4 ");
     await run("ps", "stop", "p3");
-    expect((await run("ps", "start", "exec sleep 60")).stdout).toStartWith("Started p5 ");
+    expect((await run("ps", "start", "echo up; exec sleep 60")).stdout).toStartWith("Started p5 ");
   }, 30_000);
 
   test("two concurrent ps start calls of one command: exactly one runs", async () => {
@@ -195,7 +195,7 @@ describe("18.5 process states", () => {
   test("completion notices name the word and metadata lists it", async () => {
     const { stateDir, cwd, run } = setup();
     await run("ps", "start", `echo a; ${gate("go")}; exit 4`);
-    await run("ps", "start", "exec sleep 62");
+    await run("ps", "start", "echo up; exec sleep 62");
     writeFileSync(join(cwd, "go"), "");
     await until("p1 to exit", () => row(stateDir, "p1")?.status === "exited");
     process.kill(row(stateDir, "p2")!.pid!, "SIGTERM");
@@ -203,7 +203,7 @@ describe("18.5 process states", () => {
     writeFileSync(join(cwd, "f.txt"), "x\n");
     const r = JSON.parse((await run("read", "f.txt", "--json")).stdout);
     expect(norm(r.content, cwd)).toBe(
-      `<tmp>/f.txt\n     1→x\n\n[Process p1 (echo a; ${gate("go")}; exit 4) exited with code 4 after <clock>. Use ps read p1 for its output.]\n[Process p2 (exec sleep 62) was killed by SIGTERM after <clock>. Use ps read p2 for its output.]`,
+      `<tmp>/f.txt\n     1→x\n\n[Process p1 (echo a; ${gate("go")}; exit 4) exited with code 4 after <clock>. Use ps read p1 for its output.]\n[Process p2 (echo up; exec sleep 62) was killed by SIGTERM after <clock>. Use ps read p2 for its output.]`,
     );
     expect(r.metadata.extra.ended).toEqual([
       { id: "p1", status: "exited" },
@@ -275,7 +275,7 @@ describe("11.14 everything a command starts", () => {
     const { stateDir, run } = setup();
     const [a, b] = [sleeper(), sleeper()];
     await run("ps", "start", `${a.cmd} >/dev/null & echo one`);
-    await run("ps", "start", `setsid ${b.cmd} & exec sleep 60`);
+    await run("ps", "start", `setsid ${b.cmd} & echo up; exec sleep 60`);
     const started = await until("both sleeps", () => {
       const found = [a, b].map((s) => withArg(s.arg));
       return found.every((f) => f.length === 1) ? found.flat() : undefined;
@@ -294,7 +294,7 @@ describe("11.14 everything a command starts", () => {
   test("a lost command (supervisor and shell killed) is not 'nothing to stop' while what it started runs on (golden)", async () => {
     const { stateDir, text } = setup();
     const s = sleeper();
-    await text("ps", "start", `${s.cmd} >/dev/null & exec sleep 60`);
+    await text("ps", "start", `${s.cmd} >/dev/null & echo up; exec sleep 60`);
     const left = await until("the sleep", () => (withArg(s.arg).length === 1 ? withArg(s.arg) : undefined));
     pids.push(...left);
     const r = rows(stateDir)[0]! as ReturnType<typeof rows>[number] & { supervisor_pid: number };
@@ -302,7 +302,7 @@ describe("11.14 everything a command starts", () => {
     process.kill(r.pid!, "SIGKILL");
     await until("both to die", () => alive([r.supervisor_pid, r.pid!]).length === 0);
     expect(await text("ps", "stop", "p1")).toBe(
-      `p1 (${s.cmd} >/dev/null & exec sleep 60) was not running: p1 is gone: it stopped running without its exit being recorded (killed from outside, or the machine restarted). But 1 process it started was still running (pid <pid> sleep): stopped with SIGTERM.\n`,
+      `p1 (${s.cmd} >/dev/null & echo up; exec sleep 60) was not running: p1 is gone: it stopped running without its exit being recorded (killed from outside, or the machine restarted). But 1 process it started was still running (pid <pid> sleep): stopped with SIGTERM.\n`,
     );
     expect(alive(left)).toEqual([]);
     expect(await text("ps", "stop", "p1")).toStartWith("p1 (");
@@ -319,7 +319,7 @@ describe("11.15 commands whose state is gone", () => {
   test("deleting the state directory: the supervisor notices and stops its command, leftovers included", async () => {
     const { stateDir, run } = setup();
     const [a, b] = [sleeper(), sleeper()];
-    await run("ps", "start", `${a.cmd} & exec ${b.cmd}`);
+    await run("ps", "start", `${a.cmd} & echo up; exec ${b.cmd}`);
     const started = await until("both sleeps", () => {
       const found = [a, b].map((s) => withArg(s.arg));
       return found.every((f) => f.length === 1) ? found.flat() : undefined;
@@ -333,7 +333,7 @@ describe("11.15 commands whose state is gone", () => {
   test("a replaced index: the supervisor stops its command too", async () => {
     const { stateDir, run } = setup();
     const s = sleeper();
-    await run("ps", "start", `exec ${s.cmd}`);
+    await run("ps", "start", `echo up; exec ${s.cmd}`);
     const started = await until("the sleep", () => (withArg(s.arg).length === 1 ? withArg(s.arg) : undefined));
     pids.push(...started);
     for (const suffix of ["", "-wal", "-shm"]) rmSync(join(stateDir, `index.db${suffix}`), { force: true });
@@ -354,7 +354,7 @@ describe("11.15 commands whose state is gone", () => {
     const client = new Client({ name: "kt-test", version: "0.0.0" });
     await client.connect(transport);
     try {
-      const started = await client.callTool({ name: "process", arguments: { action: "start", command: `exec ${s.cmd}` } });
+      const started = await client.callTool({ name: "process", arguments: { action: "start", command: `echo up; exec ${s.cmd}` } });
       expect((started.content as { text: string }[])[0]!.text).toStartWith("Started p1 ");
       const sleeping = await until("the sleep", () => (withArg(s.arg).length === 1 ? withArg(s.arg) : undefined));
       pids.push(...sleeping);
@@ -369,7 +369,7 @@ describe("11.15 commands whose state is gone", () => {
   test("kt ps list --orphans finds a command whose supervisor was killed; kt session end --all stops it", async () => {
     const { tmp, stateDir, run } = setup("orph");
     const s = sleeper();
-    await run("ps", "start", `exec ${s.cmd}`);
+    await run("ps", "start", `echo up; exec ${s.cmd}`);
     const sleeping = await until("the sleep", () => (withArg(s.arg).length === 1 ? withArg(s.arg) : undefined));
     pids.push(...sleeping);
     const r = rows(stateDir)[0]! as ReturnType<typeof rows>[number] & { supervisor_pid: number };
@@ -378,7 +378,7 @@ describe("11.15 commands whose state is gone", () => {
     const listed = await run("ps", "list", "--orphans");
     expect(listed.exitCode).toBe(0);
     const mine = listed.stdout.split("\n").filter((l) => l.includes(tmp));
-    expect(mine).toEqual([`"exec ${s.cmd}" · its supervisor is gone (${stateDir}, entry ${r.key}) · pid ${sleeping[0]} (sleep)`]);
+    expect(mine).toEqual([`"echo up; exec ${s.cmd}" · its supervisor is gone (${stateDir}, entry ${r.key}) · pid ${sleeping[0]} (sleep)`]);
     expect(listed.stdout).toContain("Stop them with: kt session end --all\n");
     const ended = await run("session", "end", "--all");
     expect(ended.exitCode).toBe(0);

@@ -265,10 +265,15 @@ describe("11.14 everything a command starts", () => {
       `$ ${s.cmd} &\n[exit code 0 · <s> · cwd <tmp>/work]\nThe command left 1 process running (pid <pid> sleep): kt keeps it as background process p1. Use process {"action":"read","id":"p1"} for new output, or {"action":"stop","id":"p1"} to stop it.\n`,
     );
     expect(await text("ps", "list")).toMatch(new RegExp(`^PROCESSES\\np1  ${s.cmd} &  running  <clock>  shell exited \\(code 0\\); left running: pid <pid> \\(sleep\\)\\n$`));
-    // The same command again is the duplicate of 18.3.
-    expect(await text("bash", `${s.cmd} &`)).toStartWith(`p1 is already running "${s.cmd} &" in <tmp>/work:`);
+    // Not a duplicate (18.3): its shell has ended, and a build that leaves a daemon behind
+    // (Gradle, sccache) must be able to run again.
+    expect(await text("bash", `${s.cmd} &`)).toContain("kt keeps it as background process p2.");
+    const both = withArg(s.arg);
+    pids.push(...both);
+    expect(both.length).toBe(2);
     expect(await text("ps", "stop", "p1")).toStartWith(`Stopped p1 (${s.cmd} &) · ended on SIGTERM`);
-    expect(alive(left)).toEqual([]);
+    expect(await text("ps", "stop", "p2")).toStartWith(`Stopped p2 (${s.cmd} &) · ended on SIGTERM`);
+    expect(alive(both)).toEqual([]);
   });
 
   test("kt session end leaves nothing behind, even what a killed supervisor left", async () => {

@@ -124,7 +124,9 @@ export function runningTwin(db: Database, session: string, command: string, cwd:
   const same = db
     .query("SELECT * FROM processes WHERE session = ? AND id IS NOT NULL AND cwd = ? AND status IN ('starting', 'running') ORDER BY seq")
     .all(session, cwd) as ProcessRow[];
-  return same.filter((r) => r.command.trim() === command.trim()).map((r) => reconcile(db, r)).find((r) => !isFinal(r.status));
+  // A command whose own shell has ended and left processes running is no twin: running it
+  // again is how a build reuses the daemon it left (Gradle, sccache), not a second server.
+  return same.filter((r) => r.command.trim() === command.trim() && !leaderEnded(r)).map((r) => reconcile(db, r)).find((r) => !isFinal(r.status));
 }
 
 export function setCursor(db: Database, key: number, byte: number, line: number): void {

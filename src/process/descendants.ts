@@ -243,15 +243,34 @@ export function becomeSubreaper(): boolean {
  * Reaps the zombies among this process's children that are not `keep` (the command's
  * leader, which the runtime waits for itself): adopted orphans that ended.
  */
-export function reapAdopted(keep: number, all = snapshot()): void {
+export function reapAdopted(keep: number, children = ownChildren()): void {
   const c = loadLibc();
-  if (!c) return;
-  for (const p of all.values()) {
-    if (p.ppid !== process.pid || p.pid === keep || !dead(p.state)) continue;
+  if (!c || !children) return;
+  for (const pid of children) {
+    if (pid === keep) continue;
+    const p = stat(String(pid));
+    if (!p || !dead(p.state)) continue;
     try {
-      c.waitpid(p.pid, null, WNOHANG);
+      c.waitpid(pid, null, WNOHANG);
     } catch {
       // Reaped meanwhile.
     }
   }
+}
+
+/**
+ * For a subreaper: whether anything it started is still alive besides `leader`. Every live
+ * descendant has a live child of this process above it (what is orphaned is re-parented
+ * here), so the children alone answer — a few small reads, not a walk of /proc.
+ * Undefined where the kernel does not list children.
+ */
+export function anyChildLeft(leader: number): boolean | undefined {
+  const kids = ownChildren();
+  if (!kids) return undefined;
+  reapAdopted(leader, kids);
+  return kids.some((pid) => {
+    if (pid === leader) return false;
+    const p = stat(String(pid));
+    return p !== undefined && !dead(p.state);
+  });
 }

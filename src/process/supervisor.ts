@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { openIndex } from "../core/state.ts";
 import { endedStatus } from "./ending.ts";
 import { commandEnv, markerValue } from "./env.ts";
-import { becomeSubreaper, held, ownChildren, reapAdopted, type Proc } from "./descendants.ts";
+import { anyChildLeft, becomeSubreaper, held } from "./descendants.ts";
 import { GRACE_MS, terminate } from "./kill-tree.ts";
 import { isSameProcess, processStart } from "./identity.ts";
 import type { SupervisorSpec } from "./spawn.ts";
@@ -108,22 +108,16 @@ export async function supervise(argv: string[]): Promise<number> {
 
   await child.exited;
   const signal = child.signalCode === null || child.signalCode === undefined ? null : String(child.signalCode);
+  if (ending) await ending;
   // Issue 11.14: the leader is gone, but what it started may run on (`server &`, a daemon
   // that forked away). The command is over only when nothing it holds is left.
-  if (ending) await ending;
-  // A subreaper with no child left has no descendant left: everything it started that
-  // outlived its parent was re-parented here. That one cheap look spares a walk of /proc.
-  const quick = subreaper ? ownChildren() : undefined;
-  let left = quick !== undefined && quick.every((pid) => pid === child.pid) ? [] : await settle(holds, child.pid);
-  if (left.length > 0 && orphaned === undefined) {
+  const anyLeft = (): boolean => (subreaper ? anyChildLeft(child.pid) : undefined) ?? holds().length > 0;
+  if ((await settle(anyLeft)) && orphaned === undefined) {
     record(spec, (db) =>
       db.query("UPDATE processes SET exit_code = ?, signal = ? WHERE key = ? AND status IN ('starting', 'running')").run(child.exitCode, signal, spec.key),
     );
-    while (left.length > 0) {
-      await Bun.sleep(subreaper ? LEFT_POLL_MS : LEFT_SWEEP_MS);
-      reapAdopted(child.pid);
-      left = holds();
-    }
+    do await Bun.sleep(subreaper ? LEFT_POLL_MS : LEFT_SWEEP_MS);
+    while (anyLeft());
   }
   clearInterval(watch);
   if (ending) await ending;
@@ -158,12 +152,12 @@ const LEFT_SWEEP_MS = 1000;
 /** A job the leader started may be ending as the leader ends: give it this long. */
 const SETTLE_MS = 100;
 
-async function settle(holds: () => Proc[], leader: number): Promise<Proc[]> {
+/** Whether anything is still left after up to SETTLE_MS. */
+async function settle(anyLeft: () => boolean): Promise<boolean> {
   const deadline = performance.now() + SETTLE_MS;
   for (;;) {
-    reapAdopted(leader);
-    const left = holds();
-    if (left.length === 0 || performance.now() >= deadline) return left;
+    if (!anyLeft()) return false;
+    if (performance.now() >= deadline) return true;
     await Bun.sleep(20);
   }
 }

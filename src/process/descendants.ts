@@ -119,6 +119,16 @@ export function marked(all = snapshot()): Map<string, Proc[]> {
   return byValue;
 }
 
+/** Whether process group `pgid` has any member at all (zombies included): one kill(2). */
+export function groupExists(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export interface Holds {
   /** The process group the command leads (its leader's pid). */
   pgid?: number | null;

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { openIndex } from "../core/state.ts";
 import { endedStatus } from "./ending.ts";
 import { commandEnv, markerValue } from "./env.ts";
-import { anyChildLeft, becomeSubreaper, held } from "./descendants.ts";
+import { anyChildLeft, becomeSubreaper, groupExists, held } from "./descendants.ts";
 import { GRACE_MS, terminate } from "./kill-tree.ts";
 import { isSameProcess, processStart } from "./identity.ts";
 import type { SupervisorSpec } from "./spawn.ts";
@@ -32,7 +32,6 @@ export async function supervise(argv: string[]): Promise<number> {
     holder = undefined;
   });
   const stdinFd = spec.stdin ? openSync(spec.stdin, constants.O_RDONLY) : undefined;
-  const subreaper = becomeSubreaper();
   let child: ReturnType<typeof Bun.spawn>;
   try {
     child = Bun.spawn(["bash", "-c", spec.command], {
@@ -54,6 +53,10 @@ export async function supervise(argv: string[]): Promise<number> {
     if (stdinFd !== undefined) closeSync(stdinFd);
   }
 
+  // After the spawn, not before: loading the FFI takes milliseconds, which the command's own
+  // start-up now hides. What it orphans in that window goes to init instead — still found
+  // through its process group or its marker.
+  const subreaper = becomeSubreaper();
   const pgid = child.pid;
   const marker = markerValue(spec.stateDir, spec.key);
   // What the command holds: its group, and — as a subreaper — this supervisor's whole tree;
@@ -111,7 +114,13 @@ export async function supervise(argv: string[]): Promise<number> {
   if (ending) await ending;
   // Issue 11.14: the leader is gone, but what it started may run on (`server &`, a daemon
   // that forked away). The command is over only when nothing it holds is left.
-  const anyLeft = (): boolean => (subreaper ? anyChildLeft(child.pid) : undefined) ?? holds().length > 0;
+  const anyLeft = (): boolean => {
+    const kids = subreaper ? anyChildLeft(child.pid) : undefined;
+    if (kids === true) return true;
+    // No child left and an empty process group (one kill(2)): nothing is left.
+    if (kids === false && !groupExists(pgid)) return false;
+    return holds().length > 0;
+  };
   if ((await settle(anyLeft)) && orphaned === undefined) {
     record(spec, (db) =>
       db.query("UPDATE processes SET exit_code = ?, signal = ? WHERE key = ? AND status IN ('starting', 'running')").run(child.exitCode, signal, spec.key),

@@ -53,10 +53,13 @@ export async function supervise(argv: string[]): Promise<number> {
     if (stdinFd !== undefined) closeSync(stdinFd);
   }
 
-  // After the spawn, not before: loading the FFI takes milliseconds, which the command's own
-  // start-up now hides. What it orphans in that window goes to init instead — still found
-  // through its process group or its marker.
-  const subreaper = becomeSubreaper();
+  // Loading the FFI takes milliseconds (2–13 ms on a loaded machine): a command that is over
+  // sooner (most bash calls) must not wait for it. What a command orphans before this goes
+  // to init instead — still found through its process group or its marker.
+  let subreaper = false;
+  const subreaperTimer = setTimeout(() => {
+    subreaper = becomeSubreaper();
+  }, SUBREAPER_AFTER_MS);
   const pgid = child.pid;
   const marker = markerValue(spec.stateDir, spec.key);
   // What the command holds: its group, and — as a subreaper — this supervisor's whole tree;
@@ -110,6 +113,7 @@ export async function supervise(argv: string[]): Promise<number> {
   }, WATCH_MS);
 
   await child.exited;
+  clearTimeout(subreaperTimer);
   const signal = child.signalCode === null || child.signalCode === undefined ? null : String(child.signalCode);
   if (ending) await ending;
   // Issue 11.14: the leader is gone, but what it started may run on (`server &`, a daemon
@@ -117,8 +121,10 @@ export async function supervise(argv: string[]): Promise<number> {
   const anyLeft = (): boolean => {
     const kids = subreaper ? anyChildLeft(child.pid) : undefined;
     if (kids === true) return true;
-    // No child left and an empty process group (one kill(2)): nothing is left.
-    if (kids === false && !groupExists(pgid)) return false;
+    // No child left (or no subreaper yet) and an empty process group — one kill(2) — is
+    // taken for nothing left; a daemon that left the group before the subreaper was set is
+    // still found by its marker when the session ends.
+    if (!groupExists(pgid)) return false;
     return holds().length > 0;
   };
   if ((await settle(anyLeft)) && orphaned === undefined) {
@@ -156,6 +162,7 @@ export async function supervise(argv: string[]): Promise<number> {
 }
 
 const WATCH_MS = 1000;
+const SUBREAPER_AFTER_MS = 25;
 const LEFT_POLL_MS = 200;
 const LEFT_SWEEP_MS = 1000;
 /** A job the leader started may be ending as the leader ends: give it this long. */

@@ -81,6 +81,8 @@ async function main(argv: string[]): Promise<number> {
   }
   const load = TOOL_NAMES.includes(first) ? () => toolSubcommand(first) : Object.hasOwn(OTHER, first) ? OTHER[first] : undefined;
   if (!load) throw new UsageError(`unknown command "${first}". Commands: ${[...TOOL_NAMES, ...Object.keys(OTHER)].join(", ")}`);
+  // Not a tool call: what no session can see any more (src/cmd/orphans.ts).
+  if (first === "ps" && rest.includes("--orphans") && !wantsHelp(rest)) return (await import("./cmd/orphans.ts")).run(rest);
   const sub = await load();
   if (wantsHelp(rest)) {
     const { renderUsage } = await loadCitty(1);

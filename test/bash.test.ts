@@ -54,7 +54,7 @@ describe("bash output", () => {
     const { cwd, opts } = setup();
     expect(norm((await callTool("bash", { command: "true" }, opts)).content, cwd)).toBe("$ true\n[exit code 0 · <s> · cwd <tmp>]");
     const killed = await callTool("bash", { command: "echo bye; kill -9 $$" }, opts);
-    expect(norm(killed.content, cwd)).toBe("$ echo bye; kill -9 $$\nbye\n[exit code null (SIGKILL) · <s> · cwd <tmp>]");
+    expect(norm(killed.content, cwd)).toBe("$ echo bye; kill -9 $$\nbye\n[killed by SIGKILL · <s> · cwd <tmp>]");
     expect(killed.metadata.exitCode).toBeNull();
   });
 

@@ -60,10 +60,10 @@ describe("a server-like process across kt calls", () => {
     expect(beyond.stdout).toBe(`Offset 9 is beyond the end of p1's output (6 lines). Use offset ≤ 6, or omit offset for the output since your last read.\n`);
 
     const pid = row(stateDir, "p1")!.pid!;
-    expect(await text("ps", "stop", "p1")).toBe(`Stopped p1 (bash server.sh) · exit code null (SIGTERM) · ran <clock>. Full log: ${LOG("p1")}\n`);
+    expect(await text("ps", "stop", "p1")).toBe(`Stopped p1 (bash server.sh) · ended on SIGTERM · ran <clock>. Full log: ${LOG("p1")}\n`);
     expect(groupAlive(pid)).toEqual([]);
-    expect(await text("ps", "list")).toBe("PROCESSES\np1  bash server.sh  stopped  code null (SIGTERM)  ran <clock>\n");
-    expect(await text("ps", "stop", "p1")).toBe(`p1 (bash server.sh) is not running: p1 was stopped after <clock> (exit code null (SIGTERM)). Nothing to stop.\n`);
+    expect(await text("ps", "list")).toBe("PROCESSES\np1  bash server.sh  stopped  by ps stop (SIGTERM)  ran <clock>\n");
+    expect(await text("ps", "stop", "p1")).toBe(`p1 (bash server.sh) is not running: p1 was stopped by ps stop after <clock> (it ended on SIGTERM). Nothing to stop.\n`);
   });
 
   test("reading in pages: new output middle-out with the log named; offset pages of 300 lines with the way on", async () => {
@@ -175,7 +175,7 @@ describe("stop", () => {
     const pid = row(stateDir, "p1")!.pid!;
     await until("four members in the group", () => groupAlive(pid).length >= 5);
     const stopped = await text("ps", "stop", "p1");
-    expect(stopped).toMatch(/^Stopped p1 \(.*\) · exit code null \(SIGTERM\) · ran <clock>\. Full log: /);
+    expect(stopped).toMatch(/^Stopped p1 \(.*\) · ended on SIGTERM, and SIGKILL ended what ignored SIGTERM · ran <clock>\. Full log: /);
     expect(groupAlive(pid)).toEqual([]);
   }, 15_000);
 });
@@ -269,11 +269,11 @@ describe("completion notices", () => {
 describe("limits and guards", () => {
   test("the ninth concurrent start is refused (golden)", async () => {
     const { run, text } = setup();
-    for (let i = 1; i <= 8; i++) expect((await run("ps", "start", `echo up; exec sleep 60`)).exitCode).toBe(0);
+    for (let i = 1; i <= 8; i++) expect((await run("ps", "start", `echo up ${i}; exec sleep 60`)).exitCode).toBe(0);
     const ninth = await run("ps", "start", "echo nine");
     expect(ninth.exitCode).toBe(1);
     expect(ninth.stdout).toBe(
-      `Refusing to start another process: 8 are already running in this session, the most allowed (8). Running: ${Array.from({ length: 8 }, (_, i) => `p${i + 1} (echo up; exec sleep 60)`).join(", ")}. Stop one you no longer need with {"action":"stop","id":"p1"}, or use bash for a command that finishes on its own.\n`,
+      `Refusing to start another process: 8 are already running in this session, the most allowed (8). Running: ${Array.from({ length: 8 }, (_, i) => `p${i + 1} (echo up ${i + 1}; exec sleep 60)`).join(", ")}. Stop one you no longer need with {"action":"stop","id":"p1"}, or use bash for a command that finishes on its own.\n`,
     );
     await run("ps", "stop", "p3");
     expect(await text("ps", "start", "echo nine; exec sleep 60")).toStartWith("Started p9 (pid <pid>): echo nine; exec sleep 60\n");

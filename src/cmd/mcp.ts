@@ -74,7 +74,8 @@ export async function run(argv: string[]): Promise<number> {
   });
   const transport = new StdioServerTransport();
   transport.onerror = (error) => log().warn(`kt mcp: ${error.message}`);
-  const mcp = await serve({ version, base: { ...base, cwd }, newCallId, structured: options.structured }, transport);
+  // A generated session dies with this server, even a killed one: its commands watch this pid.
+  const mcp = await serve({ version, base: { ...base, cwd, ...(ownSession ? { sessionOwner: process.pid } : {}) }, newCallId, structured: options.structured }, transport);
   if (options.verbose) log().info(`kt mcp ${version}: serving on stdio; root ${root}; cwd ${cwd}; session ${base.session}`);
 
   const why = await ended;

@@ -12,6 +12,7 @@ export const command: CommandDef = {
   args: {
     action: { type: "positional", required: true, description: "end" },
     session: { type: "string", description: 'Session id (default: $KT_SESSION or "default")', valueHint: "id" },
+    all: { type: "boolean", description: "End every session of the state directory, and stop orphaned kt processes (kt ps list --orphans)" },
     "state-dir": { type: "string", description: "State directory (default: $KT_STATE_DIR, $XDG_STATE_HOME/kt or ~/.local/state/kt)", valueHint: "dir" },
   },
 };
@@ -20,6 +21,7 @@ export async function run(argv: string[]): Promise<number> {
   let action: string | undefined;
   let session: string | undefined;
   let stateDir: string | undefined;
+  let all = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const eq = arg.indexOf("=");
@@ -30,7 +32,8 @@ export async function run(argv: string[]): Promise<number> {
       if (next === undefined) throw new UsageError(`option --${name} needs a value`);
       return next;
     };
-    if (name === "session") session = value();
+    if (name === "all" && eq === -1) all = true;
+    else if (name === "session") session = value();
     else if (name === "state-dir" || name === "state_dir") stateDir = value();
     else if (name !== undefined || arg.startsWith("-")) throw new UsageError(`unknown option ${arg}`);
     else if (action === undefined) action = arg;
@@ -42,12 +45,45 @@ export async function run(argv: string[]): Promise<number> {
     session: session ?? process.env.KT_SESSION ?? "default",
     warn: (message: string) => log().warn(message),
   };
+  if (all && session !== undefined) throw new UsageError(`--all ends every session: give either --all or --session`);
   const { endSession } = await import("../process/teardown.ts");
-  const ended = await endSession(ctx, (line) => writeAll(2, `kt session: ${line}\n`));
   const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
+  if (all) return endAll(ctx, plural);
+  const ended = await endSession(ctx, (line) => writeAll(2, `kt session: ${line}\n`));
   writeAll(
     1,
     `Ended session "${ctx.session}": stopped ${ended.stopped} ${ended.stopped === 1 ? "process" : "processes"}, removed ${plural(ended.stamps, "file stamp")} and ${plural(ended.files, "file")} (${formatBytes(ended.bytes)}).\n`,
   );
   return EXIT.ok;
+}
+
+/** `kt session end --all`: every session of the state directory, then every orphan (src/process/orphans.ts). */
+async function endAll(ctx: { stateDir: string; warn(message: string): void }, plural: (n: number, one: string) => string): Promise<number> {
+  const [{ endSession, sessionNames }, { findOrphans, orphanLines, stopOrphans }, { escapedSentence }] = await Promise.all([
+    import("../process/teardown.ts"),
+    import("../process/orphans.ts"),
+    import("../process/ending.ts"),
+  ]);
+  const names = sessionNames(ctx.stateDir);
+  let stopped = 0;
+  let stamps = 0;
+  let files = 0;
+  let bytes = 0;
+  for (const session of names) {
+    const ended = await endSession({ ...ctx, session }, (line) => writeAll(2, `kt session: ${session}: ${line}\n`));
+    stopped += ended.stopped + ended.strays;
+    stamps += ended.stamps;
+    files += ended.files;
+    bytes += ended.bytes;
+  }
+  const orphans = findOrphans();
+  for (const line of orphanLines(orphans)) writeAll(2, `kt session: stopping orphan ${line}\n`);
+  const swept = orphans.length > 0 ? await stopOrphans(orphans) : { escaped: [] };
+  if (swept.escaped.length > 0) writeAll(2, `kt session: ${escapedSentence(swept.escaped)}\n`);
+  const orphanProcs = orphans.reduce((n, o) => n + o.procs.length, 0);
+  writeAll(
+    1,
+    `Ended ${plural(names.length, "session")}${names.length > 0 ? ` (${names.map((n) => JSON.stringify(n)).join(", ")})` : ""}: stopped ${stopped} ${stopped === 1 ? "process" : "processes"}, removed ${plural(stamps, "file stamp")} and ${plural(files, "file")} (${formatBytes(bytes)}); stopped ${orphanProcs} orphaned ${orphanProcs === 1 ? "process" : "processes"} of ${plural(orphans.length, "command")} no session could reach.\n`,
+  );
+  return swept.escaped.length > 0 ? EXIT.toolError : EXIT.ok;
 }

@@ -28,8 +28,3 @@ export function shortCommand(command: string, max = 60): string {
   const one = command.trim().replace(/\s+/g, " ");
   return one.length <= max ? one : `${one.slice(0, max - 1)}…`;
 }
-
-/** `code 1`, or `code null (SIGTERM)` for a process ended by a signal. */
-export function exitPhrase(exitCode: number | null, signal: string | null): string {
-  return exitCode === null && signal ? `code null (${signal})` : `code ${exitCode}`;
-}

@@ -7,7 +7,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { index, safeName } from "../core/state.ts";
-import { clock, exitPhrase, shortCommand } from "./format.ts";
+import { END_WORDS, endWord, howEnded, type EndWord } from "./ending.ts";
+import { shortCommand } from "./format.ts";
 
 interface Ended {
   key: number;
@@ -27,49 +28,45 @@ interface Context {
   warn(message: string): void;
 }
 
+export interface Notice {
+  id: string;
+  status: EndWord;
+  line: string;
+}
+
 /** Claims the session's undelivered completions and returns one line for each. */
-export function claimNotices(ctx: Context): string[] {
+export function claimNotices(ctx: Context): Notice[] {
   if (!existsSync(join(ctx.stateDir, "sessions", safeName(ctx.session), "proc"))) return [];
   const db = index(ctx);
   const ended = db
     .query(
       `SELECT key, id, command, status, exit_code, signal, error, started_at, ended_at FROM processes
-       WHERE session = ? AND notified = 0 AND id IS NOT NULL AND status IN ('exited', 'stopped', 'failed', 'lost') ORDER BY seq`,
+       WHERE session = ? AND notified = 0 AND id IS NOT NULL AND status IN (${END_WORDS.map((w) => `'${w}'`).join(", ")}) ORDER BY seq`,
     )
     .all(ctx.session) as Ended[];
   if (ended.length === 0) return [];
   const claim = db.query("UPDATE processes SET notified = 1 WHERE key = ? AND notified = 0");
-  return ended.filter((row) => claim.run(row.key).changes === 1).map(noticeLine);
+  return ended.filter((row) => claim.run(row.key).changes === 1).map((row) => ({ id: row.id, status: endWord(row), line: noticeLine(row) }));
 }
 
 export function noticeLine(row: Ended): string {
   const name = `Process ${row.id} (${shortCommand(row.command)})`;
-  const after = clock((row.ended_at ?? Date.now()) - row.started_at);
-  const next = `Use ps read ${row.id} for its output.`;
-  switch (row.status) {
-    case "failed":
-      return `[${name} failed to start: ${row.error ?? "unknown error"}.]`;
-    case "lost":
-      return `[${name} is gone: it stopped running without its exit being recorded (killed from outside, or the machine restarted). ${next}]`;
-    case "stopped":
-      return `[${name} was stopped after ${after} (exit ${exitPhrase(row.exit_code, row.signal)}). ${next}]`;
-    default:
-      return row.exit_code === null && row.signal
-        ? `[${name} was killed by ${row.signal} after ${after}. ${next}]`
-        : `[${name} exited with code ${row.exit_code} after ${after}. ${next}]`;
-  }
+  const next = row.status === "failed" ? "" : ` Use ps read ${row.id} for its output.`;
+  return `[${name} ${howEnded(row)}.${next}]`;
 }
 
 /** Appends the session's undelivered completion notices to a result (SPEC §4.7). */
 export function appendNotices(result: { content: string; metadata: { extra?: Record<string, unknown> } }, ctx: Context): void {
-  let lines: string[];
+  let notices: Notice[];
   try {
-    lines = claimNotices(ctx);
+    notices = claimNotices(ctx);
   } catch (error) {
     ctx.warn(`kt: could not check for finished background processes: ${(error as Error).message}`);
     return;
   }
-  if (lines.length === 0) return;
+  if (notices.length === 0) return;
+  const lines = notices.map((n) => n.line);
   result.content += `${result.content ? "\n\n" : ""}${lines.join("\n")}`;
-  result.metadata.extra = { ...result.metadata.extra, notices: lines };
+  // The same word as ps list, per process, for a UI that shows the end without parsing prose.
+  result.metadata.extra = { ...result.metadata.extra, notices: lines, ended: notices.map(({ id, status }) => ({ id, status })) };
 }

@@ -3,9 +3,10 @@
 // index's write lock so concurrent kt calls never both win one.
 import type { Database } from "bun:sqlite";
 import { unlinkSync } from "node:fs";
+import type { EndWord } from "./ending.ts";
 import { isSameProcess } from "./identity.ts";
 
-export type Status = "starting" | "running" | "exited" | "stopped" | "failed" | "lost";
+export type Status = "starting" | "running" | EndWord;
 
 export interface ProcessRow {
   key: number;
@@ -40,6 +41,14 @@ export const MAX_KEPT = 32;
 const STARTING_TIMEOUT_MS = 30_000;
 /** Foreground bash rows whose kt call died are swept after this long. */
 const ORPHAN_MS = 10 * 60_000;
+
+/**
+ * A running row that records an exit: the command's leader has ended, and what it started
+ * runs on (its supervisor records the end when the last of them is gone).
+ */
+export function leaderEnded(row: Pick<ProcessRow, "status" | "exit_code" | "signal"> | undefined): boolean {
+  return row !== undefined && !isFinal(row.status) && (row.exit_code !== null || row.signal !== null);
+}
 
 export function isFinal(status: Status): boolean {
   return status !== "starting" && status !== "running";
@@ -104,6 +113,20 @@ export function running(db: Database, session: string): ProcessRow[] {
     .filter((r) => !isFinal(r.status))
     .map((r) => reconcile(db, r))
     .filter((r) => !isFinal(r.status));
+}
+
+/**
+ * A process of the session, visible to the model and still running, that runs `command` in
+ * `cwd` (pi's duplicate guard): a second copy would only fight it for a port or a lock.
+ * A finished twin, or one in another directory, is no twin. Call under the write lock.
+ */
+export function runningTwin(db: Database, session: string, command: string, cwd: string): ProcessRow | undefined {
+  const same = db
+    .query("SELECT * FROM processes WHERE session = ? AND id IS NOT NULL AND cwd = ? AND status IN ('starting', 'running') ORDER BY seq")
+    .all(session, cwd) as ProcessRow[];
+  // A command whose own shell has ended and left processes running is no twin: running it
+  // again is how a build reuses the daemon it left (Gradle, sccache), not a second server.
+  return same.filter((r) => r.command.trim() === command.trim() && !leaderEnded(r)).map((r) => reconcile(db, r)).find((r) => !isFinal(r.status));
 }
 
 export function setCursor(db: Database, key: number, byte: number, line: number): void {

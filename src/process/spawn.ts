@@ -8,7 +8,8 @@ import { fileURLToPath } from "node:url";
 import { index, sessionDir, withWriteLock } from "../core/state.ts";
 import { KtError, type ToolContext } from "../tools/tool.ts";
 import { shortCommand } from "./format.ts";
-import { byKey, insert, MAX_RUNNING, nextId, prune, remove, running, type ProcessRow } from "./registry.ts";
+import { processStart } from "./identity.ts";
+import { byKey, insert, MAX_RUNNING, nextId, prune, remove, running, runningTwin, type ProcessRow } from "./registry.ts";
 
 /** What the supervisor is told, as one JSON argument. */
 export interface SupervisorSpec {
@@ -19,16 +20,11 @@ export interface SupervisorSpec {
   log: string;
   /** FIFO that becomes the command's stdin; absent: stdin is /dev/null. */
   stdin?: string;
+  /** The process whose end ends the session (a generated MCP session's server). */
+  owner?: { pid: number; start: string };
 }
 
 export const SUPERVISE = "__supervise";
-
-/** The environment every managed command gets: kt's own, with pagers and prompts disarmed. */
-export function commandEnv(base: Record<string, string | undefined> = process.env): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(base)) if (v !== undefined) env[k] = v;
-  return { ...env, PAGER: "cat", GIT_PAGER: "cat", GIT_TERMINAL_PROMPT: "0" };
-}
 
 /** How to run this kt again: the compiled binary itself, or bun with main.ts from source. */
 export function selfCommand(): string[] {
@@ -59,6 +55,9 @@ export function launch(ctx: ToolContext, opts: LaunchOptions): Launched {
   const key = withWriteLock(db, () => {
     let id: string | null = null;
     let seq: number | null = null;
+    // Claimed under the lock: of two concurrent starts of one command, the second sees the first.
+    const twin = runningTwin(db, ctx.session, opts.command, opts.cwd);
+    if (twin) throw alreadyRunning(twin);
     if (opts.managed) {
       const live = running(db, ctx.session);
       if (live.length >= MAX_RUNNING) throw tooMany(live);
@@ -82,10 +81,20 @@ export function launch(ctx: ToolContext, opts: LaunchOptions): Launched {
   try {
     closeSync(openSync(row.log_path, "a", 0o600));
     if (row.stdin_path) makeFifo(row.stdin_path);
-    const spec: SupervisorSpec = { stateDir, key, command: opts.command, cwd: opts.cwd, log: row.log_path, ...(row.stdin_path ? { stdin: row.stdin_path } : {}) };
+    const ownerStart = ctx.sessionOwner !== undefined ? processStart(ctx.sessionOwner) : undefined;
+    const spec: SupervisorSpec = {
+      stateDir,
+      key,
+      command: opts.command,
+      cwd: opts.cwd,
+      log: row.log_path,
+      ...(row.stdin_path ? { stdin: row.stdin_path } : {}),
+      ...(ownerStart ? { owner: { pid: ctx.sessionOwner!, start: ownerStart } } : {}),
+    };
     const supervisor = Bun.spawn([...selfCommand(), SUPERVISE, JSON.stringify(spec)], {
       cwd: "/",
-      env: commandEnv(),
+      // The supervisor is kt: it keeps kt's variables (e.g. the state cap); the command does not.
+      env: process.env,
       stdin: "ignore",
       stdout: "ignore",
       stderr: "ignore",
@@ -102,6 +111,14 @@ export function launch(ctx: ToolContext, opts: LaunchOptions): Launched {
 function makeFifo(path: string): void {
   const made = Bun.spawnSync(["mkfifo", "-m", "600", path], { stdout: "ignore", stderr: "pipe" });
   if (made.exitCode !== 0) throw new Error(`mkfifo ${path}: ${made.stderr.toString().trim() || `exit ${made.exitCode}`}`);
+}
+
+function alreadyRunning(twin: ProcessRow): KtError {
+  return new KtError(
+    "ALREADY_RUNNING",
+    `${twin.id} is already running "${shortCommand(twin.command, 200)}" in ${twin.cwd}: read it with ps read ${twin.id}, or stop it first. Nothing new was started.`,
+    { processId: twin.id! },
+  );
 }
 
 function tooMany(live: ProcessRow[]): KtError {

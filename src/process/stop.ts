@@ -1,15 +1,37 @@
-// Stopping one managed process for ps stop, a cancelled bash and kt session end: the stop
+// Stopping a managed process for ps stop, a cancelled bash and kt session end: the stop
 // is flagged in the index first (so the supervisor records "stopped", not "exited"), then
-// the process group is terminated, then the recorded end is read back.
+// everything the command holds — its process group, its supervisor's descendants, the
+// processes carrying its marker (src/process/descendants.ts) — is terminated, then the
+// recorded end is read back.
 import type { ToolContext } from "../tools/tool.ts";
 import { isSameProcess } from "./identity.ts";
-import { GRACE_MS, terminateGroup } from "./kill-tree.ts";
+import { held, tracker, type Holds, type Proc } from "./descendants.ts";
+import { GRACE_MS, terminate } from "./kill-tree.ts";
+import { markerValue } from "./env.ts";
 import { index } from "../core/state.ts";
-import { byKey, isFinal, type ProcessRow } from "./registry.ts";
+import { byKey, isFinal, leaderEnded, type ProcessRow } from "./registry.ts";
 import { waitForEnd } from "./wait.ts";
+import { resolve } from "node:path";
 
-/** SIGTERM to the group, 3 s grace, SIGKILL; returns the row with its end recorded. */
-export async function stopRow(ctx: Pick<ToolContext, "stateDir" | "warn">, row: ProcessRow, graceMs = GRACE_MS): Promise<ProcessRow> {
+export interface Stopped {
+  row: ProcessRow;
+  /** The last signal that was needed, when anything was left to signal. */
+  signal?: "SIGTERM" | "SIGKILL";
+  /** Processes of the command still alive after SIGKILL. */
+  escaped: Proc[];
+}
+
+/** What a row's command holds, trusting a recorded pid only with its start time. */
+export function holdsOf(stateDir: string, row: ProcessRow): Holds {
+  return {
+    ...(row.pid !== null && isSameProcess(row.pid, row.pid_start) ? { pgid: row.pid } : {}),
+    ...(row.supervisor_pid !== null && isSameProcess(row.supervisor_pid, row.supervisor_start) ? { root: row.supervisor_pid } : {}),
+    marker: markerValue(resolve(stateDir), row.key),
+  };
+}
+
+/** SIGTERM to everything the command holds, 3 s grace, SIGKILL; returns the row with its end recorded. */
+export async function stopRow(ctx: Pick<ToolContext, "stateDir" | "warn">, row: ProcessRow, graceMs = GRACE_MS): Promise<Stopped> {
   const db = index(ctx);
   db.query("UPDATE processes SET stop_requested = 1 WHERE key = ?").run(row.key);
   // A command whose supervisor has not reported its pid yet: give it a moment.
@@ -18,11 +40,22 @@ export async function stopRow(ctx: Pick<ToolContext, "stateDir" | "warn">, row: 
     await Bun.sleep(20);
     row = byKey(db, row.key) ?? row;
   }
-  let last: string | undefined;
-  if (row.pid !== null && isSameProcess(row.pid, row.pid_start)) last = await terminateGroup(row.pid, graceMs);
-  const ended = (await waitForEnd(db, row.key, 2000)) ?? row;
-  if (isFinal(ended.status)) return ended;
+  const holds = holdsOf(ctx.stateDir, row);
+  const leaderGone = leaderEnded(row);
+  const find = tracker(holds);
+  let ended = await terminate(find, graceMs, holds.pgid);
+  // The last look is a whole sweep: a marked process may have appeared between sweeps.
+  const late = held(holds);
+  if (late.length > 0) {
+    const again = await terminate(() => held(holds), graceMs);
+    const signal = again.signal ?? ended.signal;
+    ended = { ...(signal ? { signal } : {}), escaped: [...ended.escaped, ...again.escaped] };
+  }
+  // The shell had exited already: the signal that ended what it left is how the stop went.
+  if (leaderGone && ended.signal) db.query("UPDATE processes SET signal = ? WHERE key = ?").run(ended.signal, row.key);
+  const after = (await waitForEnd(db, row.key, 2000)) ?? row;
+  if (isFinal(after.status)) return { row: after, ...ended };
   // No supervisor left to record it: record the stop here.
-  db.query("UPDATE processes SET status = 'stopped', signal = ?, ended_at = ? WHERE key = ? AND status IN ('starting', 'running')").run(last ?? null, Date.now(), row.key);
-  return byKey(db, row.key) ?? ended;
+  db.query("UPDATE processes SET status = 'stopped', signal = ?, ended_at = ? WHERE key = ? AND status IN ('starting', 'running')").run(ended.signal ?? null, Date.now(), row.key);
+  return { row: byKey(db, row.key) ?? after, ...ended };
 }

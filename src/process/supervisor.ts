@@ -4,10 +4,14 @@
 // open between kt calls, and records the exit in the index when the command ends — even
 // when no kt call is waiting. It never reads the output, so no pipe can fill or hang.
 import type { Database } from "bun:sqlite";
-import { closeSync, constants, existsSync, openSync, unlinkSync } from "node:fs";
+import { closeSync, constants, existsSync, openSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { openIndex } from "../core/state.ts";
-import { processStart } from "./identity.ts";
+import { endedStatus } from "./ending.ts";
+import { commandEnv, markerValue } from "./env.ts";
+import { anyChildLeft, becomeSubreaper, groupExists, held } from "./descendants.ts";
+import { GRACE_MS, terminate } from "./kill-tree.ts";
+import { isSameProcess, processStart } from "./identity.ts";
 import type { SupervisorSpec } from "./spawn.ts";
 
 export async function supervise(argv: string[]): Promise<number> {
@@ -32,7 +36,7 @@ export async function supervise(argv: string[]): Promise<number> {
   try {
     child = Bun.spawn(["bash", "-c", spec.command], {
       cwd: spec.cwd,
-      env: process.env,
+      env: commandEnv(process.env, markerValue(spec.stateDir, spec.key)),
       stdin: stdinFd ?? "ignore",
       stdout: logFd,
       stderr: logFd,
@@ -49,17 +53,36 @@ export async function supervise(argv: string[]): Promise<number> {
     if (stdinFd !== undefined) closeSync(stdinFd);
   }
 
+  // Loading the FFI takes milliseconds (2–13 ms on a loaded machine): a command that is over
+  // sooner (most bash calls) must not wait for it. What a command orphans before this goes
+  // to init instead — still found through its process group or its marker.
+  let subreaper = false;
+  const subreaperTimer = setTimeout(() => {
+    subreaper = becomeSubreaper();
+  }, SUBREAPER_AFTER_MS);
   const pgid = child.pid;
+  const marker = markerValue(spec.stateDir, spec.key);
+  // What the command holds: its group, and — as a subreaper — this supervisor's whole tree;
+  // without a subreaper, the processes carrying its marker.
+  const holds = () => held({ pgid, root: process.pid, ...(subreaper ? {} : { marker }) });
   const forward = () => {
     try {
       process.kill(-pgid, "SIGTERM");
     } catch {
       // Already gone.
     }
+    for (const p of holds()) {
+      try {
+        process.kill(p.pid, "SIGTERM");
+      } catch {
+        // Already gone.
+      }
+    }
   };
   process.on("SIGTERM", forward);
   process.on("SIGINT", forward);
 
+  const index = indexIdentity(spec.stateDir);
   const db = record(spec, (db) => {
     const changed = db
       .query(
@@ -79,15 +102,54 @@ export async function supervise(argv: string[]): Promise<number> {
     }
   }
 
+  // Issue 11.15: a command nobody can list or stop any more (its state directory removed,
+  // its index replaced, or the server that owned its session killed) is stopped here.
+  let orphaned: Abandoned | undefined;
+  let ending: Promise<unknown> | undefined;
+  const watch = setInterval(() => {
+    if (orphaned !== undefined) return;
+    orphaned = abandoned(spec, index);
+    if (orphaned !== undefined) ending = terminate(holds, GRACE_MS, pgid);
+  }, WATCH_MS);
+
   await child.exited;
-  record(spec, (db) =>
-    db
-      .query(
-        `UPDATE processes SET status = CASE WHEN stop_requested = 1 THEN 'stopped' ELSE 'exited' END,
-         exit_code = ?, signal = ?, ended_at = ? WHERE key = ? AND status IN ('starting', 'running', 'lost')`,
-      )
-      .run(child.exitCode, child.signalCode ?? null, Date.now(), spec.key),
-  );
+  clearTimeout(subreaperTimer);
+  const signal = child.signalCode === null || child.signalCode === undefined ? null : String(child.signalCode);
+  if (ending) await ending;
+  // Issue 11.14: the leader is gone, but what it started may run on (`server &`, a daemon
+  // that forked away). The command is over only when nothing it holds is left.
+  const anyLeft = (): boolean => {
+    const kids = subreaper ? anyChildLeft(child.pid) : undefined;
+    if (kids === true) return true;
+    // No child left (or no subreaper yet) and an empty process group — one kill(2) — is
+    // taken for nothing left; a daemon that left the group before the subreaper was set is
+    // still found by its marker when the session ends.
+    if (!groupExists(pgid)) return false;
+    return holds().length > 0;
+  };
+  if ((await settle(anyLeft)) && orphaned === undefined) {
+    record(spec, (db) =>
+      db.query("UPDATE processes SET exit_code = ?, signal = ? WHERE key = ? AND status IN ('starting', 'running')").run(child.exitCode, signal, spec.key),
+    );
+    do await Bun.sleep(subreaper ? LEFT_POLL_MS : LEFT_SWEEP_MS);
+    while (anyLeft());
+  }
+  clearInterval(watch);
+  if (ending) await ending;
+  // A removed or replaced index has no row of this command to update.
+  if (orphaned === undefined || orphaned === "owner gone") {
+    record(spec, (db) => {
+      const stopRequested = orphaned !== undefined || (db.query("SELECT stop_requested FROM processes WHERE key = ?").get(spec.key) as { stop_requested: number } | null)?.stop_requested === 1;
+      // COALESCE: a stop of what the shell left records the signal that ended it (src/process/stop.ts).
+      db.query(`UPDATE processes SET status = ?, exit_code = ?, signal = COALESCE(signal, ?), ended_at = ? WHERE key = ? AND status IN ('starting', 'running', 'lost')`).run(
+        endedStatus(stopRequested, signal),
+        child.exitCode,
+        signal,
+        Date.now(),
+        spec.key,
+      );
+    });
+  }
   if (holder !== undefined) closeSync(holder);
   if (spec.stdin) {
     try {
@@ -97,6 +159,48 @@ export async function supervise(argv: string[]): Promise<number> {
     }
   }
   return 0;
+}
+
+const WATCH_MS = 1000;
+const SUBREAPER_AFTER_MS = 25;
+const LEFT_POLL_MS = 200;
+const LEFT_SWEEP_MS = 1000;
+/** A job the leader started may be ending as the leader ends: give it this long. */
+const SETTLE_MS = 100;
+
+/** Whether anything is still left after up to SETTLE_MS. */
+async function settle(anyLeft: () => boolean): Promise<boolean> {
+  const deadline = performance.now() + SETTLE_MS;
+  for (;;) {
+    if (!anyLeft()) return false;
+    if (performance.now() >= deadline) return true;
+    await Bun.sleep(20);
+  }
+}
+
+interface FileIdentity {
+  dev: number;
+  ino: number;
+}
+
+function indexIdentity(stateDir: string): FileIdentity | undefined {
+  try {
+    const st = statSync(join(stateDir, "index.db"));
+    return { dev: st.dev, ino: st.ino };
+  } catch {
+    return undefined;
+  }
+}
+
+type Abandoned = "state gone" | "index replaced" | "owner gone";
+
+/** Why nobody can reach this command any more, or undefined while somebody can. */
+function abandoned(spec: SupervisorSpec, was: FileIdentity | undefined): Abandoned | undefined {
+  const now = indexIdentity(spec.stateDir);
+  if (!now) return "state gone";
+  if (was && (now.dev !== was.dev || now.ino !== was.ino)) return "index replaced";
+  if (spec.owner && !isSameProcess(spec.owner.pid, spec.owner.start)) return "owner gone";
+  return undefined;
 }
 
 /** Writes to the index, retrying through transient lock contention; the record must land. */

@@ -1,15 +1,23 @@
 // Ending a session (SPEC §2): its running processes are stopped (each announced first),
 // then its stamps, its process rows and its files (spill, logs, FIFOs) are removed.
-import { readdirSync, rmSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { index, safeName, withWriteLock } from "../core/state.ts";
 import { dropHistory } from "../core/history.ts";
 import { shortCommand } from "./format.ts";
 import { isFinal, reconcile, sessionRows } from "./registry.ts";
+import { marked } from "./descendants.ts";
+import { escapedSentence } from "./ending.ts";
+import { markerValue } from "./env.ts";
+import { terminate } from "./kill-tree.ts";
 import { stopRow } from "./stop.ts";
 
 export interface Ended {
   stopped: number;
+  /** Processes left behind by commands whose supervisor was gone, found by their marker and stopped. */
+  strays: number;
+  /** Processes that survived SIGKILL. */
+  escaped: number;
   stamps: number;
   files: number;
   bytes: number;
@@ -21,7 +29,16 @@ export async function endSession(ctx: { stateDir: string; session: string; warn(
     .map((r) => reconcile(db, r))
     .filter((r) => !isFinal(r.status));
   for (const r of live) say(`Stopping ${r.id ?? "a running bash command"} (${shortCommand(r.command)}${r.pid !== null ? `, pid ${r.pid}` : ""}).`);
-  await Promise.all(live.map((r) => stopRow(ctx, r)));
+  const stopped = await Promise.all(live.map((r) => stopRow(ctx, r)));
+  // A command whose supervisor is gone (killed, or its row already final) may have left
+  // processes behind: they still carry its marker.
+  const markers = new Set(sessionRows(db, ctx.session).map((r) => markerValue(resolve(ctx.stateDir), r.key)));
+  const strays = () => [...marked()].flatMap(([value, procs]) => (markers.has(value) ? procs : []));
+  const found = strays();
+  if (found.length > 0) say(`Stopping ${found.length === 1 ? "1 process" : `${found.length} processes`} left behind by the session's commands: ${found.slice(0, 5).map((p) => `pid ${p.pid} (${p.comm})`).join(", ")}.`);
+  const swept = found.length > 0 ? await terminate(strays) : { escaped: [] };
+  const escaped = [...stopped.flatMap((s) => s.escaped), ...swept.escaped];
+  if (escaped.length > 0) say(escapedSentence(escaped));
   const stamps = withWriteLock(db, () => {
     db.query("DELETE FROM processes WHERE session = ?").run(ctx.session);
     db.query("DELETE FROM process_seq WHERE session = ?").run(ctx.session);
@@ -31,7 +48,28 @@ export async function endSession(ctx: { stateDir: string; session: string; warn(
   const dir = join(ctx.stateDir, "sessions", safeName(ctx.session));
   const { files, bytes } = measure(dir);
   rmSync(dir, { recursive: true, force: true });
-  return { stopped: live.length, stamps, files, bytes };
+  return { stopped: live.length, strays: found.length, escaped: escaped.length, stamps, files, bytes };
+}
+
+/** Every session the state directory knows of: by its processes, its stamps, or its files. */
+export function sessionNames(stateDir: string): string[] {
+  const names = new Set<string>();
+  if (existsSync(join(stateDir, "index.db"))) {
+    const db = index({ stateDir, warn: () => {} });
+    for (const table of ["processes", "stamps"]) {
+      for (const r of db.query(`SELECT DISTINCT session FROM ${table}`).all() as { session: string }[]) names.add(r.session);
+    }
+  }
+  // A session with only files (spill) and no rows: its directory name is its safe name.
+  let dirs: string[] = [];
+  try {
+    dirs = readdirSync(join(stateDir, "sessions"));
+  } catch {
+    // No sessions directory.
+  }
+  const known = new Set([...names].map(safeName));
+  for (const d of dirs) if (!known.has(d)) names.add(d);
+  return [...names].sort();
 }
 
 function measure(dir: string): { files: number; bytes: number } {

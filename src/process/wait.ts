@@ -8,14 +8,27 @@ import { byKey, isFinal, reconcile, type ProcessRow } from "./registry.ts";
 
 const POLL_MS = 20;
 
-export type Outcome = "exited" | "timeout" | "cancelled";
+export type Outcome = "exited" | "timeout" | "cancelled" | "left";
 
-/** Waits for the supervisor to exit (it does right after recording the command's end). */
-export async function waitForSupervisor(supervisor: Subprocess, ms: number, cancel?: AbortSignal): Promise<Outcome> {
+/** How often a waiting bash asks whether its command's leader ended with processes left. */
+const LEFT_POLL_MS = 50;
+
+/**
+ * Waits for the supervisor to exit (it does right after recording the command's end), or
+ * for `left()` to say the command's leader ended while processes it started run on.
+ */
+export async function waitForSupervisor(supervisor: Subprocess, ms: number, cancel?: AbortSignal, left?: () => boolean): Promise<Outcome> {
   if (cancel?.aborted) return "cancelled";
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let poll: ReturnType<typeof setInterval> | undefined;
   let onAbort: (() => void) | undefined;
   const outcome = await Promise.race([
+    new Promise<Outcome>((resolve) => {
+      if (!left) return;
+      poll = setInterval(() => {
+        if (left()) resolve("left");
+      }, LEFT_POLL_MS);
+    }),
     supervisor.exited.then(() => "exited" as const),
     new Promise<Outcome>((resolve) => {
       timer = setTimeout(() => resolve("timeout"), ms);
@@ -26,6 +39,7 @@ export async function waitForSupervisor(supervisor: Subprocess, ms: number, canc
     }),
   ]);
   clearTimeout(timer);
+  clearInterval(poll);
   if (onAbort) cancel?.removeEventListener("abort", onAbort);
   return outcome;
 }

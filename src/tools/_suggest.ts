@@ -1,30 +1,68 @@
-// "Did you mean" for a missing file: the closest names in its parent directory and in
-// the tree below the working directory, by Levenshtein distance. The walk is bounded in
+// "Did you mean" for a missing file: the same path taken from the project's top when the
+// model lost its place in a subdirectory, then the closest names in its parent directory
+// and in the tree below the working directory, by Levenshtein distance. The walk is bounded in
 // entries and time so a miss in a huge tree stays cheap.
-import { readdirSync } from "node:fs";
-import { basename, dirname, join, relative } from "node:path";
+import { existsSync, readdirSync, realpathSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, relative } from "node:path";
 import { distance } from "fastest-levenshtein";
 import { KtError, type ToolContext } from "./tool.ts";
-import { displayPath } from "../core/paths.ts";
+import { displayPath, inside } from "../core/paths.ts";
 import { NOISE_DIRS } from "./_listing.ts";
 
 const MAX_ENTRIES = 20_000;
 const MAX_MS = 150;
 
-export function notFound(ctx: Pick<ToolContext, "cwd">, abs: string): KtError {
-  const found = suggestions(ctx, abs);
+export function notFound(ctx: Pick<ToolContext, "cwd" | "root">, abs: string): KtError {
+  const meant = meantInstead(ctx, abs);
+  const found = suggestions(ctx, abs, 3, meant);
+  const maybe = meant === undefined ? "" : ` Maybe you meant ${meant}?`;
   const tail = found.length > 0
     ? ` Did you mean one of these? ${found.join(", ")}`
-    : " Use glob to search for it by name, or read the parent directory to list what is there.";
-  return new KtError("FILE_NOT_FOUND", `File not found: ${abs}.${tail}`);
+    : meant !== undefined ? "" : " Use glob to search for it by name, or read the parent directory to list what is there.";
+  return new KtError("FILE_NOT_FOUND", `File not found: ${abs}.${maybe}${tail}`);
 }
 
-export function suggestions(ctx: Pick<ToolContext, "cwd">, abs: string, max = 3): string[] {
+/**
+ * Relative-path confusion (KHAELOR §2.4): a path meant relative to the project's top — the
+ * root kt is confined to, else the enclosing git repository — given from a subdirectory.
+ * When the path, taken relative to that top instead of the working directory, names
+ * something that exists (inside the root), that is the likeliest meaning.
+ */
+export function meantInstead(ctx: Pick<ToolContext, "cwd" | "root">, abs: string): string | undefined {
+  const rel = relative(ctx.cwd, abs);
+  if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) return undefined;
+  for (const top of [ctx.root, gitTop(ctx.cwd)]) {
+    if (top === undefined || top === ctx.cwd) continue;
+    const candidate = join(top, rel);
+    if (candidate === abs || !existsSync(candidate)) continue;
+    if (ctx.root !== undefined) {
+      let real: string;
+      try {
+        real = realpathSync(candidate);
+      } catch {
+        continue;
+      }
+      if (!inside(ctx.root, real)) continue;
+    }
+    return candidate;
+  }
+  return undefined;
+}
+
+/** The top level of the git repository holding `dir` (the nearest ancestor with a .git). */
+function gitTop(dir: string): string | undefined {
+  for (let d = dir; ; d = dirname(d)) {
+    if (existsSync(join(d, ".git"))) return d;
+    if (dirname(d) === d) return undefined;
+  }
+}
+
+export function suggestions(ctx: Pick<ToolContext, "cwd">, abs: string, max = 3, exclude?: string): string[] {
   const want = basename(abs).toLowerCase();
   const wantRel = relative(ctx.cwd, abs).toLowerCase();
   const scored = new Map<string, number>();
   const consider = (path: string) => {
-    if (path === abs || scored.has(path)) return;
+    if (path === abs || path === exclude || scored.has(path)) return;
     const name = basename(path).toLowerCase();
     const d = distance(name, want);
     if (d > Math.max(2, Math.floor(want.length / 3))) return;

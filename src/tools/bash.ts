@@ -10,14 +10,16 @@ import { defineTool, invalidArgs, KtError, type ToolContext, type ToolOutput } f
 import { absolutePath, fsError, realPath } from "../core/paths.ts";
 import { index, safeName, sessionDir, withWriteLock } from "../core/state.ts";
 import { spillFile, type Limits } from "../core/truncate.ts";
-import { budget, exitPhrase, seconds, shortCommand } from "../process/format.ts";
+import { endWord, shellEnd } from "../process/ending.ts";
+import { budget, seconds, shortCommand } from "../process/format.ts";
 import { checkCommand } from "../process/guards.ts";
 import { logSize, view } from "../process/log.ts";
 import { notFoundHint } from "../process/not-found.ts";
-import { byKey, isFinal, nextId, prune, remove, setCursor, type ProcessRow } from "../process/registry.ts";
+import { byKey, isFinal, leaderEnded, nextId, prune, remove, setCursor, type ProcessRow } from "../process/registry.ts";
 import { launch } from "../process/spawn.ts";
 import { waitForEnd, waitForSupervisor } from "../process/wait.ts";
-import { stopRow } from "../process/stop.ts";
+import { held } from "../process/descendants.ts";
+import { holdsOf, stopRow } from "../process/stop.ts";
 
 export const DEFAULT_TIMEOUT_MS = 120_000;
 export const MAX_TIMEOUT_MS = 300_000;
@@ -53,8 +55,9 @@ export default defineTool({
     const { row, supervisor } = launch(ctx, { command, cwd, origin: "bash", managed: false });
     const interrupt = interruption(ctx.signal);
     try {
-      const outcome = await waitForSupervisor(supervisor, timeout, interrupt.signal);
+      const outcome = await waitForSupervisor(supervisor, timeout, interrupt.signal, () => leaderEnded(byKey(db, row.key)));
       if (outcome === "cancelled") return await cancel(ctx, row);
+      if (outcome === "left") return await leftBehind(ctx, row);
       if (outcome === "exited") {
         const ended = await waitForEnd(db, row.key, 2000);
         if (ended && isFinal(ended.status)) return finished(ctx, ended);
@@ -113,7 +116,8 @@ function finished(ctx: ToolContext, row: ProcessRow): ToolOutput {
   });
   remove(db, row, logKept);
   const durationMs = (row.ended_at ?? Date.now()) - row.started_at;
-  const status = row.status === "lost" ? "exit code unknown (the process vanished)" : `exit ${exitPhrase(row.exit_code, row.signal)}`;
+  const word = endWord(row);
+  const status = shellEnd(row);
   const lines = [`$ ${row.command}`];
   if (shown.text !== "") lines.push(shown.text);
   lines.push(`[${status} · ${seconds(durationMs)} · cwd ${row.cwd}]`);
@@ -126,21 +130,63 @@ function finished(ctx: ToolContext, row: ProcessRow): ToolOutput {
     title: `Run ${shortCommand(row.command, 50)} · ${row.exit_code === null ? (row.signal ?? "no exit code") : `exit ${row.exit_code}`} · ${seconds(durationMs)}`,
     exitCode: row.exit_code,
     ...(shown.truncation ? { truncation: shown.truncation } : {}),
-    extra: { cwd: row.cwd, exitCode: row.exit_code, durationMs },
+    extra: { cwd: row.cwd, status: word, exitCode: row.exit_code, ...(row.signal ? { signal: row.signal } : {}), durationMs },
   };
 }
 
-/** The budget ran out: the command becomes process pN; the reader's cursor starts where this result ends. */
-function handOver(ctx: ToolContext, launched: ProcessRow, timeout: number): ToolOutput {
+/** Gives a running bash command an id: from now on it is process pN. Undefined when it has ended. */
+function adopt(ctx: ToolContext, key: number): string | undefined {
   const db = index(ctx);
-  const id = withWriteLock(db, () => {
-    const row = byKey(db, launched.key);
+  return withWriteLock(db, () => {
+    const row = byKey(db, key);
     if (!row || isFinal(row.status)) return undefined;
     const { id, seq } = nextId(db, ctx.session);
     db.query("UPDATE processes SET id = ?, seq = ? WHERE key = ?").run(id, seq, row.key);
     prune(db, ctx.session);
     return id;
   });
+}
+
+/**
+ * The command's own shell has ended but processes it started run on (`server &`, a daemon
+ * that forked away). They are neither killed nor left untracked: the command becomes process
+ * pN, which ps can read and stop, and ends when the last of them does.
+ */
+async function leftBehind(ctx: ToolContext, launched: ProcessRow): Promise<ToolOutput> {
+  const db = index(ctx);
+  const left = held(holdsOf(ctx.stateDir, byKey(db, launched.key) ?? launched));
+  const id = left.length > 0 ? adopt(ctx, launched.key) : undefined;
+  if (id === undefined) {
+    // What it left ended meanwhile: the supervisor is recording the end.
+    const ended = (await waitForEnd(db, launched.key, 2000)) ?? launched;
+    return finished(ctx, ended);
+  }
+  const row = byKey(db, launched.key) ?? launched;
+  const size = logSize(row.log_path);
+  const shown = view(row.log_path, 0, size, LIMITS, () => row.log_path);
+  setCursor(db, row.key, size, shown.newlines);
+  const durationMs = Date.now() - row.started_at;
+  const leader = shellEnd(row);
+  const lines = [`$ ${row.command}`];
+  if (shown.text !== "") lines.push(shown.text);
+  lines.push(
+    `[${leader} · ${seconds(durationMs)} · cwd ${row.cwd}]`,
+    `The command left ${left.length === 1 ? "1 process" : `${left.length} processes`} running (${left.slice(0, 5).map((p) => `pid ${p.pid} ${p.comm}`).join(", ")}${left.length > 5 ? ", …" : ""}): kt keeps ${left.length === 1 ? "it" : "them"} as background process ${id}. Use process {"action":"read","id":"${id}"} for new output, or {"action":"stop","id":"${id}"} to stop ${left.length === 1 ? "it" : "them"}.`,
+  );
+  return {
+    content: lines.join("\n"),
+    title: `Run ${shortCommand(row.command, 50)} · ${leader} · left running as ${id}`,
+    exitCode: row.exit_code,
+    processId: id,
+    ...(shown.truncation ? { truncation: shown.truncation } : {}),
+    extra: { cwd: row.cwd, status: "running", exitCode: row.exit_code, durationMs, processId: id, left: left.map((p) => ({ pid: p.pid, name: p.comm })) },
+  };
+}
+
+/** The budget ran out: the command becomes process pN; the reader's cursor starts where this result ends. */
+function handOver(ctx: ToolContext, launched: ProcessRow, timeout: number): ToolOutput {
+  const db = index(ctx);
+  const id = adopt(ctx, launched.key);
   // It ended just as the budget ran out: an ordinary result.
   if (id === undefined) return finished(ctx, byKey(db, launched.key) ?? launched);
   const size = logSize(launched.log_path);
@@ -165,7 +211,7 @@ function handOver(ctx: ToolContext, launched: ProcessRow, timeout: number): Tool
 /** Interrupted (Ctrl-C, a cancelled call): a foreground command is stopped with its group. */
 async function cancel(ctx: ToolContext, launched: ProcessRow): Promise<never> {
   const db = index(ctx);
-  const row = await stopRow(ctx, byKey(db, launched.key) ?? launched, 1000);
+  const { row } = await stopRow(ctx, byKey(db, launched.key) ?? launched, 1000);
   const size = logSize(launched.log_path);
   const shown = view(launched.log_path, 0, size, LIMITS, (full) => (full === undefined ? undefined : spillFile(ctx, "bash", full)));
   remove(db, row);

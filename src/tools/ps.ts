@@ -8,12 +8,15 @@ import description from "./ps.txt" with { type: "text" };
 import { defineTool, invalidArgs, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
 import { index, withWriteLock } from "../core/state.ts";
 import type { Limits } from "../core/truncate.ts";
-import { clock, exitPhrase, shortCommand } from "../process/format.ts";
+import { held } from "../process/descendants.ts";
+import { endDetail, endedImmediately, endedOn, escapedSentence, howEnded, leftDetail } from "../process/ending.ts";
+import { clock, shortCommand } from "../process/format.ts";
 import { isSameProcess } from "../process/identity.ts";
-import { stopRow } from "../process/stop.ts";
+import { terminate } from "../process/kill-tree.ts";
+import { holdsOf, stopRow } from "../process/stop.ts";
 import { lineStart, logSize, pageFrom, readBytes, totalLines, view } from "../process/log.ts";
 import { sendToFifo } from "../process/stdin.ts";
-import { byId, byKey, isFinal, markNotified, reconcile, running, setCursor, visible, type ProcessRow } from "../process/registry.ts";
+import { byId, byKey, isFinal, leaderEnded, markNotified, reconcile, running, setCursor, visible, type ProcessRow } from "../process/registry.ts";
 import { launch } from "../process/spawn.ts";
 import { waitForEnd, waitForOutput } from "../process/wait.ts";
 
@@ -120,7 +123,15 @@ async function start(input: Input, ctx: ToolContext): Promise<ToolOutput> {
   const id = launched.id!;
   await waitForOutput(launched.log_path, 0, START_WAIT_MS, START_QUIET_MS, supervisor.exited);
   let row = byKey(db, launched.key) ?? launched;
-  if (row.pid !== null && !isFinal(row.status) && !isSameProcess(row.pid, row.pid_start)) row = (await waitForEnd(db, row.key, 1000)) ?? row;
+  // The leader is gone: wait for its end to be recorded — or for the record that what it
+  // started runs on (then it is running, not over).
+  if (row.pid !== null && !isFinal(row.status) && !leaderEnded(row) && !isSameProcess(row.pid, row.pid_start)) {
+    const deadline = performance.now() + 1000;
+    while (performance.now() < deadline && !isFinal(row.status) && !leaderEnded(row)) {
+      await Bun.sleep(20);
+      row = (await waitForEnd(db, row.key, 0)) ?? row;
+    }
+  }
   const size = logSize(row.log_path);
   const shown = view(row.log_path, 0, size, START_LIMITS, () => row.log_path);
   setCursor(db, row.key, size, shown.newlines);
@@ -132,7 +143,7 @@ async function start(input: Input, ctx: ToolContext): Promise<ToolOutput> {
   }
   if (isFinal(row.status)) {
     markNotified(db, row.key);
-    const head = `Process ${id} exited immediately with ${exitPhrase(row.exit_code, row.signal)}`;
+    const head = `Process ${id} ${endedImmediately(row)}`;
     return {
       content: shown.text === "" ? `${head} (no output).\n${where}` : `${head}:\n${indent(shown.text)}\n${where}`,
       title: `Process start ${shortCommand(command, 40)} · ${id} exited`,
@@ -172,29 +183,21 @@ function list(ctx: ToolContext): ToolOutput {
   const live = rows.filter((r) => !isFinal(r.status));
   const done = rows.filter((r) => isFinal(r.status)).reverse();
   const now = Date.now();
-  const table = [...live, ...done].map((r) => [r.id!, shortCommand(r.command, 40), r.status, listDetail(r, now)]);
+  const table = [...live, ...done].map((r) => [r.id!, shortCommand(r.command, 40), r.status, listDetail(ctx, r, now)]);
   const widths = [0, 1, 2].map((c) => Math.max(...table.map((cells) => cells[c]!.length)));
   const lines = table.map((cells) => cells.map((cell, c) => (c < 3 ? cell.padEnd(widths[c]!) : cell)).join("  ").trimEnd());
   for (const r of done) markNotified(db, r.key);
   return {
     content: `PROCESSES\n${lines.join("\n")}`,
     title: `Process list · ${live.length} running`,
-    extra: { count: rows.length, running: live.length },
+    extra: { count: rows.length, running: live.length, statuses: Object.fromEntries(rows.map((r) => [r.id!, r.status])) },
   };
 }
 
-function listDetail(r: ProcessRow, now: number): string {
-  switch (r.status) {
-    case "starting":
-    case "running":
-      return `${clock(now - r.started_at)}  pid ${r.pid ?? "?"}`;
-    case "failed":
-      return `failed to start: ${r.error ?? "unknown error"}`;
-    case "lost":
-      return `pid ${r.pid ?? "?"} gone, exit not recorded`;
-    default:
-      return `${exitPhrase(r.exit_code, r.signal)}  ran ${clock((r.ended_at ?? now) - r.started_at)}`;
-  }
+function listDetail(ctx: ToolContext, r: ProcessRow, now: number): string {
+  if (leaderEnded(r)) return `${clock(now - r.started_at)}  ${leftDetail(r, held(holdsOf(ctx.stateDir, r)))}`;
+  if (!isFinal(r.status)) return `${clock(now - r.started_at)}  pid ${r.pid ?? "?"}`;
+  return endDetail(r, now);
 }
 
 // ---- read --------------------------------------------------------------------------
@@ -368,6 +371,19 @@ async function stop(input: Input, ctx: ToolContext): Promise<ToolOutput> {
   const id = row.id!;
   if (isFinal(row.status)) {
     markNotified(db, row.key);
+    // Its supervisor may be gone (lost) while what the command started runs on, marked.
+    const left = held(holdsOf(ctx.stateDir, row));
+    if (left.length > 0) {
+      const swept = await terminate(() => held(holdsOf(ctx.stateDir, row)));
+      const escaped = swept.escaped.length === 0 ? "" : ` ${escapedSentence(swept.escaped)}`;
+      return {
+        content: `${id} (${shortCommand(row.command)}) was not running: ${statusSentence(row, false)} But ${left.length === 1 ? "1 process it started was" : `${left.length} processes it started were`} still running (${left.slice(0, 5).map((p) => `pid ${p.pid} ${p.comm}`).join(", ")}): stopped with ${swept.signal ?? "SIGTERM"}.${escaped}`,
+        title: `Process stop ${id} · ${left.length} left over stopped`,
+        processId: id,
+        exitCode: row.exit_code,
+        extra: { status: row.status, leftover: left.map((p) => p.pid), ...(swept.escaped.length > 0 ? { escaped: swept.escaped.map((p) => p.pid) } : {}) },
+      };
+    }
     return {
       content: `${id} (${shortCommand(row.command)}) is not running: ${statusSentence(row, false)} Nothing to stop.`,
       title: `Process stop ${id} · already ended`,
@@ -376,14 +392,18 @@ async function stop(input: Input, ctx: ToolContext): Promise<ToolOutput> {
       extra: { status: row.status },
     };
   }
-  row = await stopRow(ctx, row);
+  const stopped = await stopRow(ctx, row);
+  row = stopped.row;
   markNotified(db, row.key);
+  let how = endedOn(row).replace(/^it /, "");
+  if (stopped.signal === "SIGKILL" && row.signal !== "SIGKILL") how += ", and SIGKILL ended what ignored SIGTERM";
+  const escaped = stopped.escaped.length === 0 ? "" : ` ${escapedSentence(stopped.escaped)}`;
   return {
-    content: `Stopped ${id} (${shortCommand(row.command)}) · exit ${exitPhrase(row.exit_code, row.signal)} · ran ${clock((row.ended_at ?? Date.now()) - row.started_at)}. Full log: ${row.log_path}`,
+    content: `Stopped ${id} (${shortCommand(row.command)}) · ${how} · ran ${clock((row.ended_at ?? Date.now()) - row.started_at)}. Full log: ${row.log_path}${escaped}`,
     title: `Process stop ${id} · ${row.status}`,
     processId: id,
     exitCode: row.exit_code,
-    extra: { status: row.status, signal: row.signal },
+    extra: { status: row.status, signal: stopped.signal ?? row.signal, ...(stopped.escaped.length > 0 ? { escaped: stopped.escaped.map((p) => p.pid) } : {}) },
   };
 }
 
@@ -402,18 +422,5 @@ function find(ctx: ToolContext, input: Input, action: string): ProcessRow {
 
 /** One sentence on how a finished process ended, naming its log. */
 export function statusSentence(row: ProcessRow, withLog = true): string {
-  const ran = clock((row.ended_at ?? Date.now()) - row.started_at);
-  const log = withLog ? ` Full log: ${row.log_path}` : "";
-  switch (row.status) {
-    case "failed":
-      return `${row.id} failed to start: ${row.error ?? "unknown error"}.${log}`;
-    case "lost":
-      return `${row.id} is gone: it stopped running without its exit being recorded (killed from outside, or the machine restarted).${log}`;
-    case "stopped":
-      return `${row.id} was stopped after ${ran} (exit ${exitPhrase(row.exit_code, row.signal)}).${log}`;
-    default:
-      return row.exit_code === null && row.signal
-        ? `${row.id} was killed by ${row.signal} after ${ran}.${log}`
-        : `${row.id} exited with code ${row.exit_code} after ${ran}.${log}`;
-  }
+  return `${row.id} ${howEnded(row)}.${withLog ? ` Full log: ${row.log_path}` : ""}`;
 }

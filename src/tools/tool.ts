@@ -12,7 +12,7 @@ export type ErrorCode =
   | "STALE_FILE" | "NO_MATCH" | "AMBIGUOUS_MATCH" | "IDENTICAL_STRINGS" | "EMPTY_OLD_STRING"
   | "DISPROPORTIONATE_MATCH" | "ALREADY_APPLIED" | "INVALID_REGEX" | "INVALID_GLOB"
   | "SPAWN_FAILED" | "INTERACTIVE_COMMAND" | "STATE_ONLY_COMMAND" | "UNKNOWN_PROCESS"
-  | "PROCESS_EXITED" | "TOO_MANY_PROCESSES" | "UNKNOWN_TOOL" | "CANCELLED" | "INTERNAL"
+  | "PROCESS_EXITED" | "TOO_MANY_PROCESSES" | "ALREADY_RUNNING" | "UNKNOWN_TOOL" | "CANCELLED" | "INTERNAL"
   | "FILE_EXISTS";
 
 export interface Truncation {
@@ -94,6 +94,8 @@ export interface ToolContext {
   root?: string;
   flags: ToolFlags;
   signal?: AbortSignal;
+  /** A process whose end ends the session (the server of a generated MCP session): background commands stop when it is gone. */
+  sessionOwner?: number;
   /** Human-facing diagnostics (stderr). Never model text. */
   warn(message: string): void;
   /** Human-facing output a person asked for, such as --trace (stderr, unlabelled). Optional for embedders. */

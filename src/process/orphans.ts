@@ -1,0 +1,152 @@
+// Commands nothing can list or stop any more (issue 11.15): their state directory was
+// removed, their index replaced, the MCP server that owned their session killed, or their
+// supervisor killed while what they started runs on. They are found without any index —
+// supervisors by their command line (`kt __supervise <spec>`), the command's processes by
+// the marker in their environment — for `kt ps list --orphans` and `kt session end --all`.
+import { Database } from "bun:sqlite";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { held, marked, snapshot, type Proc } from "./descendants.ts";
+import { markerValue, parseMarker } from "./env.ts";
+import { isSameProcess } from "./identity.ts";
+import { terminate, type Termination } from "./kill-tree.ts";
+import { SUPERVISE, type SupervisorSpec } from "./spawn.ts";
+
+export type Why = "state directory gone" | "not in its index" | "its MCP server is gone" | "its supervisor is gone";
+
+export interface Orphan {
+  stateDir: string;
+  key: number;
+  command?: string;
+  why: Why;
+  supervisor?: Proc;
+  /** The command's live processes (the supervisor not included). */
+  procs: Proc[];
+}
+
+interface Found {
+  stateDir: string;
+  key: number;
+  spec?: SupervisorSpec;
+  supervisor?: Proc;
+  procs: Map<number, Proc>;
+}
+
+/** The spec of a kt supervisor, read from its command line. */
+function supervisorSpec(pid: number): SupervisorSpec | undefined {
+  let argv: string[];
+  try {
+    argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+  } catch {
+    return undefined;
+  }
+  const at = argv.indexOf(SUPERVISE);
+  if (at === -1) return undefined;
+  try {
+    const spec = JSON.parse(argv[at + 1] ?? "") as SupervisorSpec;
+    return typeof spec.stateDir === "string" && Number.isInteger(spec.key) ? spec : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+interface RowFacts {
+  command: string;
+  status: string;
+}
+
+/**
+ * The row of `key`: null when there is no index at all, undefined when the index has no such
+ * row, "unknown" when the index could not be asked (busy, damaged): never taken for gone.
+ */
+function rowOf(stateDir: string, key: number, cache: Map<string, Database | null | "unknown">): RowFacts | null | undefined | "unknown" {
+  let db = cache.get(stateDir);
+  if (db === undefined) {
+    const file = join(stateDir, "index.db");
+    if (!existsSync(file)) db = null;
+    else {
+      try {
+        db = new Database(file, { readonly: true });
+        db.exec("PRAGMA busy_timeout = 5000");
+      } catch {
+        db = "unknown";
+      }
+    }
+    cache.set(stateDir, db);
+  }
+  if (db === null || db === "unknown") return db;
+  try {
+    return (db.query("SELECT command, status FROM processes WHERE key = ?").get(key) as RowFacts | null) ?? undefined;
+  } catch {
+    return "unknown";
+  }
+}
+
+/** Every orphaned kt command of this user on this machine (Linux; empty elsewhere). */
+export function findOrphans(): Orphan[] {
+  const all = snapshot();
+  const groups = new Map<string, Found>();
+  const group = (stateDir: string, key: number): Found => {
+    const id = markerValue(stateDir, key);
+    let g = groups.get(id);
+    if (!g) groups.set(id, (g = { stateDir, key, procs: new Map() }));
+    return g;
+  };
+  for (const p of all.values()) {
+    if (p.pid === process.pid) continue;
+    const spec = supervisorSpec(p.pid);
+    if (!spec) continue;
+    const g = group(spec.stateDir, spec.key);
+    g.spec = spec;
+    g.supervisor = p;
+    for (const d of held({ root: p.pid }, all)) g.procs.set(d.pid, d);
+  }
+  for (const [value, procs] of marked(all)) {
+    const parsed = parseMarker(value);
+    if (!parsed) continue;
+    const g = group(parsed.stateDir, parsed.key);
+    for (const p of procs) if (p.pid !== g.supervisor?.pid) g.procs.set(p.pid, p);
+  }
+  const indexes = new Map<string, Database | null | "unknown">();
+  const orphans: Orphan[] = [];
+  for (const g of groups.values()) {
+    const row = rowOf(g.stateDir, g.key, indexes);
+    if (row === "unknown") continue;
+    let why: Why | undefined;
+    if (row === null) why = "state directory gone";
+    else if (row === undefined) why = "not in its index";
+    else if (g.spec?.owner && !isSameProcess(g.spec.owner.pid, g.spec.owner.start)) why = "its MCP server is gone";
+    else if (!g.supervisor && g.procs.size > 0) why = "its supervisor is gone";
+    if (!why) continue;
+    const command = g.spec?.command ?? row?.command;
+    orphans.push({ stateDir: g.stateDir, key: g.key, ...(command !== undefined ? { command } : {}), why, ...(g.supervisor ? { supervisor: g.supervisor } : {}), procs: [...g.procs.values()] });
+  }
+  for (const db of indexes.values()) if (db instanceof Database) db.close();
+  return orphans.sort((a, b) => a.stateDir.localeCompare(b.stateDir) || a.key - b.key);
+}
+
+/** Stops orphans: their processes first (SIGTERM, grace, SIGKILL), then any supervisor left. */
+export async function stopOrphans(orphans: Orphan[]): Promise<Termination> {
+  const pids = new Set(orphans.flatMap((o) => o.procs.map((p) => p.pid)));
+  const supervisors = new Set(orphans.flatMap((o) => (o.supervisor ? [o.supervisor.pid] : [])));
+  const alive = (set: Set<number>) => () => {
+    const now = snapshot();
+    return [...set].flatMap((pid) => {
+      const p = now.get(pid);
+      return p && p.state !== "Z" && p.state !== "X" ? [p] : [];
+    });
+  };
+  const ended = await terminate(alive(pids));
+  // A supervisor exits once its command has; one that does not is stopped too.
+  const rest = await terminate(alive(supervisors), 1000);
+  return { ...(ended.signal ? { signal: ended.signal } : {}), escaped: [...ended.escaped, ...rest.escaped] };
+}
+
+/** One line per orphan, for people and scripts (never model text). */
+export function orphanLines(orphans: Orphan[]): string[] {
+  return orphans.map((o) => {
+    const procs = o.procs.length === 0 ? "no process left but its supervisor" : o.procs.slice(0, 5).map((p) => `pid ${p.pid} (${p.comm})`).join(", ") + (o.procs.length > 5 ? `, ${o.procs.length - 5} more` : "");
+    const sup = o.supervisor ? ` · supervisor pid ${o.supervisor.pid}` : "";
+    return `${o.command === undefined ? "(command unknown)" : JSON.stringify(o.command)} · ${o.why} (${o.stateDir}, entry ${o.key}) · ${procs}${sup}`;
+  });
+}

@@ -12,7 +12,7 @@ export const command: CommandDef = {
   args: {
     action: { type: "positional", required: true, description: "end" },
     session: { type: "string", description: 'Session id (default: $KT_SESSION or "default")', valueHint: "id" },
-    all: { type: "boolean", description: "End every session of the state directory, and stop orphaned kt processes (kt ps list --orphans)" },
+    all: { type: "boolean", description: "End every session of the state directory, and stop orphaned background commands too" },
     "state-dir": { type: "string", description: "State directory (default: $KT_STATE_DIR, $XDG_STATE_HOME/kt or ~/.local/state/kt)", valueHint: "dir" },
   },
 };

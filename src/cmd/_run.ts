@@ -1,5 +1,6 @@
 // The shared path from a parsed command line to stdout and an exit code.
-import { realpathSync, writeSync } from "node:fs";
+import { realpathSync, statSync, writeSync } from "node:fs";
+import { onOneLine } from "../core/paths.ts";
 import { resolveStateDir } from "../core/state.ts";
 import { KtError, type ToolContext, type ToolResult } from "../tools/tool.ts";
 import type { Options } from "./_args.ts";
@@ -16,10 +17,14 @@ export function contextFrom(options: Options, env = process.env): ToolContext {
   const rootFlag = options.root ?? env.KT_ROOT;
   let root: string | undefined;
   if (rootFlag) {
+    const from = options.root ? "--root" : "KT_ROOT";
     try {
       root = realpathSync(rootFlag);
     } catch {
-      throw new KtError("INVALID_ARGS", `The root directory ${rootFlag} (from ${options.root ? "--root" : "KT_ROOT"}) does not exist. Give an existing directory.`);
+      throw new KtError("INVALID_ARGS", `The root directory ${onOneLine(rootFlag)} (from ${from}) does not exist. Give an existing directory.`);
+    }
+    if (!statSync(root).isDirectory()) {
+      throw new KtError("INVALID_ARGS", `The root ${onOneLine(rootFlag)} (from ${from}) is a file, not a directory. Give the directory kt is to be confined to.`);
     }
   }
   return {

@@ -3,14 +3,14 @@
 // path), and the freshness check is repeated inside the index's write lock so that two
 // concurrent kt writes of one file either both land or one is refused — never lost.
 import {
-  closeSync, fchmodSync, fchownSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync,
-  renameSync, statSync, unlinkSync, writeSync,
+  closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync,
+  readFileSync, renameSync, statSync, unlinkSync, writeSync,
 } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { KtError, type ToolContext } from "../tools/tool.ts";
-import { fsError } from "./paths.ts";
+import { fdHandle, fsError, inside, notRegular, onOneLine, realPath, verifyOpened } from "./paths.ts";
 import { putStamp, sha256, stale, type Verb } from "./stamps.ts";
-import { index, withWriteLock } from "./state.ts";
+import { index, stateProblem, withWriteLock } from "./state.ts";
 
 export interface GuardedWrite {
   /** The path as shown to the model. */
@@ -25,12 +25,23 @@ export interface GuardedWrite {
   mkdirs?: boolean;
 }
 
+export interface Written {
+  /** Set when the file was replaced but its stamp could not be saved: one line for the model. */
+  note?: string;
+}
+
 /**
  * Writes atomically, re-checking under the lock that the file is still what the change was
  * based on. The new content is written and fsynced to a temp file before the lock is taken,
  * so the lock is held only for the check, the rename and the stamp.
+ *
+ * Everything happens through the opened parent directory (its descriptor), verified inside
+ * the root after opening: a directory swapped for a symbolic link after the path was checked
+ * cannot send the write elsewhere. Once the rename is done the write has happened, whatever
+ * befalls the stamp afterwards.
  */
-export function guardedWrite(ctx: ToolContext, w: GuardedWrite): void {
+export function guardedWrite(ctx: ToolContext, w: GuardedWrite): Written {
+  refuseStateFiles(ctx, w);
   if (w.mkdirs) {
     try {
       mkdirSync(dirname(w.real), { recursive: true });
@@ -38,28 +49,127 @@ export function guardedWrite(ctx: ToolContext, w: GuardedWrite): void {
       throw fsError(error, dirname(w.real));
     }
   }
-  const temp = prepare(w.real, w.bytes, w.display);
+  const dirFd = openDir(ctx, w);
   try {
-    withWriteLock(index(ctx), () => {
-      const current = readIfExists(w.real, w.display);
-      const currentSha = current === null ? null : sha256(current);
-      if (currentSha !== w.baseSha) throw stale(w.display, w.verb);
-      commit(temp, w.real, w.display);
-      putStamp(ctx, w.real, { mtimeMs: temp.mtimeMs, size: temp.size, sha256: sha256(w.bytes) });
-    });
-  } catch (error) {
-    discard(temp.path);
-    throw error;
+    const dir = fdHandle(dirFd, dirname(w.real));
+    const target = join(dir, basename(w.real));
+    removeStaleTemps(dir);
+    const temp = prepare(target, w.bytes, w.display);
+    let renamed = false;
+    try {
+      withWriteLock(index(ctx), () => {
+        const current = readIfExists(target, w.display);
+        const currentSha = current === null ? null : sha256(current);
+        if (currentSha !== w.baseSha) throw stale(w.display, w.verb);
+        commit(temp, target, w.display);
+        renamed = true;
+        putStamp(ctx, w.real, { mtimeMs: temp.mtimeMs, size: temp.size, sha256: sha256(w.bytes) });
+      });
+    } catch (error) {
+      if (!renamed) {
+        discard(temp.path);
+        throw error;
+      }
+      const why = stateProblem(ctx.stateDir, error);
+      ctx.warn(`${w.display} was written, but its stamp could not be saved. ${why}`);
+      syncDir(dirFd);
+      return { note: `(The file was written, but kt could not record it in its state directory ${onOneLine(ctx.stateDir)}, so it will ask you to read ${w.display} again before the next change to it.)` };
+    }
+    syncDir(dirFd);
+    return {};
+  } finally {
+    closeSync(dirFd);
   }
-  syncDir(dirname(w.real));
 }
 
-export function readIfExists(real: string, display: string): Uint8Array | null {
+/** kt's own state (its index, logs, the stdin FIFOs of processes) is never a tool's target. */
+function refuseStateFiles(ctx: ToolContext, w: GuardedWrite): void {
+  let state: string;
   try {
-    return readFileSync(real);
+    state = realPath({}, resolve(ctx.stateDir));
+  } catch {
+    return;
+  }
+  if (inside(state, w.real)) {
+    throw new KtError(
+      "PERMISSION_DENIED",
+      `Refusing to write ${w.display}: it is inside kt's own state directory ${onOneLine(state)}, which holds kt's index, logs and process pipes. Files there are read, never written, with kt's tools.`,
+    );
+  }
+}
+
+function openDir(ctx: ToolContext, w: GuardedWrite): number {
+  const dir = dirname(w.real);
+  let fd: number;
+  try {
+    fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  } catch (error) {
+    throw fsError(error, dir);
+  }
+  try {
+    verifyOpened(ctx, fd, w.display, dir);
+    return fd;
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+}
+
+/**
+ * Reads a regular file, or returns null when there is none. Opened without blocking and
+ * checked after opening: a FIFO or device put in place of the file must not hang kt.
+ */
+export function readIfExists(real: string, display: string): Uint8Array | null {
+  let fd: number;
+  try {
+    fd = openSync(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
     throw fsError(error, display);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw notRegular(display, st, "write");
+    return readFileSync(fd);
+  } catch (error) {
+    throw fsError(error, display);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const TEMP = /^\..+\.kt-(\d+)-[a-z0-9]+\.tmp$/;
+
+/**
+ * A kt killed between creating its temp file and renaming it leaves the temp file behind;
+ * the next write in the directory removes those of processes that no longer exist.
+ */
+function removeStaleTemps(dir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = TEMP.exec(name);
+    if (!m) continue;
+    const pid = Number(m[1]);
+    if (pid === process.pid || alive(pid)) continue;
+    try {
+      unlinkSync(join(dir, name));
+    } catch {
+      // Gone already, or not ours to remove.
+    }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 
@@ -126,14 +236,9 @@ function discard(path: string): void {
   }
 }
 
-function syncDir(dir: string): void {
+function syncDir(fd: number): void {
   try {
-    const fd = openSync(dir, "r");
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    fsyncSync(fd);
   } catch {
     // Some file systems refuse fsync on directories; the rename itself is still atomic.
   }

@@ -5,26 +5,30 @@ import { readdirSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import { distance } from "fastest-levenshtein";
 import { KtError, type ToolContext } from "./tool.ts";
-import { displayPath } from "../core/paths.ts";
+import { displayPath, inside, onOneLine } from "../core/paths.ts";
 import { NOISE_DIRS } from "./_listing.ts";
 
 const MAX_ENTRIES = 20_000;
 const MAX_MS = 150;
 
-export function notFound(ctx: Pick<ToolContext, "cwd">, abs: string): KtError {
+type Where = Pick<ToolContext, "cwd"> & Partial<Pick<ToolContext, "root">>;
+
+export function notFound(ctx: Where, abs: string): KtError {
   const found = suggestions(ctx, abs);
   const tail = found.length > 0
-    ? ` Did you mean one of these? ${found.join(", ")}`
+    ? ` Did you mean one of these? ${found.map(onOneLine).join(", ")}`
     : " Use glob to search for it by name, or read the parent directory to list what is there.";
-  return new KtError("FILE_NOT_FOUND", `File not found: ${abs}.${tail}`);
+  return new KtError("FILE_NOT_FOUND", `File not found: ${onOneLine(abs)}.${tail}`);
 }
 
-export function suggestions(ctx: Pick<ToolContext, "cwd">, abs: string, max = 3): string[] {
+/** Names near `abs`; under a root, only paths inside it (a suggestion must not reveal what lies outside). */
+export function suggestions(ctx: Where, abs: string, max = 3): string[] {
   const want = basename(abs).toLowerCase();
   const wantRel = relative(ctx.cwd, abs).toLowerCase();
   const scored = new Map<string, number>();
   const consider = (path: string) => {
     if (path === abs || scored.has(path)) return;
+    if (ctx.root !== undefined && !inside(ctx.root, path)) return;
     const name = basename(path).toLowerCase();
     const d = distance(name, want);
     if (d > Math.max(2, Math.floor(want.length / 3))) return;

@@ -5,7 +5,7 @@ import * as z from "zod/mini";
 import { statSync, type Stats } from "node:fs";
 import description from "./edit.txt" with { type: "text" };
 import { defineTool, KtError, type ToolContext } from "./tool.ts";
-import { absolutePath, fsError, realPath } from "../core/paths.ts";
+import { absolutePath, fsError, onOneLine, realPath } from "../core/paths.ts";
 import { assertFresh, sha256 } from "../core/stamps.ts";
 import { BOM_BYTES, countLines, decodeUtf8, dominantEol, hasBom, sniffBinary } from "../core/text.ts";
 import { formatBytes } from "../core/truncate.ts";
@@ -41,8 +41,10 @@ export default defineTool({
   aliases: { path: "file_path", filePath: "file_path", oldString: "old_string", newString: "new_string", replaceAll: "replace_all" },
   annotations: { readOnlyHint: false, destructiveHint: true },
   async execute(input, ctx) {
-    const abs = absolutePath(ctx, input.file_path);
-    const real = realPath(ctx, abs);
+    const path = absolutePath(ctx, input.file_path);
+    const real = realPath(ctx, path);
+    // Every later mention of the path is for the model: shown on one line, controls escaped.
+    const abs = onOneLine(path);
     const st = existing(ctx, abs, real);
     if (input.old_string === "") {
       throw new KtError(
@@ -89,11 +91,13 @@ export default defineTool({
     }
     const after = file.apply(result.edits, dominantEol(text));
     const diff = unifiedDiff(abs, text, after);
+    let note: string | undefined;
     if (!ctx.flags.dryRun) {
       const out = Buffer.from(after, "utf8");
-      guardedWrite(ctx, { display: abs, real, baseSha, bytes: hasBom(bytes) ? Buffer.concat([BOM_BYTES, out]) : out, verb: "edit" });
+      note = guardedWrite(ctx, { display: abs, real, baseSha, bytes: hasBom(bytes) ? Buffer.concat([BOM_BYTES, out]) : out, verb: "edit" }).note;
     }
-    const content = success(abs, result, input.replace_all ?? false, ctx.flags.dryRun);
+    const said = success(abs, result, input.replace_all ?? false, ctx.flags.dryRun);
+    const content = note ? `${said}\n${note}` : said;
     return {
       content: ctx.flags.dryRun ? `${content}\n\n${diff.patch.trimEnd()}` : content,
       title: `Edit ${abs} · +${diff.additions} −${diff.deletions}`,

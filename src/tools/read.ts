@@ -1,11 +1,11 @@
 // read (SPEC §4.1): a page of a file with line numbers, a directory listing, or a
 // one-line description of a binary file. A page of a large file is read by streaming.
 import * as z from "zod/mini";
-import { closeSync, openSync, readFileSync, readSync, statSync, type Stats } from "node:fs";
+import { closeSync, constants, openSync, readFileSync, readSync, statSync, type Stats } from "node:fs";
 import description from "./read.txt" with { type: "text" };
-import { defineTool, KtError } from "./tool.ts";
-import { absolutePath, fsError, realPath } from "../core/paths.ts";
-import { putStamp, sha256 } from "../core/stamps.ts";
+import { defineTool, KtError, type ToolContext } from "./tool.ts";
+import { absolutePath, fdHandle, fsError, onOneLine, openRegular, realPath, verifyOpened } from "../core/paths.ts";
+import { noteRead, sha256 } from "../core/stamps.ts";
 import { decodeLenient, decodeUtf8, sniffBinary } from "../core/text.ts";
 import { formatBytes } from "../core/truncate.ts";
 import { listDirectory } from "./_listing.ts";
@@ -31,22 +31,49 @@ export default defineTool({
   aliases: { path: "file_path", filePath: "file_path" },
   annotations: { readOnlyHint: true, destructiveHint: false },
   async execute(input, ctx) {
-    const abs = absolutePath(ctx, input.file_path);
-    const real = realPath(ctx, abs);
+    const path = absolutePath(ctx, input.file_path);
+    const real = realPath(ctx, path);
+    // Shown to the model on one line: a newline in a name must not forge a numbered line.
+    const abs = onOneLine(path);
     let st: Stats;
     try {
       st = statSync(real);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") throw notFound(ctx, abs);
-      throw fsError(error, abs);
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") throw notFound(ctx, path);
+      throw fsError(error, path);
     }
-    if (st.isDirectory()) {
-      const listing = listDirectory(real, abs);
-      return { content: listing.text, title: `List ${abs} · ${listing.entries} entries`, extra: { path: abs, entries: listing.entries } };
-    }
+    if (st.isDirectory()) return listing(ctx, real, abs);
+    // Refused before opening: opening a device can itself have effects, or wait.
     if (!st.isFile()) {
       throw new KtError("INVALID_ARGS", `${abs} is not a regular file (it is a device, socket or pipe); read cannot page it. Use bash if you really mean to read from it.`);
     }
+    const opened = openRegular(ctx, real, abs, "read");
+    st = opened.st;
+    try {
+      return page(ctx, input, real, abs, opened.fd, st);
+    } finally {
+      closeSync(opened.fd);
+    }
+  },
+});
+
+function listing(ctx: ToolContext, real: string, abs: string) {
+  let fd: number;
+  try {
+    fd = openSync(real, constants.O_RDONLY | constants.O_DIRECTORY);
+  } catch (error) {
+    throw fsError(error, abs);
+  }
+  try {
+    verifyOpened(ctx, fd, abs, real);
+    const listing = listDirectory(fdHandle(fd, real), abs);
+    return { content: listing.text, title: `List ${abs} · ${listing.entries} entries`, extra: { path: abs, entries: listing.entries } };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function page(ctx: ToolContext, input: { offset?: number; limit?: number }, real: string, abs: string, fd: number, st: Stats) {
     const paged = input.offset !== undefined || input.limit !== undefined;
     if (st.size > MAX_FILE_BYTES && !paged) {
       throw new KtError(
@@ -56,11 +83,10 @@ export default defineTool({
     }
     const offset = Math.max(1, input.offset ?? 1);
     const limit = input.limit ?? MAX_LINES;
-    const page = st.size > MAX_FILE_BYTES ? streamPage(real, abs, st.size, offset, limit) : wholePage(real, abs, offset, limit);
-    putStamp(ctx, real, { mtimeMs: st.mtimeMs, size: st.size, sha256: page.sha });
+    const page = st.size > MAX_FILE_BYTES ? streamPage(fd, real, abs, st.size, offset, limit) : wholePage(fd, real, abs, offset, limit);
+    noteRead(ctx, real, { mtimeMs: st.mtimeMs, size: st.size, sha256: page.sha });
     return render(abs, offset, page);
-  },
-});
+}
 
 interface Page {
   lines: string[];
@@ -97,7 +123,10 @@ class Pager {
 }
 
 function sniff(real: string, abs: string, size: number, head: Uint8Array): void {
-  const kind = sniffBinary(real, head);
+  binary(abs, size, sniffBinary(real, head));
+}
+
+function binary(abs: string, size: number, kind: string | null): void {
   if (kind) {
     throw new KtError(
       "BINARY_FILE",
@@ -106,14 +135,18 @@ function sniff(real: string, abs: string, size: number, head: Uint8Array): void 
   }
 }
 
-function wholePage(real: string, abs: string, offset: number, limit: number): Page {
+/** A NUL byte past the sniffed head still makes a file binary: echoed, it would break the reader's framing. */
+const NUL_KIND = "NUL bytes past its start";
+
+function wholePage(fd: number, real: string, abs: string, offset: number, limit: number): Page {
   let bytes: Uint8Array;
   try {
-    bytes = readFileSync(real);
+    bytes = readFileSync(fd);
   } catch (error) {
     throw fsError(error, abs);
   }
   sniff(real, abs, bytes.length, bytes.subarray(0, 4096));
+  if (bytes.indexOf(0, 4096) !== -1) binary(abs, bytes.length, NUL_KIND);
   let text = decodeUtf8(bytes);
   const invalidUtf8 = text === null;
   text ??= decodeLenient(bytes);
@@ -134,13 +167,7 @@ function wholePage(real: string, abs: string, offset: number, limit: number): Pa
 }
 
 /** One pass over a large file in chunks: the page is kept, everything else only hashed and counted. */
-function streamPage(real: string, abs: string, size: number, offset: number, limit: number): Page {
-  let fd: number;
-  try {
-    fd = openSync(real, "r");
-  } catch (error) {
-    throw fsError(error, abs);
-  }
+function streamPage(fd: number, real: string, abs: string, size: number, offset: number, limit: number): Page {
   const hasher = new Bun.CryptoHasher("sha256");
   const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: false });
   const pager = new Pager(offset, limit);
@@ -156,6 +183,7 @@ function streamPage(real: string, abs: string, size: number, offset: number, lim
         sniff(real, abs, size, view.subarray(0, 4096));
         first = false;
       }
+      if (view.indexOf(0) !== -1) binary(abs, size, NUL_KIND);
       hasher.update(view);
       const text = carry + decoder.decode(view, { stream: true });
       let start = 0;
@@ -167,8 +195,8 @@ function streamPage(real: string, abs: string, size: number, offset: number, lim
     }
     carry += decoder.decode();
     if (carry.length > 0) pager.push(carry);
-  } finally {
-    closeSync(fd);
+  } catch (error) {
+    throw fsError(error, abs);
   }
   return { lines: pager.lines, totalLines: pager.total, sha: hasher.digest("hex"), invalidUtf8: false };
 }

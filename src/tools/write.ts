@@ -3,7 +3,7 @@ import * as z from "zod/mini";
 import { statSync } from "node:fs";
 import description from "./write.txt" with { type: "text" };
 import { defineTool, KtError } from "./tool.ts";
-import { absolutePath, fsError, realPath } from "../core/paths.ts";
+import { absolutePath, fsError, notRegular, onOneLine, realPath } from "../core/paths.ts";
 import { assertFresh, sha256 } from "../core/stamps.ts";
 import { BOM_BYTES, countLines, decodeLenient, dominantEol, hasBom } from "../core/text.ts";
 import { guardedWrite, readIfExists } from "../core/writer.ts";
@@ -24,12 +24,16 @@ export default defineTool({
   aliases: { path: "file_path", filePath: "file_path" },
   annotations: { readOnlyHint: false, destructiveHint: true },
   async execute(input, ctx) {
-    const abs = absolutePath(ctx, input.file_path);
-    const real = realPath(ctx, abs);
+    const path = absolutePath(ctx, input.file_path);
+    const real = realPath(ctx, path);
+    const abs = onOneLine(path);
     try {
-      if (statSync(real).isDirectory()) {
+      const st = statSync(real);
+      if (st.isDirectory()) {
         throw new KtError("IS_DIRECTORY", `${abs} is a directory, not a file. Give the path of a file inside it, e.g. ${abs.replace(/\/$/, "")}/<name>.`);
       }
+      // A FIFO or device would block the write (or be written to) rather than be replaced.
+      if (!st.isFile()) throw notRegular(abs, st, "write");
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== "ENOENT") throw fsError(error, abs);
@@ -41,13 +45,14 @@ export default defineTool({
     const bytes = encode(input.content, current);
     const before = current === null ? "" : decodeLenient(current);
     const diff = unifiedDiff(abs, before, input.content);
-    if (!ctx.flags.dryRun) guardedWrite(ctx, { display: abs, real, baseSha, bytes, verb: "overwrite", mkdirs: current === null });
+    const written = ctx.flags.dryRun ? {} : guardedWrite(ctx, { display: abs, real, baseSha, bytes, verb: "overwrite", mkdirs: current === null });
 
     const lines = countLines(input.content);
     const dry = ctx.flags.dryRun ? " (dry run: nothing was written)" : "";
-    const content = current === null
+    const said = current === null
       ? `Wrote ${abs} (${linesOf(lines)}).${dry}`
       : `Replaced ${abs} (was ${linesOf(countLines(before))}, now ${linesOf(lines)}).${dry}`;
+    const content = written.note ? `${said}\n${written.note}` : said;
     return {
       content,
       title: current === null ? `Write ${abs} · new file · ${lines} lines` : `Write ${abs} · +${diff.additions} −${diff.deletions}`,

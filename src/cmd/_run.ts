@@ -39,8 +39,11 @@ export function contextFrom(options: Options, env = process.env): ToolContext {
   };
 }
 
-/** Writes the whole string to a file descriptor, riding out EAGAIN on non-blocking pipes. */
-export function writeAll(fd: number, text: string): void {
+/**
+ * Writes the whole string to a file descriptor, riding out EAGAIN on non-blocking pipes.
+ * False when the reader has gone (EPIPE): a caller with more to do should stop.
+ */
+export function writeAll(fd: number, text: string): boolean {
   const bytes = Buffer.from(text, "utf8");
   let off = 0;
   while (off < bytes.length) {
@@ -49,10 +52,11 @@ export function writeAll(fd: number, text: string): void {
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === "EAGAIN") continue;
-      if (code === "EPIPE") return;
+      if (code === "EPIPE") return false;
       throw error;
     }
   }
+  return true;
 }
 
 /** Prints a result the way the options ask and returns the exit code. */

@@ -149,7 +149,9 @@ async function runLines(base: ToolContext, format: ReplyFormat): Promise<number>
         result = internalResult(decoded.call.name, error, base.warn);
       }
     }
-    writeAll(1, replyText(result, format, callId));
+    // Nobody reads the results any more: running the calls still queued would change files
+    // (or start commands) that no one will hear about.
+    if (!writeAll(1, replyText(result, format, callId))) break;
   }
   return EXIT.ok;
 }

@@ -1,5 +1,5 @@
 // The shared path from a parsed command line to stdout and an exit code.
-import { realpathSync, statSync, writeSync } from "node:fs";
+import { fstatSync, realpathSync, statSync, writeSync } from "node:fs";
 import { onOneLine } from "../core/paths.ts";
 import { resolveStateDir } from "../core/state.ts";
 import { KtError, type ToolContext, type ToolResult } from "../tools/tool.ts";
@@ -61,6 +61,34 @@ export function writeAll(fd: number, text: string): boolean {
 
 /** Prints a result the way the options ask and returns the exit code. */
 export function emit(result: ToolResult, options: Pick<Options, "json">): number {
-  writeAll(1, options.json ? `${JSON.stringify(result)}\n` : `${result.content}\n`);
+  writeAll(1, options.json ? `${JSON.stringify(result)}\n` : `${onTerminal(result.content)}\n`);
   return result.isError ? EXIT.toolError : EXIT.ok;
+}
+
+const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
+
+/**
+ * The model gets content byte for byte; a person's terminal would obey the escape sequences,
+ * bells and backspaces in it (recolour, retitle, rewrite what is shown). On a terminal each
+ * control character but newline and tab is shown as its picture (␛, ␇, ␈, ␍) or, for C1, as
+ * its code point.
+ */
+export function onTerminal(text: string, fd = 1): string {
+  if (!isTerminal(fd)) return text;
+  return text.replace(CONTROLS, (c) => {
+    const code = c.charCodeAt(0);
+    if (code < 0x20) return String.fromCharCode(0x2400 + code);
+    if (code === 0x7f) return "\u2421";
+    return `\\u${code.toString(16).padStart(4, "0")}`;
+  });
+}
+
+function isTerminal(fd: number): boolean {
+  try {
+    if (!fstatSync(fd).isCharacterDevice()) return false;
+  } catch {
+    return false;
+  }
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require("node:tty") as typeof import("node:tty")).isatty(fd);
 }

@@ -62,7 +62,8 @@ export default defineTool({
     }
     const bytes = readIfExists(real, abs);
     if (bytes === null) throw notFound(ctx, abs);
-    const kind = sniffBinary(real, bytes.subarray(0, 4096));
+    // A NUL past the sniffed head makes the file binary too (as read says): its snippet would carry it.
+    const kind = sniffBinary(real, bytes.subarray(0, 4096)) ?? (bytes.indexOf(0, 4096) !== -1 ? "NUL bytes past its start" : null);
     if (kind) throw new KtError("BINARY_FILE", `${abs} is a binary file (${kind}, ${formatBytes(bytes.length)}); edit changes text files only.`);
     const baseSha = sha256(bytes);
     assertFresh(ctx, abs, real, baseSha, "edit");

@@ -41,7 +41,7 @@ export interface Written {
  * befalls the stamp afterwards.
  */
 export function guardedWrite(ctx: ToolContext, w: GuardedWrite): Written {
-  refuseStateFiles(ctx, w);
+  refuseStateFiles(ctx, w.real, w.display);
   if (w.mkdirs) {
     try {
       mkdirSync(dirname(w.real), { recursive: true });
@@ -82,18 +82,21 @@ export function guardedWrite(ctx: ToolContext, w: GuardedWrite): Written {
   }
 }
 
-/** kt's own state (its index, logs, the stdin FIFOs of processes) is never a tool's target. */
-function refuseStateFiles(ctx: ToolContext, w: GuardedWrite): void {
+/**
+ * kt's own state (its index, logs, the stdin FIFOs of processes) is never a tool's target.
+ * The writer checks; write and edit check first too, so that this is what they say.
+ */
+export function refuseStateFiles(ctx: Pick<ToolContext, "stateDir">, real: string, display: string): void {
   let state: string;
   try {
     state = realPath({}, resolve(ctx.stateDir));
   } catch {
     return;
   }
-  if (inside(state, w.real)) {
+  if (inside(state, real)) {
     throw new KtError(
       "PERMISSION_DENIED",
-      `Refusing to write ${w.display}: it is inside kt's own state directory ${onOneLine(state)}, which holds kt's index, logs and process pipes. Files there are read, never written, with kt's tools.`,
+      `Refusing to write ${display}: it is inside kt's own state directory ${onOneLine(state)}, which holds kt's index, logs and process pipes. Files there are read, never written, with kt's tools.`,
     );
   }
 }

@@ -9,7 +9,7 @@ import { absolutePath, fsError, onOneLine, realPath } from "../core/paths.ts";
 import { assertFresh, sha256 } from "../core/stamps.ts";
 import { BOM_BYTES, countLines, decodeUtf8, dominantEol, hasBom, sniffBinary } from "../core/text.ts";
 import { formatBytes } from "../core/truncate.ts";
-import { guardedWrite, readIfExists } from "../core/writer.ts";
+import { guardedWrite, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { unifiedDiff } from "../core/diff.ts";
 import { notFound } from "./_suggest.ts";
 import { MAX_FILE_BYTES, MAX_LINE_CHARS } from "./read.ts";
@@ -45,6 +45,7 @@ export default defineTool({
     const real = realPath(ctx, path);
     // Every later mention of the path is for the model: shown on one line, controls escaped.
     const abs = onOneLine(path);
+    refuseStateFiles(ctx, real, abs);
     const st = existing(ctx, abs, real);
     if (input.old_string === "") {
       throw new KtError(

@@ -6,7 +6,7 @@ import { defineTool, KtError } from "./tool.ts";
 import { absolutePath, fsError, notRegular, onOneLine, realPath } from "../core/paths.ts";
 import { assertFresh, sha256 } from "../core/stamps.ts";
 import { BOM_BYTES, countLines, decodeLenient, dominantEol, hasBom } from "../core/text.ts";
-import { guardedWrite, readIfExists } from "../core/writer.ts";
+import { guardedWrite, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { unifiedDiff } from "../core/diff.ts";
 
 export const Parameters = z.strictObject({
@@ -27,6 +27,7 @@ export default defineTool({
     const path = absolutePath(ctx, input.file_path);
     const real = realPath(ctx, path);
     const abs = onOneLine(path);
+    refuseStateFiles(ctx, real, abs);
     try {
       const st = statSync(real);
       if (st.isDirectory()) {

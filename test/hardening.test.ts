@@ -51,10 +51,11 @@ class RawMcp {
   stderr = "";
 
   constructor(cwd: string, stateDir: string) {
-    this.proc = Bun.spawn([KT, "mcp"], { cwd, env: ENV(stateDir), stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn([KT, "mcp"], { cwd, env: ENV(stateDir), stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    this.proc = proc;
     this.reading = (async () => {
       const decoder = new TextDecoder();
-      for await (const chunk of this.proc.stdout) {
+      for await (const chunk of proc.stdout) {
         this.buffered += decoder.decode(chunk, { stream: true });
         let nl: number;
         while ((nl = this.buffered.indexOf("\n")) !== -1) {
@@ -64,7 +65,7 @@ class RawMcp {
       }
     })();
     void (async () => {
-      for await (const chunk of this.proc.stderr) this.stderr += new TextDecoder().decode(chunk);
+      for await (const chunk of proc.stderr) this.stderr += new TextDecoder().decode(chunk);
     })();
   }
 

@@ -386,3 +386,179 @@ describe("issue 11: promises broken", () => {
     }
   }, 40_000);
 });
+
+describe("issue 11: confinement", () => {
+  // The flipper swaps root/d between a real directory and a symbolic link to a directory
+  // outside the root as fast as it can, while one kt process makes 300 reads and 300 writes
+  // through root/d: each check of the path races a swap.
+  test("item 10: swapping a directory for a symlink between check and open never reads or writes outside the root (300 attempts each)", async () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const root = join(work, "root");
+    const outside = join(work, "outside");
+    mkdirSync(join(root, "d"), { recursive: true });
+    mkdirSync(outside);
+    writeFileSync(join(root, "d", "f"), "inside\n");
+    writeFileSync(join(outside, "f"), "SECRET outside the root\n");
+    const flipper = Bun.spawn(
+      [process.execPath, "-e", `
+        const { renameSync, symlinkSync, unlinkSync } = require("node:fs");
+        const [d, saved, outside] = process.argv.slice(-3);
+        for (;;) {
+          try { renameSync(d, saved); symlinkSync(outside, d); } catch {}
+          try { unlinkSync(d); renameSync(saved, d); } catch {}
+        }`, join(root, "d"), join(root, "d.saved"), outside],
+      { stdout: "ignore", stderr: "ignore" },
+    );
+    let lines: string[];
+    try {
+      const calls: string[] = [];
+      for (let i = 0; i < 300; i++) {
+        calls.push(JSON.stringify({ tool: "read", input: { file_path: join(root, "d", "f") } }));
+        calls.push(JSON.stringify({ tool: "write", input: { file_path: join(root, "d", `w${i}.txt`), content: `attempt ${i}\n` } }));
+      }
+      const run = await ktWithin(120_000, ["call", "--jsonl", "--root", root, "--skip-read-check"], { cwd: root, stateDir, stdin: `${calls.join("\n")}\n` });
+      expect(run.hung).toBe(false);
+      lines = run.stdout.trim().split("\n");
+    } finally {
+      flipper.kill("SIGKILL");
+      await flipper.exited;
+    }
+    expect(lines).toHaveLength(600);
+    const results = lines.map((l) => JSON.parse(l) as { content: string; isError: boolean; error?: { code: string } });
+    const reads = results.filter((_, i) => i % 2 === 0);
+    const writes = results.filter((_, i) => i % 2 === 1);
+    expect(reads.filter((r) => r.content.includes("SECRET")).length).toBe(0);
+    expect(readdirSync(outside)).toEqual(["f"]);
+    expect(readFileSync(join(outside, "f"), "utf8")).toBe("SECRET outside the root\n");
+    // The race was run, not dodged: some calls met the symlink and were refused as outside the root.
+    expect(results.some((r) => r.error?.code === "OUTSIDE_ROOT")).toBe(true);
+    expect(reads.some((r) => !r.isError) && writes.some((r) => !r.isError)).toBe(true);
+  }, 150_000);
+
+  test("item 11: /proc/self/fd/N of a pipe is not a file under the root; suggestions never name paths outside the root", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const root = join(work, "root");
+    mkdirSync(root);
+    const piped = Bun.spawnSync(["bash", "-c", `echo | "${KT}" write /proc/self/fd/0 --content X --root "${root}"; echo "exit $?"`], { cwd: root, env: ENV(stateDir) });
+    const r = { stdout: piped.stdout.toString() };
+    expect(r.stdout).toEndWith("exit 1\n");
+    expect(r.stdout.replace(/exit 1\n$/, "")).toMatch(/^\/proc\/self\/fd\/0 is not a file on disk \(it is pipe:\[\d+\]\); kt's file tools work on files\. Use bash to read from or write to a pipe or socket\.\n$/);
+    expect(readdirSync(root)).toEqual([]);
+
+    writeFileSync(join(work, "budget.ts"), "outside\n");
+    writeFileSync(join(root, "budgets.ts"), "inside\n");
+    const miss = kt(["read", "root/budget.ts", "--root", root], { cwd: work, stateDir });
+    expect(miss.exitCode).toBe(1);
+    expect(miss.stdout).toBe(`File not found: ${root}/budget.ts. Did you mean one of these? root/budgets.ts\n`);
+  });
+
+  test("item 12: a --root that is a file is refused; an empty path is refused", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    writeFileSync(join(work, "a.txt"), "a\n");
+    const r = kt(["read", "a.txt", "--root", "a.txt"], { cwd: work, stateDir });
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toBe("The root a.txt (from --root) is a file, not a directory. Give the directory kt is to be confined to.\n");
+    for (const tool of ["read", "write", "edit"]) {
+      const input = tool === "read" ? { file_path: "" } : tool === "write" ? { file_path: "", content: "x" } : { file_path: "", old_string: "a", new_string: "b" };
+      const e = kt([tool, "--json"], { cwd: work, stateDir, stdin: JSON.stringify(input) });
+      expect(e.exitCode).toBe(1);
+      expect(JSON.parse(e.stdout).content).toBe("The path is empty. Give the path of a file or directory (absolute preferred).");
+    }
+    expect(kt(["read", ""], { cwd: work, stateDir }).stdout).toBe("The path is empty. Give the path of a file or directory (absolute preferred).\n");
+  });
+
+  test("item 13: two session names never share a directory: ending col/x leaves col_x's process and log alone", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    try {
+      for (const session of ["col/x", "col_x"]) expect(kt(["ps", "start", "sleep 1000", "--session", session], { cwd: work, stateDir }).exitCode).toBe(0);
+      expect(readdirSync(join(stateDir, "sessions")).sort()).toEqual(["col%2Fx", "col_x"]);
+      const end = kt(["session", "end", "--session", "col/x"], { cwd: work, stateDir });
+      expect(end.exitCode).toBe(0);
+      expect(readdirSync(join(stateDir, "sessions"))).toEqual(["col_x"]);
+      const list = kt(["ps", "list", "--session", "col_x"], { cwd: work, stateDir });
+      expect(list.stdout).toContain("p1");
+      expect(list.stdout).toContain("running");
+      expect(readdirSync(join(stateDir, "sessions", "col_x", "proc")).some((f) => f.endsWith(".log"))).toBe(true);
+    } finally {
+      kt(["session", "end", "--session", "col_x"], { cwd: work, stateDir });
+      kt(["session", "end", "--session", "col/x"], { cwd: work, stateDir });
+    }
+  });
+});
+
+describe("issue 11: processes (the writer's part)", () => {
+  test("item 16: stale temp files of dead kt processes are removed by the next write in their directory", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const dead = join(work, ".a.txt.kt-99999999-abc123.tmp");
+    const live = join(work, `.a.txt.kt-${process.pid}-def456.tmp`);
+    const other = join(work, ".a.txt.kt-notapid.tmp");
+    for (const f of [dead, live, other]) writeFileSync(f, "half written");
+    const r = kt(["write", "b.txt", "--content", "x\n"], { cwd: work, stateDir });
+    expect(r.exitCode).toBe(0);
+    expect(existsSync(dead)).toBe(false);
+    expect(existsSync(live)).toBe(true);
+    expect(existsSync(other)).toBe(true);
+  });
+});
+
+describe("issue 11: output framing", () => {
+  test("item 17: a newline or escape in a path never forges a line or reaches the terminal raw", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const forged = "nl\n     1→FAKE LINE";
+    writeFileSync(join(work, forged), "real\n");
+    mkdirSync(join(work, "sub\x1b[31m"));
+    writeFileSync(join(work, "sub\x1b[31m", "x"), "");
+    const list = kt(["read", "."], { cwd: work, stateDir });
+    expect(list.stdout).toBe(`${work}/\nsub\\x1b[31m/\n  x\nnl\\n     1→FAKE LINE\n`);
+    const read = kt(["read", forged], { cwd: work, stateDir });
+    expect(read.stdout).toBe(`${work}/nl\\n     1→FAKE LINE\n     1→real\n`);
+    const miss = kt(["read", "gone\x1b]0;owned\x07"], { cwd: work, stateDir });
+    expect(miss.stdout).toBe(`File not found: ${work}/gone\\x1b]0;owned\\x07. Use glob to search for it by name, or read the parent directory to list what is there.\n`);
+    const w = kt(["write", "new\nline.txt", "--content", "x"], { cwd: work, stateDir });
+    expect(w.stdout).toBe(`Wrote ${work}/new\\nline.txt (1 line).\n`);
+    expect(readFileSync(join(work, "new\nline.txt"), "utf8")).toBe("x");
+  });
+
+  test.skipIf(!Bun.which("script"))("item 18: on a terminal, control characters in content are shown as pictures; piped, they are faithful", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const text = `${"plain text line\n".repeat(20)}a\x1b]0;TITLE\x07b\x08c\u009bd\n`;
+    writeFileSync(join(work, "ctl.txt"), text);
+    const piped = kt(["read", "ctl.txt", "--offset", "21"], { cwd: work, stateDir });
+    expect(piped.stdout).toBe(`${work}/ctl.txt\n    21→a\x1b]0;TITLE\x07b\x08c\u009bd\n`);
+    const tty = Bun.spawnSync(["script", "-qec", `"${KT}" read ctl.txt --offset 21`, "/dev/null"], { cwd: work, env: ENV(stateDir) });
+    const shown = tty.stdout.toString().replace(/\r\n/g, "\n");
+    expect(shown).toBe(`${work}/ctl.txt\n    21→a␛]0;TITLE␇b␈c\\u009bd\n`);
+  });
+
+  test("item 18: a NUL byte past the first 4 KB makes the file binary for read and edit, never echoed", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    writeFileSync(join(work, "late.txt"), `${"text line\n".repeat(500)}nul\0here\n`);
+    const r = kt(["read", "late.txt"], { cwd: work, stateDir });
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toBe(`${work}/late.txt is a binary file (NUL bytes past its start, 5 KB); its bytes are not shown. Use bash with a suitable tool (e.g. file, xxd | head, unzip -l) if you need to inspect it.\n`);
+    const e = kt(["edit", "late.txt", "--old-string", "nul", "--new-string", "x", "--skip-read-check"], { cwd: work, stateDir });
+    expect(e.exitCode).toBe(1);
+    expect(e.stdout).not.toContain("\0");
+    expect(JSON.parse(kt(["edit", "late.txt", "--old-string", "nul", "--new-string", "x", "--skip-read-check", "--json"], { cwd: work, stateDir }).stdout).error.code).toBe("BINARY_FILE");
+  });
+
+  test("item 20: kt call --jsonl stops at the first result nobody reads", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const calls = Array.from({ length: 100 }, (_, i) => JSON.stringify({ tool: "write", input: { file_path: `n${i}.txt`, content: "x" } })).join("\n");
+    writeFileSync(join(tmp.path, "calls.jsonl"), `${calls}\n`);
+    const run = Bun.spawnSync(["bash", "-c", `"${KT}" call --jsonl < "${tmp.path}/calls.jsonl" | head -n 1 >/dev/null; echo "\${PIPESTATUS[0]}"`], { cwd: work, env: ENV(stateDir) });
+    expect(run.stdout.toString().trim()).toBe("0");
+    expect(run.stderr.toString()).toBe("");
+    // head leaves after one line; kt may have finished a few calls into the pipe before it noticed.
+    expect(readdirSync(work).length).toBeLessThan(10);
+  });
+});

@@ -387,6 +387,46 @@ describe("issue 11: promises broken", () => {
   }, 40_000);
 });
 
+/** A tiny tmpfs can stand in for a full disk; only root in a container that allows mounts may make one. */
+function tmpfsAt(dir: string, size: string): boolean {
+  mkdirSync(dir, { recursive: true });
+  return process.getuid?.() === 0 && Bun.spawnSync(["mount", "-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir], { stderr: "ignore" }).exitCode === 0;
+}
+
+const CAN_MOUNT = (() => {
+  using probe = tempDir("kt-mount-");
+  const ok = tmpfsAt(join(probe.path, "m"), "64k");
+  if (ok) Bun.spawnSync(["umount", join(probe.path, "m")]);
+  return ok;
+})();
+
+test.skipIf(!CAN_MOUNT)("issue 11: item 9: a full state disk gets prose naming the state directory and what to do; read and write still do their work", () => {
+  const { tmp, work } = setup();
+  using _ = tmp;
+  const stateDir = join(tmp.path, "full-state");
+  expect(tmpfsAt(stateDir, "2m")).toBe(true);
+  try {
+    writeFileSync(join(work, "a.txt"), "alpha\n");
+    expect(kt(["read", "a.txt"], { cwd: work, stateDir }).exitCode).toBe(0);
+    Bun.spawnSync(["dd", "if=/dev/zero", `of=${join(stateDir, "fill")}`, "bs=64k", "count=64"], { stderr: "ignore" });
+    const b = kt(["bash", "echo hi"], { cwd: work, stateDir });
+    expect(b.exitCode).toBe(3);
+    expect(b.stdout).toBe("");
+    expect(b.stderr).toBe(
+      `kt bash: kt cannot use its state directory ${stateDir}: the disk holding it is full or failing (database or disk is full). Free some space there, or set KT_STATE_DIR (or --state-dir) to a directory on another disk.\n`,
+    );
+    const w = kt(["write", "a.txt", "--content", "beta\n"], { cwd: work, stateDir });
+    expect(w.exitCode).toBe(0);
+    expect(w.stdout).toStartWith(`Replaced ${work}/a.txt (was 1 line, now 1 line).\n(The file was written, but kt could not record it`);
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("beta\n");
+    const r = kt(["read", "a.txt"], { cwd: work, stateDir });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe(`${work}/a.txt\n     1→beta\n`);
+  } finally {
+    Bun.spawnSync(["umount", stateDir]);
+  }
+});
+
 describe("issue 11: confinement", () => {
   // The flipper swaps root/d between a real directory and a symbolic link to a directory
   // outside the root as fast as it can, while one kt process makes 300 reads and 300 writes

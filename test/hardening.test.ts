@@ -442,11 +442,20 @@ describe("issue 11: confinement", () => {
     writeFileSync(join(outside, "f"), "SECRET outside the root\n");
     const flipper = Bun.spawn(
       [process.execPath, "-e", `
-        const { renameSync, symlinkSync, unlinkSync } = require("node:fs");
+        const { existsSync, renameSync, rmSync, symlinkSync } = require("node:fs");
         const [d, saved, outside] = process.argv.slice(-3);
         for (;;) {
-          try { renameSync(d, saved); symlinkSync(outside, d); } catch {}
-          try { unlinkSync(d); renameSync(saved, d); } catch {}
+          try { renameSync(d, saved); } catch {}
+          try { symlinkSync(outside, d); } catch {}
+          // Whatever is at d now (the link, or a directory a write made while d was away)
+          // goes, and the real directory comes back: the flipping never gets stuck.
+          if (existsSync(saved)) {
+            try { rmSync(d, { recursive: true, force: true }); renameSync(saved, d); } catch {}
+          }
+          // The real directory stays a varying while (0–0.3 ms), so that checks often pass
+          // and the next swap lands between a check and its use.
+          const until = performance.now() + Math.random() * 0.3;
+          while (performance.now() < until);
         }`, join(root, "d"), join(root, "d.saved"), outside],
       { stdout: "ignore", stderr: "ignore" },
     );

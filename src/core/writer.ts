@@ -120,9 +120,11 @@ function openDir(ctx: ToolContext, w: GuardedWrite): number {
 
 /**
  * Reads a regular file, or returns null when there is none. Opened without blocking and
- * checked after opening: a FIFO or device put in place of the file must not hang kt.
+ * checked after opening: a FIFO or device put in place of the file must not hang kt, and
+ * (given a context) a file reached through a path swapped since it was checked must not
+ * feed content from outside the root into a diff or an error's prose.
  */
-export function readIfExists(real: string, display: string): Uint8Array | null {
+export function readIfExists(real: string, display: string, ctx?: Pick<ToolContext, "root" | "stateDir" | "session">): Uint8Array | null {
   let fd: number;
   try {
     fd = openSync(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
@@ -133,6 +135,7 @@ export function readIfExists(real: string, display: string): Uint8Array | null {
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw notRegular(display, st, "write");
+    if (ctx) verifyOpened(ctx, fd, display, real);
     return readFileSync(fd);
   } catch (error) {
     throw fsError(error, display);

@@ -61,7 +61,7 @@ export default defineTool({
     if (st.size > MAX_FILE_BYTES) {
       throw new KtError("FILE_TOO_LARGE", `${abs} is ${formatBytes(st.size)}, over the 10 MB limit for edit. Change it with bash (e.g. sed) or split the file.`);
     }
-    const bytes = readIfExists(real, abs);
+    const bytes = readIfExists(real, abs, ctx);
     if (bytes === null) throw notFound(ctx, abs);
     // A NUL past the sniffed head makes the file binary too (as read says): its snippet would carry it.
     const kind = sniffBinary(real, bytes.subarray(0, 4096)) ?? (bytes.indexOf(0, 4096) !== -1 ? "NUL bytes past its start" : null);

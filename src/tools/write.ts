@@ -39,7 +39,7 @@ export default defineTool({
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== "ENOENT") throw fsError(error, abs);
     }
-    const current = readIfExists(real, abs);
+    const current = readIfExists(real, abs, ctx);
     const baseSha = current === null ? null : sha256(current);
     if (current !== null && baseSha !== null) assertFresh(ctx, abs, real, baseSha, "overwrite");
 

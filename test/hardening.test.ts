@@ -415,6 +415,14 @@ test.skipIf(!CAN_MOUNT)("issue 11: item 9: a full state disk gets prose naming t
     expect(b.stderr).toBe(
       `kt bash: kt cannot use its state directory ${stateDir}: the disk holding it is full or failing (database or disk is full). Free some space there, or set KT_STATE_DIR (or --state-dir) to a directory on another disk.\n`,
     );
+    // A framework driving kt gets a result it can pair with its call, with the same prose.
+    const j = kt(["call", "--jsonl"], { cwd: work, stateDir, stdin: `${JSON.stringify({ tool: "bash", input: { command: "echo hi" } })}\n` });
+    expect(j.exitCode).toBe(0);
+    const line = JSON.parse(j.stdout) as { isError: boolean; content: string };
+    expect(line.isError).toBe(true);
+    expect(line.content).toBe(
+      `The tool "bash" could not run: kt cannot use its state directory ${stateDir}: the disk holding it is full or failing (database or disk is full). Free some space there, or set KT_STATE_DIR (or --state-dir) to a directory on another disk. This is a problem of the machine kt runs on, not of your input; tell the user.`,
+    );
     const w = kt(["write", "a.txt", "--content", "beta\n"], { cwd: work, stateDir });
     expect(w.exitCode).toBe(0);
     expect(w.stdout).toStartWith(`Replaced ${work}/a.txt (was 1 line, now 1 line).\n(The file was written, but kt could not record it`);

@@ -589,6 +589,8 @@ describe("issue 11: output framing", () => {
     const w = kt(["write", "new\nline.txt", "--content", "x"], { cwd: work, stateDir });
     expect(w.stdout).toBe(`Wrote ${work}/new\\nline.txt (1 line).\n`);
     expect(readFileSync(join(work, "new\nline.txt"), "utf8")).toBe("x");
+    const b = kt(["bash", "true", "--workdir", "sub\x1b[31m"], { cwd: work, stateDir });
+    expect(b.stdout).toMatch(new RegExp(`^\\$ true\\n\\[exit code 0 · [0-9.]+s · cwd ${work}/sub\\\\x1b\\[31m\\]\\n$`));
   });
 
   test.skipIf(!Bun.which("script"))("item 18: on a terminal, control characters in content are shown as pictures; piped, they are faithful", () => {

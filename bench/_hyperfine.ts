@@ -26,13 +26,16 @@ export function requireHyperfine(): string {
 }
 
 /** Times each command (run without a shell) in one hyperfine session, interleaved warm-up included. */
-export function hyperfine(commands: { name: string; command: string }[], opts: { runs?: number; warmup?: number; env?: Record<string, string>; cwd?: string; prepare?: string } = {}): Timing[] {
+export function hyperfine(commands: { name: string; command: string; prepare?: string }[], opts: { runs?: number; warmup?: number; env?: Record<string, string>; cwd?: string; prepare?: string } = {}): Timing[] {
   const bin = requireHyperfine();
   const out = join(mkdtempSync(join(tmpdir(), "kt-bench-")), "result.json");
   // Output goes to a pipe, as it does for a framework reading kt; /dev/null lets some programs skip work.
   const args = [bin, "-N", "--output", "pipe", "--style", "none", "--warmup", String(opts.warmup ?? 10), "--runs", String(opts.runs ?? 100), "--export-json", out];
-  // Run before every timed run (untimed), e.g. to put back the files a patch changed.
-  if (opts.prepare) args.push("--prepare", opts.prepare);
+  // A command's --prepare (else opts.prepare) runs before each of its runs, untimed, e.g. to put
+  // back the files a patch changed; hyperfine takes one per command, in order.
+  if (opts.prepare !== undefined || commands.some((c) => c.prepare !== undefined)) {
+    for (const c of commands) args.push("--prepare", c.prepare ?? opts.prepare ?? "true");
+  }
   for (const c of commands) args.push("-n", c.name, c.command);
   const run = Bun.spawnSync(args, { env: { ...process.env, ...opts.env }, cwd: opts.cwd, stdout: "ignore", stderr: "pipe" });
   if (run.exitCode !== 0) throw new Error(`hyperfine failed: ${run.stderr.toString()}`);

@@ -210,7 +210,8 @@ describe("kt call", () => {
     const r = kt(["call", "--format", "anthropic", "--session", "s"], { cwd: work, stateDir, stdin: call });
     const reply = JSON.parse(r.stdout) as { tool_use_id: string; content: string };
     expect(reply.tool_use_id).toBe("toolu_spill/../x");
-    const spill = join(stateDir, "sessions", "s", "spill", "bash-toolu_spill_.._x.txt");
+    // Issue 11 item 13: names map to file names one-to-one, "/" written as %2F.
+    const spill = join(stateDir, "sessions", "s", "spill", "bash-toolu_spill%2F..%2Fx.txt");
     expect(reply.content).toContain(spill);
     expect(readFileSync(spill, "utf8")).toContain("\n4999\n");
   });

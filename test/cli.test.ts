@@ -1,7 +1,7 @@
 // The invocation contract (SPEC §1): flags, stdin JSON, exit codes, --json, help, version,
 // and the state directory's privacy and recovery (SPEC §2).
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { kt, tempDir } from "./_helpers.ts";
 import pkg from "../package.json" with { type: "json" };
@@ -149,15 +149,23 @@ describe("kt CLI", () => {
     expect(kt(["read", "f.txt"], { cwd: tmp.path, stateDir: state })).toMatchObject({ exitCode: 0, stderr: "" });
   });
 
-  test("an unusable state directory is named on stderr with exit 3", () => {
+  test("an unusable state directory is named on stderr with exit 3 (a write needs it; a read does not)", () => {
     using tmp = tempDir();
     writeFileSync(join(tmp.path, "f.txt"), "x\n");
     writeFileSync(join(tmp.path, "not-a-dir"), "");
-    const r = kt(["read", "f.txt"], { cwd: tmp.path, stateDir: join(tmp.path, "not-a-dir", "state") });
+    const stateDir = join(tmp.path, "not-a-dir", "state");
+    const r = kt(["write", "g.txt", "--content", "y"], { cwd: tmp.path, stateDir });
     expect(r.exitCode).toBe(3);
     expect(r.stdout).toBe("");
-    expect(r.stderr).toStartWith(`kt read: kt cannot use its state directory ${tmp.path}/not-a-dir/state: `);
+    expect(r.stderr).toStartWith(`kt write: kt cannot use its state directory ${tmp.path}/not-a-dir/state: `);
     expect(r.stderr).not.toContain("    at ");
+    expect(r.stderr).not.toContain("a bug in kt");
+    expect(existsSync(join(tmp.path, "g.txt"))).toBe(false);
+    // Issue 11 item 9: a read is right without the index; only its stamp is lost, and it says so.
+    const read = kt(["read", "f.txt"], { cwd: tmp.path, stateDir });
+    expect(read.exitCode).toBe(0);
+    expect(read.stdout).toBe(`${tmp.path}/f.txt\n     1→x\n`);
+    expect(read.stderr).toContain(`kt cannot use its state directory ${tmp.path}/not-a-dir/state: `);
   });
 
   test("a missing --root is explained", () => {

@@ -53,6 +53,14 @@ export async function unknownTool(name: string): Promise<KtError> {
  */
 export function internalResult(name: string, error: unknown, warn: (message: string) => void): ToolResult {
   const message = (error as Error)?.message ?? String(error);
+  if ((error as Error)?.name === "StateError") {
+    // The environment, not kt: its prose already says what the person can do.
+    warn(`kt: ${message}`);
+    return errorResult(
+      clip(name),
+      new KtError("INTERNAL", `The tool "${clip(name)}" could not run: ${message} This is a problem of the machine kt runs on, not of your input; tell the user.`),
+    );
+  }
   warn(`kt: internal error in ${clip(name)}: ${(error as Error)?.stack ?? message}`);
   return errorResult(
     clip(name),

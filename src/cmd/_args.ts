@@ -3,7 +3,7 @@
 // switches below configure kt itself. Unknown flags are usage errors (exit 2).
 import { readFileSync } from "node:fs";
 import type * as z from "zod/mini";
-import type { Tool } from "../tools/tool.ts";
+import { KtError, type Tool } from "../tools/tool.ts";
 
 export class UsageError extends Error {
   override name = "UsageError";
@@ -43,6 +43,8 @@ export interface ParsedArgv {
   /** At least one input field came from the command line. */
   given: boolean;
   options: Options;
+  /** A flag's value kt cannot carry (a --<field>-file that is not UTF-8): answered as a tool error. */
+  problem?: KtError;
 }
 
 /** Parses the switches that every subcommand shares, leaving the rest. */
@@ -84,6 +86,7 @@ export function parseToolArgv(tool: Tool, argv: readonly string[]): ParsedArgv {
   }
   const longText = new Set(tool.longText ?? []);
   let stdinUsed = false;
+  let problem: KtError | undefined;
 
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -121,7 +124,8 @@ export function parseToolArgv(tool: Tool, argv: readonly string[]): ParsedArgv {
         stdinUsed = true;
       }
       const text = readText(source === "-" ? 0 : source, name);
-      input[fileField] = kinds.get(fileField) === "json" ? parseJson(text, `--${name}`) : text;
+      if (text instanceof KtError) problem ??= text;
+      else input[fileField] = kinds.get(fileField) === "json" ? parseJson(text, `--${name}`) : text;
       continue;
     }
     const negated = name.startsWith("no-") ? names.get(name.slice(3)) : undefined;
@@ -142,7 +146,7 @@ export function parseToolArgv(tool: Tool, argv: readonly string[]): ParsedArgv {
   }
 
   mapPositionals(tool, positionals, input);
-  return { input, given: Object.keys(input).length > 0, options };
+  return { input, given: Object.keys(input).length > 0 || problem !== undefined, options, ...(problem ? { problem } : {}) };
 }
 
 function mapPositionals(tool: Tool, positionals: string[], input: Record<string, unknown>): void {
@@ -183,11 +187,53 @@ function parseBool(name: string, inline: string | undefined): boolean {
   throw new UsageError(`option --${name} is a switch: use --${name} or --${name}=false`);
 }
 
-function readText(source: string | number, flag: string): string {
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * The text of a --<field>-file, byte for byte. Text fields are UTF-8 strings, so bytes that
+ * are not UTF-8 cannot be carried: they are refused rather than turned into U+FFFD.
+ */
+function readText(source: string | number, flag: string): string | KtError {
+  let bytes: Uint8Array;
   try {
-    return readFileSync(source, "utf8");
+    bytes = readFileSync(source);
   } catch (error) {
     throw new UsageError(`--${flag}: cannot read ${source === 0 ? "stdin" : source}: ${(error as Error).message}`);
+  }
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    const what = source === 0 ? "stdin" : String(source);
+    return new KtError(
+      "INVALID_ARGS",
+      `--${flag}: ${what} is not valid UTF-8 text (${invalidAt(bytes)}). kt carries text fields as UTF-8 and will not replace bytes it cannot decode, so nothing was changed. Convert the file to UTF-8 first (e.g. iconv -f latin1 -t utf-8), or copy a binary file with cp.`,
+    );
+  }
+}
+
+/** Where the first byte that is not UTF-8 sits, for the refusal's prose. */
+function invalidAt(bytes: Uint8Array): string {
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i]!;
+    const n = b < 0x80 ? 0 : b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : -1;
+    if (n === -1) break;
+    let ok = i + n < bytes.length || n === 0;
+    for (let k = 1; ok && k <= n; k++) ok = (bytes[i + k]! & 0xc0) === 0x80;
+    // Overlong forms, surrogates and code points past U+10FFFF are invalid too; the decoder
+    // already refused the whole, so a rare miss here only moves the offset shown.
+    if (!ok || !utf8Ok(bytes.subarray(i, i + n + 1))) break;
+    i += n + 1;
+  }
+  return `the first byte that is not UTF-8 is at offset ${i}`;
+}
+
+function utf8Ok(bytes: Uint8Array): boolean {
+  try {
+    utf8.decode(bytes);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -1,5 +1,6 @@
 // The shared path from a parsed command line to stdout and an exit code.
-import { realpathSync, writeSync } from "node:fs";
+import { fstatSync, realpathSync, statSync, writeSync } from "node:fs";
+import { onOneLine } from "../core/paths.ts";
 import { resolveStateDir } from "../core/state.ts";
 import { KtError, type ToolContext, type ToolResult } from "../tools/tool.ts";
 import type { Options } from "./_args.ts";
@@ -16,10 +17,14 @@ export function contextFrom(options: Options, env = process.env): ToolContext {
   const rootFlag = options.root ?? env.KT_ROOT;
   let root: string | undefined;
   if (rootFlag) {
+    const from = options.root ? "--root" : "KT_ROOT";
     try {
       root = realpathSync(rootFlag);
     } catch {
-      throw new KtError("INVALID_ARGS", `The root directory ${rootFlag} (from ${options.root ? "--root" : "KT_ROOT"}) does not exist. Give an existing directory.`);
+      throw new KtError("INVALID_ARGS", `The root directory ${onOneLine(rootFlag)} (from ${from}) does not exist. Give an existing directory.`);
+    }
+    if (!statSync(root).isDirectory()) {
+      throw new KtError("INVALID_ARGS", `The root ${onOneLine(rootFlag)} (from ${from}) is a file, not a directory. Give the directory kt is to be confined to.`);
     }
   }
   return {
@@ -34,8 +39,11 @@ export function contextFrom(options: Options, env = process.env): ToolContext {
   };
 }
 
-/** Writes the whole string to a file descriptor, riding out EAGAIN on non-blocking pipes. */
-export function writeAll(fd: number, text: string): void {
+/**
+ * Writes the whole string to a file descriptor, riding out EAGAIN on non-blocking pipes.
+ * False when the reader has gone (EPIPE): a caller with more to do should stop.
+ */
+export function writeAll(fd: number, text: string): boolean {
   const bytes = Buffer.from(text, "utf8");
   let off = 0;
   while (off < bytes.length) {
@@ -44,14 +52,43 @@ export function writeAll(fd: number, text: string): void {
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === "EAGAIN") continue;
-      if (code === "EPIPE") return;
+      if (code === "EPIPE") return false;
       throw error;
     }
   }
+  return true;
 }
 
 /** Prints a result the way the options ask and returns the exit code. */
 export function emit(result: ToolResult, options: Pick<Options, "json">): number {
-  writeAll(1, options.json ? `${JSON.stringify(result)}\n` : `${result.content}\n`);
+  writeAll(1, options.json ? `${JSON.stringify(result)}\n` : `${onTerminal(result.content)}\n`);
   return result.isError ? EXIT.toolError : EXIT.ok;
+}
+
+const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
+
+/**
+ * The model gets content byte for byte; a person's terminal would obey the escape sequences,
+ * bells and backspaces in it (recolour, retitle, rewrite what is shown). On a terminal each
+ * control character but newline and tab is shown as its picture (␛, ␇, ␈, ␍) or, for C1, as
+ * its code point.
+ */
+export function onTerminal(text: string, fd = 1): string {
+  if (!isTerminal(fd)) return text;
+  return text.replace(CONTROLS, (c) => {
+    const code = c.charCodeAt(0);
+    if (code < 0x20) return String.fromCharCode(0x2400 + code);
+    if (code === 0x7f) return "\u2421";
+    return `\\u${code.toString(16).padStart(4, "0")}`;
+  });
+}
+
+function isTerminal(fd: number): boolean {
+  try {
+    if (!fstatSync(fd).isCharacterDevice()) return false;
+  } catch {
+    return false;
+  }
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require("node:tty") as typeof import("node:tty")).isatty(fd);
 }

@@ -8,7 +8,7 @@ import { internalResult, runCall } from "../adapter/dispatch.ts";
 import { REPLY_FORMATS, replyText, type ReplyFormat } from "../adapter/reply.ts";
 import { errorResult, KtError, type ToolContext, type ToolResult } from "../tools/tool.ts";
 import { baseOptions, UsageError, type Options } from "./_args.ts";
-import { contextFrom, EXIT, newCallId, writeAll } from "./_run.ts";
+import { contextFrom, EXIT, newCallId, onTerminal, writeAll } from "./_run.ts";
 import { stdinIsTerminal } from "./tool.ts";
 
 export const command: CommandDef = {
@@ -121,7 +121,8 @@ async function runOne(base: ToolContext, format: ReplyFormat): Promise<number> {
 }
 
 function answer(result: ToolResult, format: ReplyFormat, callId: string): number {
-  writeAll(1, replyText(result, format, callId));
+  const text = replyText(result, format, callId);
+  writeAll(1, format === "text" ? onTerminal(text) : text);
   return result.isError ? EXIT.toolError : EXIT.ok;
 }
 
@@ -149,7 +150,9 @@ async function runLines(base: ToolContext, format: ReplyFormat): Promise<number>
         result = internalResult(decoded.call.name, error, base.warn);
       }
     }
-    writeAll(1, replyText(result, format, callId));
+    // Nobody reads the results any more: running the calls still queued would change files
+    // (or start commands) that no one will hear about.
+    if (!writeAll(1, replyText(result, format, callId))) break;
   }
   return EXIT.ok;
 }

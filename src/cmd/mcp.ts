@@ -63,26 +63,27 @@ export async function run(argv: string[]): Promise<number> {
   const cwd = inside(root, base.cwd) ? base.cwd : root;
 
   guardStdout();
-  const [{ serve }, { StdioServerTransport }] = await Promise.all([
-    import("../adapter/mcp.ts"),
-    import("@modelcontextprotocol/sdk/server/stdio.js"),
-  ]);
-  const ended = new Promise<"end" | NodeJS.Signals>((resolve) => {
+  const [{ serve }, { LineTransport }] = await Promise.all([import("../adapter/mcp.ts"), import("../adapter/stdio.ts")]);
+  const transport = new LineTransport();
+  const ended = new Promise<"end" | "gone" | NodeJS.Signals>((resolve) => {
     process.stdin.once("end", () => resolve("end"));
     process.stdin.once("close", () => resolve("end"));
+    // The client stopped reading (it died, or closed its end): nobody can use the answers.
+    transport.gone.then(() => resolve("gone"));
     for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.once(signal, () => resolve(signal));
   });
-  const transport = new StdioServerTransport();
   transport.onerror = (error) => log().warn(`kt mcp: ${error.message}`);
   // A generated session dies with this server, even a killed one: its commands watch this pid.
   const mcp = await serve({ version, base: { ...base, cwd, ...(ownSession ? { sessionOwner: process.pid } : {}) }, newCallId, structured: options.structured }, transport);
   if (options.verbose) log().info(`kt mcp ${version}: serving on stdio; root ${root}; cwd ${cwd}; session ${base.session}`);
 
   const why = await ended;
-  // The client is done sending: answer what is still running. A signal means leave now.
-  if (why === "end") await mcp.idle();
-  await new Promise((resolve) => process.stdout.write("", resolve));
+  // The client is done sending: answer what is still running. A signal, or a client that
+  // can no longer hear, means leave now.
+  if (why === "end") await Promise.race([mcp.idle(), transport.gone]);
+  if (why !== "gone") await Promise.race([new Promise((resolve) => process.stdout.write("", resolve)), transport.gone]);
   await mcp.server.close();
+  if (why === "gone" && options.verbose) log().info("kt mcp: stdout was closed (the client is gone); ending");
   if (ownSession) await endOwnSession(base, options.verbose);
   return EXIT.ok;
 }

@@ -17,6 +17,7 @@ export function toolCommand(tool: Tool): CommandDef {
 
 export async function runTool(tool: Tool, argv: readonly string[]): Promise<number> {
   const parsed = parseToolArgv(tool, argv);
+  if (parsed.problem) return finish(errorResult(tool.name, parsed.problem), parsed.options);
   let raw: unknown = parsed.input;
   if (!parsed.given) {
     if (stdinIsTerminal()) throw new UsageError(`no input: give ${tool.primary.toUpperCase()} or flags, or pipe a JSON object on stdin (kt ${tool.name} --help)`);

@@ -1,7 +1,7 @@
 // File stamps (SPEC §3.4): per session and real path, what kt last read or wrote.
 // The hash decides staleness; mtime and size are only a fast path.
 import { KtError, type ToolContext } from "../tools/tool.ts";
-import { index } from "./state.ts";
+import { index, isStateFault, stateProblem } from "./state.ts";
 
 export interface Stamp {
   mtimeMs: number;
@@ -25,6 +25,19 @@ export function putStamp(ctx: Pick<ToolContext, "stateDir" | "warn" | "session">
   index(ctx)
     .query("INSERT OR REPLACE INTO stamps (session, path, mtime_ms, size, sha256, at) VALUES (?, ?, ?, ?, ?, ?)")
     .run(ctx.session, real, stamp.mtimeMs, stamp.size, stamp.sha256, Date.now());
+}
+
+/**
+ * Records what a read saw, or says on stderr why it could not: a read needs no index to be
+ * right, only the next write's freshness check does (and it then asks for a read again).
+ */
+export function noteRead(ctx: Pick<ToolContext, "stateDir" | "warn" | "session">, real: string, stamp: Omit<Stamp, "at">): void {
+  try {
+    putStamp(ctx, real, stamp);
+  } catch (error) {
+    if (!isStateFault(error)) throw error;
+    ctx.warn(`the read was not recorded (a later write or edit will ask for a new read). ${stateProblem(ctx.stateDir, error)}`);
+  }
 }
 
 export type Verb = "overwrite" | "edit" | "patch" | "undo";

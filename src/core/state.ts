@@ -2,7 +2,7 @@
 // processes, read cursors) and, per session, spill files and process logs.
 // The index is a cache: if it is missing or corrupt, a fresh one is started.
 import { constants, Database } from "bun:sqlite";
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, renameSync, statSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, renameSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 
@@ -31,10 +31,22 @@ export function sessionDir(stateDir: string, session: string, sub?: string): str
   return dir;
 }
 
-/** Session ids and call ids become file names: keep them to a safe alphabet. */
+/**
+ * Session ids and call ids become file names, one-to-one: two names never share a directory
+ * (ending one session must not delete another's files). Safe characters stay as they are;
+ * every other byte, "%" included, is written %XX, and a leading dot too. A name too long
+ * for a file name keeps a prefix plus a hash of the whole ("~" appears in no other form).
+ */
 export function safeName(name: string): string {
-  const cleaned = name.replace(/[^A-Za-z0-9._-]/g, "_").replace(/^\.+/, "_");
-  return cleaned.slice(0, 120) || "_";
+  if (/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,119}$/.test(name)) return name;
+  let out = "";
+  for (const byte of Buffer.from(name, "utf8")) {
+    const c = String.fromCharCode(byte);
+    out += /[A-Za-z0-9._-]/.test(c) && !(out === "" && c === ".") ? c : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  }
+  if (out === "") return "%";
+  if (out.length <= 120) return out;
+  return `${out.slice(0, 100)}~${new Bun.CryptoHasher("sha256").update(name).digest("hex").slice(0, 16)}`;
 }
 
 // Each module owning tables registers its schema here; migrations run once per index file.
@@ -104,9 +116,7 @@ export function openIndex(stateDir: string, opts: IndexOptions): Database {
     ensurePrivateDir(stateDir);
     db = connect(file);
   } catch (error) {
-    if (!isCorruption(error)) {
-      throw new StateError(`kt cannot use its state directory ${stateDir}: ${(error as Error).message}. Set KT_STATE_DIR (or --state-dir) to a writable directory.`);
-    }
+    if (!isCorruption(error)) throw new StateError(stateProblem(stateDir, error));
     const aside = `${file}.corrupt-${Date.now()}`;
     for (const suffix of ["", "-wal", "-shm"]) {
       if (existsSync(file + suffix)) renameSync(file + suffix, aside + suffix);
@@ -118,8 +128,20 @@ export function openIndex(stateDir: string, opts: IndexOptions): Database {
   return db;
 }
 
+/** The index is not what kt built: set aside and rebuilt like a corrupt file. */
+class DamagedIndex extends Error {
+  override name = "DamagedIndex";
+}
+
 function connect(file: string): Database {
-  if (!existsSync(file)) closeSync(openSync(file, "a", 0o600));
+  let kind: "missing" | "file" | "other" = "missing";
+  try {
+    kind = lstatSync(file).isFile() ? "file" : "other";
+  } catch {
+    // Missing: created below.
+  }
+  if (kind === "other") throw new DamagedIndex("it is not a regular file (a symbolic link or a device)");
+  if (kind === "missing") closeSync(openSync(file, "a", 0o600));
   const db = new Database(file, { create: true });
   db.exec("PRAGMA busy_timeout = 10000");
   // The index is a cache that is rebuilt when damaged, so it trades power-loss durability
@@ -147,12 +169,71 @@ function connect(file: string): Database {
       throw error;
     }
   }
+  if (layout(db) !== expectedLayout()) {
+    db.close();
+    throw new DamagedIndex("its tables are not the ones kt creates (one dropped or altered)");
+  }
   return db;
 }
 
+/** Every table of the index with its columns, in one string: "table:col,col;…". */
+function layout(db: Database): string {
+  const rows = db
+    .query("SELECT m.name AS t, p.name AS c FROM sqlite_master m JOIN pragma_table_info(m.name) p WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' ORDER BY m.name, p.cid")
+    .all() as { t: string; c: string }[];
+  const tables = new Map<string, string[]>();
+  for (const { t, c } of rows) tables.set(t, [...(tables.get(t) ?? []), c]);
+  return [...tables].map(([t, cs]) => `${t}:${cs.join(",")}`).join(";");
+}
+
+let expected: string | undefined;
+
+/** The layout SCHEMA creates, read from its text (so that the two never disagree). */
+function expectedLayout(): string {
+  if (expected !== undefined) return expected;
+  const tables: string[] = [];
+  for (const m of SCHEMA.matchAll(/CREATE TABLE IF NOT EXISTS (\w+) \(([^;]*)\);/g)) {
+    const columns = m[2]!
+      .split("\n")
+      .map((line) => line.trim().split(/\s+/)[0] ?? "")
+      .filter((word) => /^[a-z_0-9]+$/.test(word));
+    tables.push(`${m[1]}:${columns.join(",")}`);
+  }
+  expected = tables.sort().join(";");
+  return expected;
+}
+
 function isCorruption(error: unknown): boolean {
+  if (error instanceof DamagedIndex) return true;
   const text = String((error as { code?: string })?.code ?? "") + " " + String((error as Error)?.message ?? "");
   return /SQLITE_CORRUPT|SQLITE_NOTADB|not a database|malformed/i.test(text);
+}
+
+/** An error of the state directory's index or files, as opposed to a bug in kt. */
+export function isStateFault(error: unknown): boolean {
+  if (error instanceof StateError) return true;
+  const name = (error as Error)?.name;
+  return name === "SQLiteError";
+}
+
+/**
+ * What went wrong with the state directory, and what to do about it: the index is a cache
+ * of facts about files, so a person can always point kt at another directory.
+ */
+export function stateProblem(stateDir: string, error: unknown): string {
+  const message = ((error as Error)?.message ?? String(error)).replace(/\.$/, "");
+  const text = `${String((error as { code?: string })?.code ?? "")} ${message}`;
+  const head = `kt cannot use its state directory ${stateDir}:`;
+  if (/READONLY|read-only|readonly|EROFS|EACCES|EPERM/i.test(text)) {
+    return `${head} it cannot be written (${message}). Make it writable, or set KT_STATE_DIR (or --state-dir) to a writable directory.`;
+  }
+  if (/BUSY|LOCKED|database is locked/i.test(text)) {
+    return `${head} its index ${join(stateDir, "index.db")} stayed locked by another process for over 10 s (${message}). Let the other kt finish, or set KT_STATE_DIR (or --state-dir) to another directory.`;
+  }
+  if (/FULL|ENOSPC|EDQUOT|disk is full|disk I\/O|IOERR|cannot rollback/i.test(text)) {
+    return `${head} the disk holding it is full or failing (${message}). Free some space there, or set KT_STATE_DIR (or --state-dir) to a directory on another disk.`;
+  }
+  return `${head} ${message}. Set KT_STATE_DIR (or --state-dir) to a writable directory.`;
 }
 
 /** The index of a context's state directory, warnings going where the context sends them. */
@@ -172,7 +253,12 @@ export function withWriteLock<T>(db: Database, fn: () => T): T {
     db.exec("COMMIT");
     return value;
   } catch (error) {
-    db.exec("ROLLBACK");
+    try {
+      db.exec("ROLLBACK");
+    } catch {
+      // A failed COMMIT (a full disk, a read-only file) may have ended the transaction already:
+      // the error worth reporting is the first one.
+    }
     throw error;
   }
 }

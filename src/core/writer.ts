@@ -6,14 +6,14 @@
 // call of the session has replaced since is recomputed under the lock (`redo`), so that they
 // all land; only a change made outside the session is STALE_FILE.
 import {
-  closeSync, fchmodSync, fchownSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync,
-  renameSync, statSync, unlinkSync, writeSync,
+  closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync,
+  readFileSync, renameSync, statSync, unlinkSync, writeSync,
 } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { KtError, type ToolContext } from "../tools/tool.ts";
-import { fsError } from "./paths.ts";
+import { fdHandle, fsError, inside, notRegular, onOneLine, realPath, verifyOpened } from "./paths.ts";
 import { getStamp, notRead, putStamp, sha256, stale, type Verb } from "./stamps.ts";
-import { index, withWriteLock } from "./state.ts";
+import { index, stateProblem, withWriteLock } from "./state.ts";
 import { newGroup, recordChange } from "./history.ts";
 
 export interface GuardedWrite {
@@ -37,12 +37,23 @@ export interface GuardedWrite {
   redo?(current: Uint8Array): Uint8Array;
 }
 
+export interface Written {
+  /** Set when the file was replaced but its stamp could not be saved: one line for the model. */
+  note?: string;
+}
+
 /**
  * Writes atomically, re-checking under the lock that the file is still what the change was
  * based on. The new content is written and fsynced to a temp file before the lock is taken,
  * so the lock is held only for the check, the rename and the stamp.
+ *
+ * Everything happens through the opened parent directory (its descriptor), verified inside
+ * the root after opening: a directory swapped for a symbolic link after the path was checked
+ * cannot send the write elsewhere. Once the rename is done the write has happened, whatever
+ * befalls the stamp afterwards.
  */
-export function guardedWrite(ctx: ToolContext, w: GuardedWrite): void {
+export function guardedWrite(ctx: ToolContext, w: GuardedWrite): Written {
+  refuseStateFiles(ctx, w.real, w.display);
   if (w.mkdirs) {
     try {
       mkdirSync(dirname(w.real), { recursive: true });
@@ -50,33 +61,51 @@ export function guardedWrite(ctx: ToolContext, w: GuardedWrite): void {
       throw fsError(error, dirname(w.real));
     }
   }
-  const temp = prepare(w.real, w.bytes, w.display);
-  let redone: Temp | undefined;
+  const dirFd = openDir(ctx, w);
   try {
-    withWriteLock(index(ctx), () => {
-      const current = readIfExists(w.real, w.display);
-      const currentSha = current === null ? null : sha256(current);
-      let bytes = w.bytes;
-      let written = temp;
-      if (currentSha !== w.baseSha) {
-        if (!w.redo || current === null || getStamp(ctx, w.real)?.sha256 !== currentSha) throw stale(w.display, w.verb);
-        bytes = w.redo(current);
-        written = redone = prepare(w.real, bytes, w.display);
+    const dir = fdHandle(dirFd, dirname(w.real));
+    const target = join(dir, basename(w.real));
+    removeStaleTemps(dir);
+    const temp = prepare(target, w.bytes, w.display);
+    let redone: Temp | undefined;
+    let renamed = false;
+    try {
+      withWriteLock(index(ctx), () => {
+        const current = readIfExists(target, w.display);
+        const currentSha = current === null ? null : sha256(current);
+        let bytes = w.bytes;
+        let written = temp;
+        if (currentSha !== w.baseSha) {
+          if (!w.redo || current === null || getStamp(ctx, w.real)?.sha256 !== currentSha) throw stale(w.display, w.verb);
+          bytes = w.redo(current);
+          written = redone = prepare(target, bytes, w.display);
+        }
+        const db = index(ctx);
+        recordChange(ctx, db, newGroup(db, ctx.session), w.verb === "overwrite" ? "write" : w.verb, [
+          { real: w.real, display: w.display, previous: current, previousMode: current === null ? null : modeOf(target), next: bytes },
+        ]);
+        commit(written, target, w.display);
+        renamed = true;
+        putStamp(ctx, w.real, { mtimeMs: written.mtimeMs, size: written.size, sha256: sha256(bytes) });
+      });
+    } catch (error) {
+      if (!renamed) {
+        discard(temp.path);
+        if (redone) discard(redone.path);
+        throw error;
       }
-      const db = index(ctx);
-      recordChange(ctx, db, newGroup(db, ctx.session), w.verb === "overwrite" ? "write" : w.verb, [
-        { real: w.real, display: w.display, previous: current, previousMode: current === null ? null : modeOf(w.real), next: bytes },
-      ]);
-      commit(written, w.real, w.display);
-      putStamp(ctx, w.real, { mtimeMs: written.mtimeMs, size: written.size, sha256: sha256(bytes) });
-    });
-  } catch (error) {
-    discard(temp.path);
-    if (redone) discard(redone.path);
-    throw error;
+      if (redone) discard(temp.path);
+      const why = stateProblem(ctx.stateDir, error);
+      ctx.warn(`${w.display} was written, but its stamp could not be saved. ${why}`);
+      syncDirFd(dirFd);
+      return { note: `(The file was written, but kt could not record it in its state directory ${onOneLine(ctx.stateDir)}, so it will ask you to read ${w.display} again before the next change to it.)` };
+    }
+    if (redone) discard(temp.path);
+    syncDirFd(dirFd);
+    return {};
+  } finally {
+    closeSync(dirFd);
   }
-  if (redone) discard(temp.path);
-  syncDir(dirname(w.real));
 }
 
 function modeOf(path: string): number | null {
@@ -108,12 +137,100 @@ export function freshContent(ctx: ToolContext, display: string, real: string, by
   });
 }
 
-export function readIfExists(real: string, display: string): Uint8Array | null {
+/**
+ * kt's own state (its index, logs, the stdin FIFOs of processes) is never a tool's target.
+ * The writer checks; write and edit check first too, so that this is what they say.
+ */
+export function refuseStateFiles(ctx: Pick<ToolContext, "stateDir">, real: string, display: string): void {
+  let state: string;
   try {
-    return readFileSync(real);
+    state = realPath({}, resolve(ctx.stateDir));
+  } catch {
+    return;
+  }
+  if (inside(state, real)) {
+    throw new KtError(
+      "PERMISSION_DENIED",
+      `Refusing to write ${display}: it is inside kt's own state directory ${onOneLine(state)}, which holds kt's index, logs and process pipes. Files there are read, never written, with kt's tools.`,
+    );
+  }
+}
+
+function openDir(ctx: ToolContext, w: GuardedWrite): number {
+  const dir = dirname(w.real);
+  let fd: number;
+  try {
+    fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  } catch (error) {
+    throw fsError(error, dir);
+  }
+  try {
+    verifyOpened(ctx, fd, w.display, dir);
+    return fd;
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+}
+
+/**
+ * Reads a regular file, or returns null when there is none. Opened without blocking and
+ * checked after opening: a FIFO or device put in place of the file must not hang kt, and
+ * (given a context) a file reached through a path swapped since it was checked must not
+ * feed content from outside the root into a diff or an error's prose.
+ */
+export function readIfExists(real: string, display: string, ctx?: Pick<ToolContext, "root" | "stateDir" | "session">): Uint8Array | null {
+  let fd: number;
+  try {
+    fd = openSync(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
     throw fsError(error, display);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw notRegular(display, st, "write");
+    if (ctx) verifyOpened(ctx, fd, display, real);
+    return readFileSync(fd);
+  } catch (error) {
+    throw fsError(error, display);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const TEMP = /^\..+\.kt-(\d+)-[a-z0-9]+\.tmp$/;
+
+/**
+ * A kt killed between creating its temp file and renaming it leaves the temp file behind;
+ * the next write in the directory removes those of processes that no longer exist.
+ */
+function removeStaleTemps(dir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = TEMP.exec(name);
+    if (!m) continue;
+    const pid = Number(m[1]);
+    if (pid === process.pid || alive(pid)) continue;
+    try {
+      unlinkSync(join(dir, name));
+    } catch {
+      // Gone already, or not ours to remove.
+    }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 
@@ -183,14 +300,24 @@ export function discard(path: string): void {
   }
 }
 
+/** fsync of a directory by path (after renames in it), for callers without an open descriptor. */
 export function syncDir(dir: string): void {
+  let fd: number;
   try {
-    const fd = openSync(dir, "r");
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    fd = openSync(dir, "r");
+  } catch {
+    return;
+  }
+  try {
+    syncDirFd(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function syncDirFd(fd: number): void {
+  try {
+    fsyncSync(fd);
   } catch {
     // Some file systems refuse fsync on directories; the rename itself is still atomic.
   }

@@ -7,7 +7,7 @@ import { accessSync, constants, statSync } from "node:fs";
 import { isAbsolute, join, relative } from "node:path";
 import picomatch from "picomatch";
 import { KtError, type ToolContext } from "../tools/tool.ts";
-import { absolutePath, displayPath, fsError, realPath } from "../core/paths.ts";
+import { absolutePath, displayPath, fsError, onOneLine, realPath } from "../core/paths.ts";
 import { notFound } from "../tools/_suggest.ts";
 import { NOISE } from "./walk.ts";
 import { globTest } from "./globlang.ts";
@@ -140,23 +140,15 @@ export function shownPath(ctx: Pick<ToolContext, "cwd">, plan: SearchPlan, rel: 
 
 /** shownPath for many paths: the same as displayPath of each joined path, without a
  * path.relative per path. */
+// One escaping of paths for every listing and every prose line: core/paths.ts.
+export { onOneLine };
+
 export function pathShower(ctx: Pick<ToolContext, "cwd">, plan: SearchPlan): (rel: string) => string {
   const base = relative(ctx.cwd, plan.abs);
   // A search root above the working directory can hold paths below it: those go one by one.
   if (base.startsWith("..") || isAbsolute(base)) return (rel) => onOneLine(displayPath(ctx, rel === "" ? plan.abs : join(plan.abs, rel)));
   const prefix = base === "" ? "" : `${base}/`;
   return (rel) => onOneLine(rel === "" ? displayPath(ctx, plan.abs) : prefix + rel);
-}
-
-const CONTROL = /[\x00-\x1f\x7f]/;
-const CONTROLS = /[\x00-\x1f\x7f]/g;
-const ESCAPES: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
-
-/** A path as one line of a listing: a control character in a name (a newline, say) is
- * written as an escape (\n, \t, \x1b), or the name would read as two entries. */
-export function onOneLine(path: string): string {
-  if (!CONTROL.test(path)) return path;
-  return path.replace(CONTROLS, (c) => ESCAPES[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
 }
 
 /** The leading directory segments without glob syntax (never the last segment). */

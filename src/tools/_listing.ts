@@ -2,6 +2,7 @@
 // with "/", hidden entries counted rather than listed, noise directories summarized.
 import { readdirSync, readlinkSync, type Dirent } from "node:fs";
 import { join } from "node:path";
+import { onOneLine } from "../core/paths.ts";
 import { NOISE } from "../search/noise.ts";
 
 /** Directories whose contents are noise to a model unless it asks for them by name: the
@@ -68,14 +69,15 @@ function describeEntry(dir: string, entry: Dirent, indent: string): string {
     } catch {
       // Unreadable link: shown with "?".
     }
-    return `${indent}${entry.name} -> ${target}`;
+    return `${indent}${onOneLine(entry.name)} -> ${onOneLine(target)}`;
   }
-  if (!entry.isDirectory()) return `${indent}${entry.name}`;
+  // A name is shown escaped: a newline in it must not forge a second entry or a numbered line.
+  if (!entry.isDirectory()) return `${indent}${onOneLine(entry.name)}`;
   if (NOISE_DIRS.has(entry.name)) {
     const n = entriesOf(join(dir, entry.name))?.length;
     return `${indent}${entry.name}/ (${n === undefined ? "unreadable" : `${n} ${plural(n, "entry", "entries")}`}, not listed)`;
   }
-  return `${indent}${entry.name}/`;
+  return `${indent}${onOneLine(entry.name)}/`;
 }
 
 function entriesOf(dir: string): Dirent[] | null {

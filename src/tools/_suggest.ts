@@ -6,20 +6,22 @@ import { existsSync, readdirSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative } from "node:path";
 import { distance } from "fastest-levenshtein";
 import { KtError, type ToolContext } from "./tool.ts";
-import { displayPath, inside } from "../core/paths.ts";
+import { displayPath, inside, onOneLine } from "../core/paths.ts";
 import { NOISE_DIRS } from "./_listing.ts";
 
 const MAX_ENTRIES = 20_000;
 const MAX_MS = 150;
 
-export function notFound(ctx: Pick<ToolContext, "cwd" | "root">, abs: string): KtError {
+type Where = Pick<ToolContext, "cwd"> & Partial<Pick<ToolContext, "root">>;
+
+export function notFound(ctx: Where, abs: string): KtError {
   const meant = meantInstead(ctx, abs);
   const found = suggestions(ctx, abs, 3, meant);
-  const maybe = meant === undefined ? "" : ` Maybe you meant ${meant}?`;
+  const maybe = meant === undefined ? "" : ` Maybe you meant ${onOneLine(meant)}?`;
   const tail = found.length > 0
-    ? ` Did you mean one of these? ${found.join(", ")}`
+    ? ` Did you mean one of these? ${found.map(onOneLine).join(", ")}`
     : meant !== undefined ? "" : " Use glob to search for it by name, or read the parent directory to list what is there.";
-  return new KtError("FILE_NOT_FOUND", `File not found: ${abs}.${maybe}${tail}`);
+  return new KtError("FILE_NOT_FOUND", `File not found: ${onOneLine(abs)}.${maybe}${tail}`);
 }
 
 /**
@@ -28,7 +30,7 @@ export function notFound(ctx: Pick<ToolContext, "cwd" | "root">, abs: string): K
  * When the path, taken relative to that top instead of the working directory, names
  * something that exists (inside the root), that is the likeliest meaning.
  */
-export function meantInstead(ctx: Pick<ToolContext, "cwd" | "root">, abs: string): string | undefined {
+export function meantInstead(ctx: Where, abs: string): string | undefined {
   const rel = relative(ctx.cwd, abs);
   if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) return undefined;
   for (const top of [ctx.root, gitTop(ctx.cwd)]) {
@@ -57,12 +59,14 @@ function gitTop(dir: string): string | undefined {
   }
 }
 
-export function suggestions(ctx: Pick<ToolContext, "cwd">, abs: string, max = 3, exclude?: string): string[] {
+/** Names near `abs`; under a root, only paths inside it (a suggestion must not reveal what lies outside). */
+export function suggestions(ctx: Where, abs: string, max = 3, exclude?: string): string[] {
   const want = basename(abs).toLowerCase();
   const wantRel = relative(ctx.cwd, abs).toLowerCase();
   const scored = new Map<string, number>();
   const consider = (path: string) => {
     if (path === abs || path === exclude || scored.has(path)) return;
+    if (ctx.root !== undefined && !inside(ctx.root, path)) return;
     const name = basename(path).toLowerCase();
     const d = distance(name, want);
     if (d > Math.max(2, Math.floor(want.length / 3))) return;

@@ -7,7 +7,7 @@ import { renameSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import description from "./bash.txt" with { type: "text" };
 import { defineTool, invalidArgs, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
-import { absolutePath, fsError, realPath } from "../core/paths.ts";
+import { absolutePath, fsError, onOneLine, realPath } from "../core/paths.ts";
 import { index, safeName, sessionDir, withWriteLock } from "../core/state.ts";
 import { spillFile, type Limits } from "../core/truncate.ts";
 import { endWord, shellEnd } from "../process/ending.ts";
@@ -80,7 +80,7 @@ function workdir(ctx: ToolContext, given: string | undefined): string {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT") {
-      throw new KtError("FILE_NOT_FOUND", `Working directory not found: ${abs}. Give an existing directory as workdir, or omit workdir to run in ${ctx.cwd}.`);
+      throw new KtError("FILE_NOT_FOUND", `Working directory not found: ${onOneLine(abs)}. Give an existing directory as workdir, or omit workdir to run in ${onOneLine(ctx.cwd)}.`);
     }
     if (code === "ENOTDIR") throw notADirectory(abs);
     throw fsError(error, abs);
@@ -90,7 +90,7 @@ function workdir(ctx: ToolContext, given: string | undefined): string {
 }
 
 function notADirectory(abs: string): KtError {
-  return new KtError("NOT_A_DIRECTORY", `workdir ${abs} is not a directory. Give the directory to run in (e.g. ${dirname(abs)}), not a file.`);
+  return new KtError("NOT_A_DIRECTORY", `workdir ${onOneLine(abs)} is not a directory. Give the directory to run in (e.g. ${onOneLine(dirname(abs))}), not a file.`);
 }
 
 /** The command ended within the budget: its whole output, and no trace left in ps list. */
@@ -120,7 +120,7 @@ function finished(ctx: ToolContext, row: ProcessRow): ToolOutput {
   const status = shellEnd(row);
   const lines = [`$ ${row.command}`];
   if (shown.text !== "") lines.push(shown.text);
-  lines.push(`[${status} · ${seconds(durationMs)} · cwd ${row.cwd}]`);
+  lines.push(`[${status} · ${seconds(durationMs)} · cwd ${onOneLine(row.cwd)}]`);
   if (row.exit_code === 127) {
     const hint = notFoundHint(shown.text);
     if (hint) lines.push(hint);

@@ -5,11 +5,11 @@ import * as z from "zod/mini";
 import { statSync, type Stats } from "node:fs";
 import description from "./edit.txt" with { type: "text" };
 import { defineTool, invalidArgs, KtError, type ToolContext } from "./tool.ts";
-import { absolutePath, fsError, realPath } from "../core/paths.ts";
+import { absolutePath, fsError, onOneLine, realPath } from "../core/paths.ts";
 import { sha256 } from "../core/stamps.ts";
 import { BOM_BYTES, countLines, decodeUtf8, dominantEol, hasBom, sniffBinary } from "../core/text.ts";
 import { formatBytes } from "../core/truncate.ts";
-import { freshContent, guardedWrite, readIfExists } from "../core/writer.ts";
+import { freshContent, guardedWrite, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { unifiedDiff } from "../core/diff.ts";
 import { notFound } from "./_suggest.ts";
 import { MAX_FILE_BYTES, MAX_LINE_CHARS } from "./read.ts";
@@ -76,8 +76,11 @@ export default defineTool({
   aliases: { path: "file_path", filePath: "file_path", oldString: "old_string", newString: "new_string", replaceAll: "replace_all" },
   annotations: { readOnlyHint: false, destructiveHint: true },
   async execute(input, ctx) {
-    const abs = absolutePath(ctx, input.file_path);
-    const real = realPath(ctx, abs);
+    const path = absolutePath(ctx, input.file_path);
+    const real = realPath(ctx, path);
+    // Every later mention of the path is for the model: shown on one line, controls escaped.
+    const abs = onOneLine(path);
+    refuseStateFiles(ctx, real, abs);
     const pairs = pairsOf(input);
     const multi = input.edits !== undefined;
     const creates = pairs[0]!.old_string === "";
@@ -94,10 +97,11 @@ export default defineTool({
     if (st && st.size > MAX_FILE_BYTES) {
       throw new KtError("FILE_TOO_LARGE", `${abs} is ${formatBytes(st.size)}, over the 10 MB limit for edit. Change it with bash (e.g. sed) or split the file.`);
     }
-    const read = st ? readIfExists(real, abs) : null;
+    const read = st ? readIfExists(real, abs, ctx) : null;
     if (st && read === null) throw notFound(ctx, abs);
     const refuseBinary = (bytes: Uint8Array) => {
-      const kind = sniffBinary(real, bytes.subarray(0, 4096));
+      // A NUL past the sniffed head makes the file binary too (as read says): its snippet would carry it.
+      const kind = sniffBinary(real, bytes.subarray(0, 4096)) ?? (bytes.indexOf(0, 4096) !== -1 ? "NUL bytes past its start" : null);
       if (kind) throw new KtError("BINARY_FILE", `${abs} is a binary file (${kind}, ${formatBytes(bytes.length)}); edit changes text files only.`);
     };
     if (read !== null) refuseBinary(read);
@@ -151,8 +155,9 @@ export default defineTool({
     };
     const created = bytes === null;
     let planned = plan(bytes);
+    let note: string | undefined;
     if (!ctx.flags.dryRun) {
-      guardedWrite(ctx, {
+      note = guardedWrite(ctx, {
         display: abs,
         real,
         baseSha: bytes === null ? null : sha256(bytes),
@@ -160,14 +165,14 @@ export default defineTool({
         verb: "edit",
         mkdirs: created,
         redo: (now) => (planned = plan(now)).out,
-      });
+      }).note;
     }
     const { text, current, steps, traces } = planned;
     const diff = unifiedDiff(abs, text, current);
     const traced = ctx.flags.trace ? { trace: multi ? traces : traces[0] } : {};
     const done = report(abs, text, current, steps, { multi, created, dryRun: ctx.flags.dryRun });
     return {
-      content: ctx.flags.dryRun ? `${done.content}\n\n${diff.patch.trimEnd()}` : done.content,
+      content: ctx.flags.dryRun ? `${done.content}\n\n${diff.patch.trimEnd()}` : note ? `${done.content}\n${note}` : done.content,
       title: created ? `Edit ${abs} · new file · ${countLines(current)} lines` : `Edit ${abs} · +${diff.additions} −${diff.deletions}`,
       diff: diff.patch,
       additions: diff.additions,

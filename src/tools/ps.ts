@@ -3,6 +3,7 @@
 // (src/process/supervisor.ts); these actions only read and update its row and its log,
 // write to its stdin FIFO, and signal its process group.
 import * as z from "zod/mini";
+import { onOneLine } from "../core/paths.ts";
 import { existsSync } from "node:fs";
 import description from "./ps.txt" with { type: "text" };
 import { defineTool, invalidArgs, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
@@ -135,7 +136,7 @@ async function start(input: Input, ctx: ToolContext): Promise<ToolOutput> {
   const size = logSize(row.log_path);
   const shown = view(row.log_path, 0, size, START_LIMITS, () => row.log_path);
   setCursor(db, row.key, size, shown.newlines);
-  const where = `cwd ${row.cwd} · log ${row.log_path}`;
+  const where = `cwd ${onOneLine(row.cwd)} · log ${onOneLine(row.log_path)}`;
   const meta = { processId: id, ...(shown.truncation ? { truncation: shown.truncation } : {}) };
   if (row.status === "failed") {
     markNotified(db, row.key);

@@ -1,12 +1,12 @@
 // read (SPEC §4.1): a page of a file with line numbers, a directory listing, or a
 // one-line description of a binary file. A page of a large file is read by streaming.
 import * as z from "zod/mini";
-import { closeSync, openSync, readFileSync, readSync, statSync, type Stats } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from "node:fs";
 import { extname } from "node:path";
 import description from "./read.txt" with { type: "text" };
 import { defineTool, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
-import { absolutePath, fsError, realPath } from "../core/paths.ts";
-import { putStamp, sha256 } from "../core/stamps.ts";
+import { absolutePath, fdHandle, fsError, onOneLine, openRegular, realPath, verifyOpened } from "../core/paths.ts";
+import { noteRead, sha256 } from "../core/stamps.ts";
 import { IMAGE_EXTENSIONS, imageInfo, looksLikeImage, MAX_IMAGE_BYTES } from "../core/image.ts";
 import { decodeLenient, decodeUtf8, sniffBinary } from "../core/text.ts";
 import { formatBytes } from "../core/truncate.ts";
@@ -33,24 +33,51 @@ export default defineTool({
   aliases: { path: "file_path", filePath: "file_path" },
   annotations: { readOnlyHint: true, destructiveHint: false },
   async execute(input, ctx) {
-    const abs = absolutePath(ctx, input.file_path);
-    const real = realPath(ctx, abs);
+    const path = absolutePath(ctx, input.file_path);
+    const real = realPath(ctx, path);
+    // Shown to the model on one line: a newline in a name must not forge a numbered line.
+    const abs = onOneLine(path);
     let st: Stats;
     try {
       st = statSync(real);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") throw notFound(ctx, abs);
-      throw fsError(error, abs);
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") throw notFound(ctx, path);
+      throw fsError(error, path);
     }
-    if (st.isDirectory()) {
-      const listing = listDirectory(real, abs);
-      return { content: listing.text, title: `List ${abs} · ${listing.entries} entries`, extra: { path: abs, entries: listing.entries } };
-    }
+    if (st.isDirectory()) return listing(ctx, real, abs);
+    // Refused before opening: opening a device can itself have effects, or wait.
     if (!st.isFile()) {
       throw new KtError("INVALID_ARGS", `${abs} is not a regular file (it is a device, socket or pipe); read cannot page it. Use bash if you really mean to read from it.`);
     }
-    const image = readImage(ctx, real, abs, st);
-    if (image) return image;
+    const opened = openRegular(ctx, real, abs, "read");
+    st = opened.st;
+    try {
+      const image = readImage(ctx, real, abs, st, opened.fd);
+      if (image) return image;
+      return page(ctx, input, real, abs, opened.fd, st);
+    } finally {
+      closeSync(opened.fd);
+    }
+  },
+});
+
+function listing(ctx: ToolContext, real: string, abs: string) {
+  let fd: number;
+  try {
+    fd = openSync(real, constants.O_RDONLY | constants.O_DIRECTORY);
+  } catch (error) {
+    throw fsError(error, abs);
+  }
+  try {
+    verifyOpened(ctx, fd, abs, real);
+    const listing = listDirectory(fdHandle(fd, real), abs);
+    return { content: listing.text, title: `List ${abs} · ${listing.entries} entries`, extra: { path: abs, entries: listing.entries } };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function page(ctx: ToolContext, input: { offset?: number; limit?: number }, real: string, abs: string, fd: number, st: Stats) {
     const paged = input.offset !== undefined || input.limit !== undefined;
     if (st.size > MAX_FILE_BYTES && !paged) {
       throw new KtError(
@@ -60,20 +87,19 @@ export default defineTool({
     }
     const offset = Math.max(1, input.offset ?? 1);
     const limit = input.limit ?? MAX_LINES;
-    let page: Page;
+    let result: Page;
     if (st.size > MAX_FILE_BYTES) {
-      page = streamPage(real, abs, st.size, offset, limit);
+      result = streamPage(fd, real, abs, st.size, offset, limit);
     } else {
       // An image under another name (or none) is told by the bytes read for the page anyway.
-      const bytes = readWhole(real, abs);
-      const unnamed = readImage(ctx, real, abs, st, bytes);
+      const bytes = readWhole(fd, abs);
+      const unnamed = readImage(ctx, real, abs, st, fd, bytes);
       if (unnamed) return unnamed;
-      page = wholePage(real, abs, bytes, offset, limit);
+      result = wholePage(real, abs, bytes, offset, limit);
     }
-    putStamp(ctx, real, { mtimeMs: st.mtimeMs, size: st.size, sha256: page.sha });
-    return render(abs, offset, page);
-  },
-});
+    noteRead(ctx, real, { mtimeMs: st.mtimeMs, size: st.size, sha256: result.sha });
+    return render(abs, offset, result);
+}
 
 /**
  * A PNG, JPEG, GIF or WebP file as an image for the model (SPEC §7.5), with one line of text
@@ -81,10 +107,10 @@ export default defineTool({
  * decide, so a damaged one is described as binary like any other). `bytes` are the file's
  * when the caller has read them already; a file named as an image is read here.
  */
-function readImage(ctx: ToolContext, real: string, abs: string, st: Stats, bytes?: Uint8Array): ToolOutput | undefined {
+function readImage(ctx: ToolContext, real: string, abs: string, st: Stats, fd: number, bytes?: Uint8Array): ToolOutput | undefined {
   if (bytes ? !looksLikeImage(bytes) : !IMAGE_EXTENSIONS.has(extname(real).slice(1).toLowerCase())) return undefined;
   if (st.size > MAX_IMAGE_BYTES) {
-    const kind = imageInfo(bytes ?? head(real, abs, 64 * 1024))?.format;
+    const kind = imageInfo(bytes ?? head(fd, abs, 64 * 1024))?.format;
     if (kind) {
       throw new KtError(
         "FILE_TOO_LARGE",
@@ -93,10 +119,10 @@ function readImage(ctx: ToolContext, real: string, abs: string, st: Stats, bytes
     }
     return undefined;
   }
-  bytes ??= readWhole(real, abs);
+  bytes ??= readWhole(fd, abs);
   const info = imageInfo(bytes);
   if (!info) return undefined;
-  putStamp(ctx, real, { mtimeMs: st.mtimeMs, size: st.size, sha256: sha256(bytes) });
+  noteRead(ctx, real, { mtimeMs: st.mtimeMs, size: st.size, sha256: sha256(bytes) });
   const { format, mediaType, width, height } = info;
   return {
     content: `Image ${abs}: ${format}, ${width}×${height} pixels, ${formatBytes(bytes.length)}.`,
@@ -106,29 +132,35 @@ function readImage(ctx: ToolContext, real: string, abs: string, st: Stats, bytes
   };
 }
 
-function readWhole(real: string, abs: string): Uint8Array {
+/** The whole file from its start, by position (the descriptor's offset is not relied on). */
+function readWhole(fd: number, abs: string): Uint8Array {
+  const chunks: Uint8Array[] = [];
+  let position = 0;
   try {
-    return readFileSync(real);
+    for (;;) {
+      const buf = new Uint8Array(Math.max(64 * 1024, Math.min(fstatSize(fd) - position + 1, 16 * 1024 * 1024)));
+      const n = readSync(fd, buf, 0, buf.length, position);
+      if (n === 0) break;
+      chunks.push(buf.subarray(0, n));
+      position += n;
+    }
   } catch (error) {
     throw fsError(error, abs);
   }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+}
+
+function fstatSize(fd: number): number {
+  return fstatSync(fd).size;
 }
 
 /** Up to `n` first bytes of a file. */
-function head(real: string, abs: string, n: number): Uint8Array {
-  let fd: number;
-  try {
-    fd = openSync(real, "r");
-  } catch (error) {
-    throw fsError(error, abs);
-  }
+function head(fd: number, abs: string, n: number): Uint8Array {
   try {
     const buf = new Uint8Array(n);
     return buf.subarray(0, readSync(fd, buf, 0, n, 0));
   } catch (error) {
     throw fsError(error, abs);
-  } finally {
-    closeSync(fd);
   }
 }
 
@@ -167,7 +199,10 @@ class Pager {
 }
 
 function sniff(real: string, abs: string, size: number, head: Uint8Array): void {
-  const kind = sniffBinary(real, head);
+  binary(abs, size, sniffBinary(real, head));
+}
+
+function binary(abs: string, size: number, kind: string | null): void {
   if (kind) {
     throw new KtError(
       "BINARY_FILE",
@@ -176,8 +211,12 @@ function sniff(real: string, abs: string, size: number, head: Uint8Array): void 
   }
 }
 
+/** A NUL byte past the sniffed head still makes a file binary: echoed, it would break the reader's framing. */
+const NUL_KIND = "NUL bytes past its start";
+
 function wholePage(real: string, abs: string, bytes: Uint8Array, offset: number, limit: number): Page {
   sniff(real, abs, bytes.length, bytes.subarray(0, 4096));
+  if (bytes.indexOf(0, 4096) !== -1) binary(abs, bytes.length, NUL_KIND);
   let text = decodeUtf8(bytes);
   const invalidUtf8 = text === null;
   text ??= decodeLenient(bytes);
@@ -198,13 +237,7 @@ function wholePage(real: string, abs: string, bytes: Uint8Array, offset: number,
 }
 
 /** One pass over a large file in chunks: the page is kept, everything else only hashed and counted. */
-function streamPage(real: string, abs: string, size: number, offset: number, limit: number): Page {
-  let fd: number;
-  try {
-    fd = openSync(real, "r");
-  } catch (error) {
-    throw fsError(error, abs);
-  }
+function streamPage(fd: number, real: string, abs: string, size: number, offset: number, limit: number): Page {
   const hasher = new Bun.CryptoHasher("sha256");
   const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: false });
   const pager = new Pager(offset, limit);
@@ -220,6 +253,7 @@ function streamPage(real: string, abs: string, size: number, offset: number, lim
         sniff(real, abs, size, view.subarray(0, 4096));
         first = false;
       }
+      if (view.indexOf(0) !== -1) binary(abs, size, NUL_KIND);
       hasher.update(view);
       const text = carry + decoder.decode(view, { stream: true });
       let start = 0;
@@ -231,8 +265,8 @@ function streamPage(real: string, abs: string, size: number, offset: number, lim
     }
     carry += decoder.decode();
     if (carry.length > 0) pager.push(carry);
-  } finally {
-    closeSync(fd);
+  } catch (error) {
+    throw fsError(error, abs);
   }
   return { lines: pager.lines, totalLines: pager.total, sha: hasher.digest("hex"), invalidUtf8: false };
 }

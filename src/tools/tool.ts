@@ -5,6 +5,7 @@ import * as z from "zod/mini";
 import { validationProse } from "./_validate.ts";
 import { backstop } from "../core/truncate.ts";
 import { appendNotices } from "../process/notices.ts";
+import { isStateFault, StateError, stateProblem } from "../core/state.ts";
 
 export type ErrorCode =
   | "INVALID_ARGS" | "FILE_NOT_FOUND" | "IS_DIRECTORY" | "NOT_A_DIRECTORY" | "BINARY_FILE"
@@ -154,12 +155,19 @@ export function defineTool<S extends z.ZodMiniObject>(spec: ToolSpec<S>): Tool<S
           const { content, image, ...meta } = out;
           result = { content, isError: false, ...(image ? { image } : {}), metadata: { ...meta, durationMs: 0 } };
         } catch (error) {
-          if (!(error instanceof KtError)) throw error;
-          result = errorResult(spec.name, error, started);
+          if (error instanceof KtError) result = errorResult(spec.name, error, started);
+          else if (isStateFault(error) && !(error instanceof StateError)) throw new StateError(stateProblem(ctx.stateDir, error));
+          else throw error;
         }
       }
       backstop(result, spec.name, ctx);
-      appendNotices(result, ctx);
+      try {
+        appendNotices(result, ctx);
+      } catch (error) {
+        // A result already computed is not withheld for want of the index: notices wait.
+        if (!isStateFault(error)) throw error;
+        ctx.warn(`completion notices skipped. ${stateProblem(ctx.stateDir, error)}`);
+      }
       result.metadata.durationMs = Math.round((performance.now() - started) * 10) / 10;
       return result;
     },

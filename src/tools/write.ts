@@ -3,10 +3,10 @@ import * as z from "zod/mini";
 import { statSync } from "node:fs";
 import description from "./write.txt" with { type: "text" };
 import { defineTool, KtError } from "./tool.ts";
-import { absolutePath, fsError, realPath } from "../core/paths.ts";
+import { absolutePath, fsError, notRegular, onOneLine, realPath } from "../core/paths.ts";
 import { sha256 } from "../core/stamps.ts";
 import { BOM_BYTES, countLines, decodeLenient, dominantEol, hasBom } from "../core/text.ts";
-import { freshContent, guardedWrite, readIfExists } from "../core/writer.ts";
+import { freshContent, guardedWrite, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { unifiedDiff } from "../core/diff.ts";
 
 export const Parameters = z.strictObject({
@@ -24,17 +24,22 @@ export default defineTool({
   aliases: { path: "file_path", filePath: "file_path" },
   annotations: { readOnlyHint: false, destructiveHint: true },
   async execute(input, ctx) {
-    const abs = absolutePath(ctx, input.file_path);
-    const real = realPath(ctx, abs);
+    const path = absolutePath(ctx, input.file_path);
+    const real = realPath(ctx, path);
+    const abs = onOneLine(path);
+    refuseStateFiles(ctx, real, abs);
     try {
-      if (statSync(real).isDirectory()) {
+      const st = statSync(real);
+      if (st.isDirectory()) {
         throw new KtError("IS_DIRECTORY", `${abs} is a directory, not a file. Give the path of a file inside it, e.g. ${abs.replace(/\/$/, "")}/<name>.`);
       }
+      // A FIFO or device would block the write (or be written to) rather than be replaced.
+      if (!st.isFile()) throw notRegular(abs, st, "write");
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== "ENOENT") throw fsError(error, abs);
     }
-    const current = readIfExists(real, abs);
+    const current = readIfExists(real, abs, ctx);
     const base = current === null ? null : freshContent(ctx, abs, real, current, "overwrite");
     // The reported change is worked out from the content actually replaced, which under
     // parallel calls may be another call's write (SPEC §7.5).
@@ -43,16 +48,18 @@ export default defineTool({
       return { bytes: encode(input.content, now), created: now === null, before, diff: unifiedDiff(abs, before, input.content) };
     };
     let planned = plan(base);
+    let written: { note?: string } = {};
     if (!ctx.flags.dryRun) {
       const baseSha = base === null ? null : sha256(base);
-      guardedWrite(ctx, { display: abs, real, baseSha, bytes: planned.bytes, verb: "overwrite", mkdirs: base === null, redo: (now) => (planned = plan(now)).bytes });
+      written = guardedWrite(ctx, { display: abs, real, baseSha, bytes: planned.bytes, verb: "overwrite", mkdirs: base === null, redo: (now) => (planned = plan(now)).bytes });
     }
     const { before, diff } = planned;
     const lines = countLines(input.content);
     const dry = ctx.flags.dryRun ? " (dry run: nothing was written)" : "";
-    const content = planned.created
+    const said = planned.created
       ? `Wrote ${abs} (${linesOf(lines)}).${dry}`
       : `Replaced ${abs} (was ${linesOf(countLines(before))}, now ${linesOf(lines)}).${dry}`;
+    const content = written.note ? `${said}\n${written.note}` : said;
     return {
       content,
       title: planned.created ? `Write ${abs} · new file · ${lines} lines` : `Write ${abs} · +${diff.additions} −${diff.deletions}`,

@@ -1,0 +1,632 @@
+// Issue 11, "what ordinary hostile conditions break": one regression test per numbered
+// item, named after it, through the compiled binary (as root where the item needs it; as
+// `nobody` through setpriv where root would bypass a permission). Items 14, 15 and 19 are
+// pinned by the process and search suites.
+import { describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import {
+  chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync,
+  symlinkSync, unlinkSync, writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import { applyPatch } from "diff";
+import { CAN_RUN_AS_NOBODY, KT, kt, tempDir } from "./_helpers.ts";
+
+const ENV = (stateDir: string, extra: Record<string, string> = {}) => ({
+  PATH: process.env.PATH ?? "",
+  HOME: process.env.HOME ?? "/tmp",
+  NO_COLOR: "1",
+  KT_STATE_DIR: stateDir,
+  ...extra,
+});
+
+/** The binary with a deadline: a hang is a failure, not a stuck suite. */
+async function ktWithin(ms: number, args: string[], opts: { cwd: string; stateDir: string; stdin?: string | Uint8Array }) {
+  const proc = Bun.spawn([KT, ...args], {
+    cwd: opts.cwd,
+    env: ENV(opts.stateDir),
+    stdin: opts.stdin === undefined ? "ignore" : typeof opts.stdin === "string" ? Buffer.from(opts.stdin) : opts.stdin,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const timer = setTimeout(() => proc.kill("SIGKILL"), ms);
+  const [stdout, stderr, exitCode] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  clearTimeout(timer);
+  return { stdout, stderr, exitCode, hung: proc.signalCode === "SIGKILL" };
+}
+
+function setup() {
+  const tmp = tempDir();
+  const work = join(tmp.path, "work");
+  mkdirSync(work);
+  return { tmp, work, stateDir: join(tmp.path, "state") };
+}
+
+/** A raw MCP client over the server's stdio: lines in, parsed lines out. */
+class RawMcp {
+  readonly proc: Bun.Subprocess<"pipe", "pipe", "pipe">;
+  private buffered = "";
+  private readonly lines: unknown[] = [];
+  private readonly reading: Promise<void>;
+  stderr = "";
+
+  constructor(cwd: string, stateDir: string) {
+    const proc = Bun.spawn([KT, "mcp"], { cwd, env: ENV(stateDir), stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    this.proc = proc;
+    this.reading = (async () => {
+      const decoder = new TextDecoder();
+      for await (const chunk of proc.stdout) {
+        this.buffered += decoder.decode(chunk, { stream: true });
+        let nl: number;
+        while ((nl = this.buffered.indexOf("\n")) !== -1) {
+          this.lines.push(JSON.parse(this.buffered.slice(0, nl)));
+          this.buffered = this.buffered.slice(nl + 1);
+        }
+      }
+    })();
+    void (async () => {
+      for await (const chunk of proc.stderr) this.stderr += new TextDecoder().decode(chunk);
+    })();
+  }
+
+  send(message: unknown | string): void {
+    this.proc.stdin.write(typeof message === "string" ? message : `${JSON.stringify(message)}\n`);
+    this.proc.stdin.flush();
+  }
+
+  async initialize(): Promise<void> {
+    this.send({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+    await this.reply(0);
+    this.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  }
+
+  async reply(id: number | null, ms = 15_000): Promise<{ id: number | null; result?: any; error?: { code: number; message: string } }> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const found = this.lines.find((l) => (l as { id?: unknown }).id === id);
+      if (found) {
+        this.lines.splice(this.lines.indexOf(found), 1);
+        return found as never;
+      }
+      if (Date.now() > deadline) throw new Error(`no reply to ${id} within ${ms} ms; stderr: ${this.stderr}`);
+      await Bun.sleep(20);
+    }
+  }
+
+  async end(): Promise<number> {
+    this.proc.stdin.end();
+    const code = await this.proc.exited;
+    await this.reading;
+    return code;
+  }
+}
+
+describe("issue 11: hangs and crashes", () => {
+  test("item 1: write to a FIFO is refused at once, not blocked on; kt's own state files are never targets", async () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    Bun.spawnSync(["mkfifo", join(work, "f")]);
+    const r = await ktWithin(10_000, ["write", "f", "--content", "x", "--skip-read-check"], { cwd: work, stateDir });
+    expect(r.hung).toBe(false);
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toBe(`${work}/f is not a regular file (it is a device, socket or pipe); write works on regular files only. Use bash if you really mean to use it.\n`);
+    expect(lstatSync(join(work, "f")).isFIFO()).toBe(true);
+    // edit too: it reads the file before anything else.
+    const e = await ktWithin(10_000, ["edit", "f", "--old-string", "a", "--new-string", "b", "--skip-read-check"], { cwd: work, stateDir });
+    expect(e.hung).toBe(false);
+    expect(e.exitCode).toBe(1);
+
+    writeFileSync(join(work, "a.txt"), "a\n");
+    expect(kt(["read", "a.txt"], { cwd: work, stateDir }).exitCode).toBe(0);
+    const index = join(stateDir, "index.db");
+    const before = readFileSync(index);
+    const s = await ktWithin(10_000, ["write", index, "--content", "x", "--skip-read-check"], { cwd: work, stateDir });
+    expect(s.exitCode).toBe(1);
+    expect(s.stdout).toBe(
+      `Refusing to write ${index}: it is inside kt's own state directory ${stateDir}, which holds kt's index, logs and process pipes. Files there are read, never written, with kt's tools.\n`,
+    );
+    expect(readFileSync(index).subarray(0, 16)).toEqual(before.subarray(0, 16));
+  });
+
+  test("item 1: under kt mcp, a write to the session's own stdin FIFO is refused and the server keeps answering", async () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const mcp = new RawMcp(work, stateDir);
+    await mcp.initialize();
+    mcp.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "process", arguments: { action: "start", command: "sleep 1000" } } });
+    await mcp.reply(1);
+    const sessions = readdirSync(join(stateDir, "sessions"));
+    expect(sessions).toHaveLength(1);
+    const proc = join(stateDir, "sessions", sessions[0]!, "proc");
+    const fifo = readdirSync(proc).map((n) => join(proc, n)).find((p) => lstatSync(p).isFIFO());
+    expect(fifo).toBeDefined();
+    mcp.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "write", arguments: { file_path: fifo, content: "x" } } });
+    const refused = await mcp.reply(2);
+    expect(refused.result.isError).toBe(true);
+    expect(refused.result.content[0].text).toStartWith(`Refusing to write ${fifo}: it is inside kt's own state directory`);
+    // A regular file of the session's state (a log) is refused too: the state dir is kt's own.
+    const log = readdirSync(proc).map((n) => join(proc, n)).find((p) => p.endsWith(".log"))!;
+    mcp.send({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "write", arguments: { file_path: log, content: "forged" } } });
+    const logRefused = await mcp.reply(4);
+    expect(logRefused.result.isError).toBe(true);
+    expect(logRefused.result.content[0].text).toStartWith(`Refusing to write ${log}: it is inside kt's own state directory`);
+    mcp.send({ jsonrpc: "2.0", id: 3, method: "tools/list" });
+    expect((await mcp.reply(3)).result.tools.length).toBeGreaterThan(0);
+    expect(await mcp.end()).toBe(0);
+  });
+
+  test("item 2: a client that stops reading ends kt mcp cleanly: exit 0, no stack trace, its session ended and its processes stopped", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const init = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+    const start = JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "process", arguments: { action: "start", command: "sleep 1011.5" } } });
+    const list = JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/list" });
+    // head takes the first two answers and leaves: the next answer meets a closed pipe (EPIPE).
+    const script = `(printf '%s\\n' '${init}' '${start}'; sleep 3; printf '%s\\n' '${list}'; sleep 1; printf '%s\\n' '${list}'; sleep 4) | "${KT}" mcp 2>"${tmp.path}/err" | head -n 2 >/dev/null; echo "\${PIPESTATUS[1]}"`;
+    const run = Bun.spawnSync(["bash", "-c", script], { cwd: work, env: ENV(stateDir) });
+    const stderr = readFileSync(join(tmp.path, "err"), "utf8");
+    expect(run.stdout.toString().trim()).toBe("0");
+    expect(stderr).not.toContain("    at ");
+    expect(stderr).not.toContain("EPIPE");
+    expect(stderr).toContain("Stopping p1 (sleep 1011.5");
+    expect(readdirSync(join(stateDir, "sessions"))).toEqual([]);
+    // procps (pgrep) need not be installed: the command lines under /proc say the same.
+    const alive = readdirSync("/proc").filter((pid) => {
+      if (!/^\d+$/.test(pid)) return false;
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ").includes("sleep 1011.5");
+      } catch {
+        return false;
+      }
+    });
+    expect(alive).toEqual([]);
+  }, 30_000);
+
+  test("item 3: a line over 10 MiB on kt mcp's stdin is answered with a JSON-RPC error and the server keeps serving", async () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const mcp = new RawMcp(work, stateDir);
+    await mcp.initialize();
+    const big = JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "write", arguments: { file_path: "big.txt", content: "x".repeat(11 * 1024 * 1024) } } });
+    mcp.send(`${big}\n`);
+    const error = await mcp.reply(null);
+    expect(error.error!.code).toBe(-32600);
+    expect(error.error!.message).toStartWith(`Message too large: a line of ${Buffer.byteLength(big).toLocaleString("en")} bytes is over kt mcp's limit of 10,485,760 bytes`);
+    mcp.send("not json\n");
+    expect((await mcp.reply(null)).error!.code).toBe(-32700);
+    mcp.send({ jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "write", arguments: { file_path: "small.txt", content: "ok\n" } } });
+    expect((await mcp.reply(8)).result.content[0].text).toBe(`Wrote ${work}/small.txt (1 line).`);
+    expect(existsSync(join(work, "big.txt"))).toBe(false);
+    expect(await mcp.end()).toBe(0);
+  }, 30_000);
+
+  // Not a timing: before the bound, the 20,000-line cases took 60 s and 120 s; bench/write times 100,000 lines.
+  test("item 4: replacing a 20,000-line file and a replace-all over 20,000 lines finish, with a diff that is a correct patch", async () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const lines = (f: (i: number) => string) => Array.from({ length: 20_000 }, (_, i) => f(i)).join("\n") + "\n";
+    const before = lines((i) => `const value${i} = compute(${i}, "old");`);
+    const after = lines((i) => `let other${i} = derive(${i * 7}, "new");`);
+    writeFileSync(join(work, "a.txt"), before);
+    writeFileSync(join(tmp.path, "new.txt"), after);
+    const w = await ktWithin(20_000, ["write", "a.txt", "--content-file", join(tmp.path, "new.txt"), "--skip-read-check", "--json"], { cwd: work, stateDir });
+    expect(w.hung).toBe(false);
+    const written = JSON.parse(w.stdout);
+    expect(written.content).toBe(`Replaced ${work}/a.txt (was 20000 lines, now 20000 lines).`);
+    expect([written.metadata.additions, written.metadata.deletions]).toEqual([20_000, 20_000]);
+    expect(applyPatch(before, written.metadata.diff)).toBe(after);
+
+    const e = await ktWithin(20_000, ["edit", "a.txt", "--old-string", "new", "--new-string", "newer", "--replace-all", "--json"], { cwd: work, stateDir });
+    expect(e.hung).toBe(false);
+    const edited = JSON.parse(e.stdout);
+    expect(edited.content).toStartWith(`Edited ${work}/a.txt (20000 replacements).`);
+    expect(applyPatch(after, edited.metadata.diff)).toBe(after.replaceAll("new", "newer"));
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe(after.replaceAll("new", "newer"));
+  }, 60_000);
+
+  test("item 5: read of /proc/kmsg (a file that blocks until data comes) answers at once", async () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const r = await ktWithin(10_000, ["read", "/proc/kmsg"], { cwd: work, stateDir });
+    expect(r.hung).toBe(false);
+    // Root may open it (nothing to read now), a container may forbid it: either way, prose at once.
+    expect([0, 1]).toContain(r.exitCode);
+    if (r.exitCode === 1) expect(r.stdout).toMatch(/^(\/proc\/kmsg has nothing to read now and would make kt wait|Permission denied: \/proc\/kmsg|Cannot access \/proc\/kmsg)/);
+    expect(r.stderr).toBe("");
+    // A FIFO is refused before it is opened (opening one blocks until a writer comes).
+    Bun.spawnSync(["mkfifo", join(work, "p")]);
+    const f = await ktWithin(10_000, ["read", "p"], { cwd: work, stateDir });
+    expect(f.hung).toBe(false);
+    expect(f.stdout).toBe(`${work}/p is not a regular file (it is a device, socket or pipe); read cannot page it. Use bash if you really mean to read from it.\n`);
+  });
+});
+
+describe("issue 11: promises broken", () => {
+  test("item 6: once the file is renamed into place the write succeeded, even when its stamp cannot be saved", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    writeFileSync(join(work, "a.txt"), "old\n");
+    expect(kt(["read", "a.txt"], { cwd: work, stateDir }).exitCode).toBe(0);
+    // Saving a stamp fails from now on, as on a full or read-only state disk (which tests below show as nobody).
+    const db = new Database(join(stateDir, "index.db"));
+    db.exec("CREATE TRIGGER no_stamps BEFORE INSERT ON stamps BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END");
+    db.close();
+    const r = kt(["write", "a.txt", "--content", "new\n"], { cwd: work, stateDir });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe(
+      `Replaced ${work}/a.txt (was 1 line, now 1 line).\n(The file was written, but kt could not record it in its state directory ${stateDir}, so it will ask you to read ${work}/a.txt again before the next change to it.)\n`,
+    );
+    expect(r.stderr).toContain(`${work}/a.txt was written, but its stamp could not be saved. kt cannot use its state directory ${stateDir}: the disk holding it is full or failing`);
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("new\n");
+    expect(readdirSync(work)).toEqual(["a.txt"]);
+  });
+
+  test.skipIf(!CAN_RUN_AS_NOBODY)("item 6: with a read-only state directory, write and edit replace the file and say the stamp was not saved (as nobody)", () => {
+    const { tmp, work } = setup();
+    using _ = tmp;
+    chmodSync(tmp.path, 0o755);
+    chmodSync(work, 0o777);
+    writeFileSync(join(work, "a.txt"), "one\n");
+    chmodSync(join(work, "a.txt"), 0o666);
+    const state = join(tmp.path, "ro-state");
+    mkdirSync(state, { mode: 0o700 });
+    chownSync(state, 65534, 65534);
+    const nobody = (args: string[]) => {
+      const p = Bun.spawnSync(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", KT, ...args], { cwd: work, env: ENV(state, { HOME: state }) });
+      return { stdout: p.stdout.toString(), stderr: p.stderr.toString(), exitCode: p.exitCode };
+    };
+    expect(nobody(["read", "a.txt"]).exitCode).toBe(0);
+    chmodSync(state, 0o500);
+    for (const f of readdirSync(state)) chmodSync(join(state, f), 0o400);
+    const e = nobody(["edit", "a.txt", "--old-string", "one", "--new-string", "two"]);
+    expect(e.exitCode).toBe(0);
+    expect(e.stdout).toEndWith(`(The file was written, but kt could not record it in its state directory ${state}, so it will ask you to read ${work}/a.txt again before the next change to it.)\n`);
+    expect(e.stderr).toContain(`kt cannot use its state directory ${state}: it cannot be written`);
+    expect(e.stderr).not.toContain("a bug in kt");
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("two\n");
+    // Item 9: the read-only tools still work without recording anything.
+    const r = nobody(["read", "a.txt"]);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe(`${work}/a.txt\n     1→two\n`);
+    expect(r.stderr).toContain("Make it writable, or set KT_STATE_DIR (or --state-dir) to a writable directory.");
+    const g = nobody(["grep", "two"]);
+    expect(g.exitCode).toBe(0);
+    expect(g.stdout).toContain("a.txt\n  1: two");
+  });
+
+  test("item 7: --content-file, --old-string-file and --new-string-file refuse bytes that are not UTF-8 instead of writing U+FFFD", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const random = new Uint8Array(4096).map((_, i) => (i * 167 + 13) % 256);
+    writeFileSync(join(tmp.path, "random.bin"), random);
+    writeFileSync(join(tmp.path, "latin1.txt"), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
+    const w = kt(["write", "out.txt", "--content-file", join(tmp.path, "latin1.txt")], { cwd: work, stateDir });
+    expect(w.exitCode).toBe(1);
+    expect(w.stdout).toBe(
+      `--content-file: ${tmp.path}/latin1.txt is not valid UTF-8 text (the first byte that is not UTF-8 is at offset 3). kt carries text fields as UTF-8 and will not replace bytes it cannot decode, so nothing was changed. Convert the file to UTF-8 first (e.g. iconv -f latin1 -t utf-8), or copy a binary file with cp.\n`,
+    );
+    expect(existsSync(join(work, "out.txt"))).toBe(false);
+    const stdin = kt(["write", "out.txt", "--content-file", "-", "--json"], { cwd: work, stateDir, stdin: random });
+    expect(stdin.exitCode).toBe(1);
+    expect(JSON.parse(stdin.stdout).error.code).toBe("INVALID_ARGS");
+    expect(existsSync(join(work, "out.txt"))).toBe(false);
+
+    writeFileSync(join(work, "t.txt"), "café\n");
+    for (const flag of ["--old-string-file", "--new-string-file"]) {
+      const other = flag === "--old-string-file" ? ["--new-string", "x"] : ["--old-string", "café"];
+      const e = kt(["edit", "t.txt", flag, join(tmp.path, "latin1.txt"), ...other, "--skip-read-check"], { cwd: work, stateDir });
+      expect(e.exitCode).toBe(1);
+      expect(e.stdout).toStartWith(`${flag}: ${tmp.path}/latin1.txt is not valid UTF-8 text`);
+      expect(readFileSync(join(work, "t.txt"), "utf8")).toBe("café\n");
+    }
+    // UTF-8 goes through byte for byte.
+    writeFileSync(join(tmp.path, "utf8.txt"), "naïve — ✓\n");
+    expect(kt(["write", "u.txt", "--content-file", join(tmp.path, "utf8.txt")], { cwd: work, stateDir }).exitCode).toBe(0);
+    expect(readFileSync(join(work, "u.txt"))).toEqual(readFileSync(join(tmp.path, "utf8.txt")));
+  });
+
+  describe("item 8: a damaged index is set aside and rebuilt, with a notice", () => {
+    const damage: Record<string, (index: string) => void> = {
+      "a table dropped": (index) => {
+        const db = new Database(index);
+        db.exec("DROP TABLE stamps");
+        db.close();
+      },
+      "a table altered": (index) => {
+        const db = new Database(index);
+        db.exec("ALTER TABLE processes ADD COLUMN surprise TEXT");
+        db.close();
+      },
+      "index.db a symbolic link to /dev/null": (index) => {
+        for (const suffix of ["", "-wal", "-shm"]) rmSync(index + suffix, { force: true });
+        symlinkSync("/dev/null", index);
+      },
+    };
+    for (const [name, hurt] of Object.entries(damage)) {
+      test(name, () => {
+        const { tmp, work, stateDir } = setup();
+        using _ = tmp;
+        writeFileSync(join(work, "a.txt"), "alpha\n");
+        expect(kt(["read", "a.txt"], { cwd: work, stateDir }).exitCode).toBe(0);
+        const index = join(stateDir, "index.db");
+        hurt(index);
+        const r = kt(["read", "a.txt"], { cwd: work, stateDir });
+        expect(r.exitCode).toBe(0);
+        expect(r.stdout).toBe(`${work}/a.txt\n     1→alpha\n`);
+        expect(r.stderr).toContain(`the state index at ${index} was unreadable`);
+        expect(r.stderr).toContain("started a fresh one and kept the old file as");
+        // Healthy again: the next calls are silent, and stamps work.
+        const again = kt(["edit", "a.txt", "--old-string", "alpha", "--new-string", "beta"], { cwd: work, stateDir });
+        expect(again.exitCode).toBe(0);
+        expect(again.stderr).toBe("");
+        expect(lstatSync(index).isFile()).toBe(true);
+        expect(readdirSync(stateDir).some((f) => f.startsWith("index.db.corrupt-"))).toBe(true);
+        expect(statSync("/dev/null").isCharacterDevice()).toBe(true);
+      });
+    }
+  });
+
+  test("item 9: an index locked by another process for over 10 s gets prose naming the state directory, not 'a bug in kt'; read still works", async () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    writeFileSync(join(work, "a.txt"), "alpha\n");
+    expect(kt(["read", "a.txt"], { cwd: work, stateDir }).exitCode).toBe(0);
+    const index = join(stateDir, "index.db");
+    const holder = new Database(index);
+    holder.exec("BEGIN EXCLUSIVE");
+    try {
+      const [w, r] = await Promise.all([
+        ktWithin(30_000, ["write", "b.txt", "--content", "x"], { cwd: work, stateDir }),
+        ktWithin(30_000, ["read", "a.txt"], { cwd: work, stateDir }),
+      ]);
+      expect(w.exitCode).toBe(3);
+      expect(w.stdout).toBe("");
+      expect(w.stderr).toBe(
+        `kt write: kt cannot use its state directory ${stateDir}: its index ${index} stayed locked by another process for over 10 s (database is locked). Let the other kt finish, or set KT_STATE_DIR (or --state-dir) to another directory.\n`,
+      );
+      expect(existsSync(join(work, "b.txt"))).toBe(false);
+      expect(r.exitCode).toBe(0);
+      expect(r.stdout).toBe(`${work}/a.txt\n     1→alpha\n`);
+      expect(r.stderr).toContain("stayed locked by another process for over 10 s");
+    } finally {
+      holder.exec("ROLLBACK");
+      holder.close();
+    }
+  }, 40_000);
+});
+
+/** A tiny tmpfs can stand in for a full disk; only root in a container that allows mounts may make one. */
+function tmpfsAt(dir: string, size: string): boolean {
+  mkdirSync(dir, { recursive: true });
+  return process.getuid?.() === 0 && Bun.spawnSync(["mount", "-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir], { stderr: "ignore" }).exitCode === 0;
+}
+
+const CAN_MOUNT = (() => {
+  using probe = tempDir("kt-mount-");
+  const ok = tmpfsAt(join(probe.path, "m"), "64k");
+  if (ok) Bun.spawnSync(["umount", join(probe.path, "m")]);
+  return ok;
+})();
+
+test.skipIf(!CAN_MOUNT)("issue 11: item 9: a full state disk gets prose naming the state directory and what to do; read and write still do their work", () => {
+  const { tmp, work } = setup();
+  using _ = tmp;
+  const stateDir = join(tmp.path, "full-state");
+  expect(tmpfsAt(stateDir, "2m")).toBe(true);
+  try {
+    writeFileSync(join(work, "a.txt"), "alpha\n");
+    expect(kt(["read", "a.txt"], { cwd: work, stateDir }).exitCode).toBe(0);
+    Bun.spawnSync(["dd", "if=/dev/zero", `of=${join(stateDir, "fill")}`, "bs=64k", "count=64"], { stderr: "ignore" });
+    const b = kt(["bash", "echo hi"], { cwd: work, stateDir });
+    expect(b.exitCode).toBe(3);
+    expect(b.stdout).toBe("");
+    expect(b.stderr).toBe(
+      `kt bash: kt cannot use its state directory ${stateDir}: the disk holding it is full or failing (database or disk is full). Free some space there, or set KT_STATE_DIR (or --state-dir) to a directory on another disk.\n`,
+    );
+    // A framework driving kt gets a result it can pair with its call, with the same prose.
+    const j = kt(["call", "--jsonl"], { cwd: work, stateDir, stdin: `${JSON.stringify({ tool: "bash", input: { command: "echo hi" } })}\n` });
+    expect(j.exitCode).toBe(0);
+    const line = JSON.parse(j.stdout) as { isError: boolean; content: string };
+    expect(line.isError).toBe(true);
+    expect(line.content).toBe(
+      `The tool "bash" could not run: kt cannot use its state directory ${stateDir}: the disk holding it is full or failing (database or disk is full). Free some space there, or set KT_STATE_DIR (or --state-dir) to a directory on another disk. This is a problem of the machine kt runs on, not of your input; tell the user.`,
+    );
+    const w = kt(["write", "a.txt", "--content", "beta\n"], { cwd: work, stateDir });
+    expect(w.exitCode).toBe(0);
+    expect(w.stdout).toStartWith(`Replaced ${work}/a.txt (was 1 line, now 1 line).\n(The file was written, but kt could not record it`);
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("beta\n");
+    const r = kt(["read", "a.txt"], { cwd: work, stateDir });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe(`${work}/a.txt\n     1→beta\n`);
+  } finally {
+    Bun.spawnSync(["umount", stateDir]);
+  }
+});
+
+describe("issue 11: confinement", () => {
+  // The flipper swaps root/d between a real directory and a symbolic link to a directory
+  // outside the root as fast as it can, while one kt process makes 300 reads and 300 writes
+  // through root/d: each check of the path races a swap.
+  test("item 10: swapping a directory for a symlink between check and open never reads or writes outside the root (300 attempts each)", async () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const root = join(work, "root");
+    const outside = join(work, "outside");
+    mkdirSync(join(root, "d"), { recursive: true });
+    mkdirSync(outside);
+    writeFileSync(join(root, "d", "f"), "inside\n");
+    writeFileSync(join(outside, "f"), "SECRET outside the root\n");
+    const flipper = Bun.spawn(
+      [process.execPath, "-e", `
+        const { existsSync, renameSync, rmSync, symlinkSync } = require("node:fs");
+        const [d, saved, outside] = process.argv.slice(-3);
+        for (;;) {
+          try { renameSync(d, saved); } catch {}
+          try { symlinkSync(outside, d); } catch {}
+          // Whatever is at d now (the link, or a directory a write made while d was away)
+          // goes, and the real directory comes back: the flipping never gets stuck.
+          if (existsSync(saved)) {
+            try { rmSync(d, { recursive: true, force: true }); renameSync(saved, d); } catch {}
+          }
+          // The real directory stays a varying while (0–0.3 ms), so that checks often pass
+          // and the next swap lands between a check and its use.
+          const until = performance.now() + Math.random() * 0.3;
+          while (performance.now() < until);
+        }`, join(root, "d"), join(root, "d.saved"), outside],
+      { stdout: "ignore", stderr: "ignore" },
+    );
+    let lines: string[];
+    try {
+      const calls: string[] = [];
+      for (let i = 0; i < 300; i++) {
+        calls.push(JSON.stringify({ tool: "read", input: { file_path: join(root, "d", "f") } }));
+        calls.push(JSON.stringify({ tool: "write", input: { file_path: join(root, "d", `w${i}.txt`), content: `attempt ${i}\n` } }));
+      }
+      const run = await ktWithin(120_000, ["call", "--jsonl", "--root", root, "--skip-read-check"], { cwd: root, stateDir, stdin: `${calls.join("\n")}\n` });
+      expect(run.hung).toBe(false);
+      lines = run.stdout.trim().split("\n");
+    } finally {
+      flipper.kill("SIGKILL");
+      await flipper.exited;
+    }
+    expect(lines).toHaveLength(600);
+    const results = lines.map((l) => JSON.parse(l) as { content: string; isError: boolean; error?: { code: string } });
+    const reads = results.filter((_, i) => i % 2 === 0);
+    const writes = results.filter((_, i) => i % 2 === 1);
+    expect(reads.filter((r) => r.content.includes("SECRET")).length).toBe(0);
+    expect(readdirSync(outside)).toEqual(["f"]);
+    expect(readFileSync(join(outside, "f"), "utf8")).toBe("SECRET outside the root\n");
+    // The race was run, not dodged: some calls met the symlink and were refused as outside the root.
+    expect(results.some((r) => r.error?.code === "OUTSIDE_ROOT")).toBe(true);
+    expect(results.some((r) => !r.isError)).toBe(true);
+    expect(writes.length).toBe(300);
+  }, 150_000);
+
+  test("item 11: /proc/self/fd/N of a pipe is not a file under the root; suggestions never name paths outside the root", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const root = join(work, "root");
+    mkdirSync(root);
+    const piped = Bun.spawnSync(["bash", "-c", `echo | "${KT}" write /proc/self/fd/0 --content X --root "${root}"; echo "exit $?"`], { cwd: root, env: ENV(stateDir) });
+    const r = { stdout: piped.stdout.toString() };
+    expect(r.stdout).toEndWith("exit 1\n");
+    expect(r.stdout.replace(/exit 1\n$/, "")).toMatch(/^\/proc\/self\/fd\/0 is not a file on disk \(it is pipe:\[\d+\]\); kt's file tools work on files\. Use bash to read from or write to a pipe or socket\.\n$/);
+    expect(readdirSync(root)).toEqual([]);
+
+    writeFileSync(join(work, "budget.ts"), "outside\n");
+    writeFileSync(join(root, "budgets.ts"), "inside\n");
+    const miss = kt(["read", "root/budget.ts", "--root", root], { cwd: work, stateDir });
+    expect(miss.exitCode).toBe(1);
+    expect(miss.stdout).toBe(`File not found: ${root}/budget.ts. Did you mean one of these? root/budgets.ts\n`);
+  });
+
+  test("item 12: a --root that is a file is refused; an empty path is refused", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    writeFileSync(join(work, "a.txt"), "a\n");
+    const r = kt(["read", "a.txt", "--root", "a.txt"], { cwd: work, stateDir });
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toBe("The root a.txt (from --root) is a file, not a directory. Give the directory kt is to be confined to.\n");
+    for (const tool of ["read", "write", "edit"]) {
+      const input = tool === "read" ? { file_path: "" } : tool === "write" ? { file_path: "", content: "x" } : { file_path: "", old_string: "a", new_string: "b" };
+      const e = kt([tool, "--json"], { cwd: work, stateDir, stdin: JSON.stringify(input) });
+      expect(e.exitCode).toBe(1);
+      expect(JSON.parse(e.stdout).content).toBe("The path is empty. Give the path of a file or directory (absolute preferred).");
+    }
+    expect(kt(["read", ""], { cwd: work, stateDir }).stdout).toBe("The path is empty. Give the path of a file or directory (absolute preferred).\n");
+  });
+
+  test("item 13: two session names never share a directory: ending col/x leaves col_x's process and log alone", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    try {
+      for (const session of ["col/x", "col_x"]) expect(kt(["ps", "start", "sleep 1000", "--session", session], { cwd: work, stateDir }).exitCode).toBe(0);
+      expect(readdirSync(join(stateDir, "sessions")).sort()).toEqual(["col%2Fx", "col_x"]);
+      const end = kt(["session", "end", "--session", "col/x"], { cwd: work, stateDir });
+      expect(end.exitCode).toBe(0);
+      expect(readdirSync(join(stateDir, "sessions"))).toEqual(["col_x"]);
+      const list = kt(["ps", "list", "--session", "col_x"], { cwd: work, stateDir });
+      expect(list.stdout).toContain("p1");
+      expect(list.stdout).toContain("running");
+      expect(readdirSync(join(stateDir, "sessions", "col_x", "proc")).some((f) => f.endsWith(".log"))).toBe(true);
+    } finally {
+      kt(["session", "end", "--session", "col_x"], { cwd: work, stateDir });
+      kt(["session", "end", "--session", "col/x"], { cwd: work, stateDir });
+    }
+  });
+});
+
+describe("issue 11: processes (the writer's part)", () => {
+  test("item 16: stale temp files of dead kt processes are removed by the next write in their directory", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const dead = join(work, ".a.txt.kt-99999999-abc123.tmp");
+    const live = join(work, `.a.txt.kt-${process.pid}-def456.tmp`);
+    const other = join(work, ".a.txt.kt-notapid.tmp");
+    for (const f of [dead, live, other]) writeFileSync(f, "half written");
+    const r = kt(["write", "b.txt", "--content", "x\n"], { cwd: work, stateDir });
+    expect(r.exitCode).toBe(0);
+    expect(existsSync(dead)).toBe(false);
+    expect(existsSync(live)).toBe(true);
+    expect(existsSync(other)).toBe(true);
+  });
+});
+
+describe("issue 11: output framing", () => {
+  test("item 17: a newline or escape in a path never forges a line or reaches the terminal raw", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const forged = "nl\n     1→FAKE LINE";
+    writeFileSync(join(work, forged), "real\n");
+    mkdirSync(join(work, "sub\x1b[31m"));
+    writeFileSync(join(work, "sub\x1b[31m", "x"), "");
+    const list = kt(["read", "."], { cwd: work, stateDir });
+    expect(list.stdout).toBe(`${work}/\nsub\\x1b[31m/\n  x\nnl\\n     1→FAKE LINE\n`);
+    const read = kt(["read", forged], { cwd: work, stateDir });
+    expect(read.stdout).toBe(`${work}/nl\\n     1→FAKE LINE\n     1→real\n`);
+    const miss = kt(["read", "gone\x1b]0;owned\x07"], { cwd: work, stateDir });
+    expect(miss.stdout).toBe(`File not found: ${work}/gone\\x1b]0;owned\\x07. Use glob to search for it by name, or read the parent directory to list what is there.\n`);
+    const w = kt(["write", "new\nline.txt", "--content", "x"], { cwd: work, stateDir });
+    expect(w.stdout).toBe(`Wrote ${work}/new\\nline.txt (1 line).\n`);
+    expect(readFileSync(join(work, "new\nline.txt"), "utf8")).toBe("x");
+    const b = kt(["bash", "true", "--workdir", "sub\x1b[31m"], { cwd: work, stateDir });
+    expect(b.stdout).toMatch(new RegExp(`^\\$ true\\n\\[exit code 0 · [0-9.]+s · cwd ${work}/sub\\\\x1b\\[31m\\]\\n$`));
+  });
+
+  test.skipIf(!Bun.which("script"))("item 18: on a terminal, control characters in content are shown as pictures; piped, they are faithful", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const text = `${"plain text line\n".repeat(20)}a\x1b]0;TITLE\x07b\x08c\u009bd\n`;
+    writeFileSync(join(work, "ctl.txt"), text);
+    const piped = kt(["read", "ctl.txt", "--offset", "21"], { cwd: work, stateDir });
+    expect(piped.stdout).toBe(`${work}/ctl.txt\n    21→a\x1b]0;TITLE\x07b\x08c\u009bd\n`);
+    const tty = Bun.spawnSync(["script", "-qec", `"${KT}" read ctl.txt --offset 21`, "/dev/null"], { cwd: work, env: ENV(stateDir) });
+    const shown = tty.stdout.toString().replace(/\r\n/g, "\n");
+    expect(shown).toBe(`${work}/ctl.txt\n    21→a␛]0;TITLE␇b␈c\\u009bd\n`);
+  });
+
+  test("item 18: a NUL byte past the first 4 KB makes the file binary for read and edit, never echoed", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    writeFileSync(join(work, "late.txt"), `${"text line\n".repeat(500)}nul\0here\n`);
+    const r = kt(["read", "late.txt"], { cwd: work, stateDir });
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toBe(`${work}/late.txt is a binary file (NUL bytes past its start, 5 KB); its bytes are not shown. Use bash with a suitable tool (e.g. file, xxd | head, unzip -l) if you need to inspect it.\n`);
+    const e = kt(["edit", "late.txt", "--old-string", "nul", "--new-string", "x", "--skip-read-check"], { cwd: work, stateDir });
+    expect(e.exitCode).toBe(1);
+    expect(e.stdout).not.toContain("\0");
+    expect(JSON.parse(kt(["edit", "late.txt", "--old-string", "nul", "--new-string", "x", "--skip-read-check", "--json"], { cwd: work, stateDir }).stdout).error.code).toBe("BINARY_FILE");
+  });
+
+  test("item 20: kt call --jsonl stops at the first result nobody reads", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const calls = Array.from({ length: 100 }, (_, i) => JSON.stringify({ tool: "write", input: { file_path: `n${i}.txt`, content: "x" } })).join("\n");
+    writeFileSync(join(tmp.path, "calls.jsonl"), `${calls}\n`);
+    const run = Bun.spawnSync(["bash", "-c", `"${KT}" call --jsonl < "${tmp.path}/calls.jsonl" | head -n 1 >/dev/null; echo "\${PIPESTATUS[0]}"`], { cwd: work, env: ENV(stateDir) });
+    expect(run.stdout.toString().trim()).toBe("0");
+    expect(run.stderr.toString()).toBe("");
+    // head leaves after one line; kt may have finished a few calls into the pipe before it noticed.
+    expect(readdirSync(work).length).toBeLessThan(10);
+  });
+});

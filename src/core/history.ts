@@ -4,7 +4,7 @@
 // index holds one row per change of one file, and the files one change touched share a
 // group, so a whole patch is undone together. This module owns the `history` table.
 import type { Database } from "bun:sqlite";
-import { existsSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sessionDir } from "./state.ts";
 import { sha256 } from "./stamps.ts";
@@ -97,8 +97,7 @@ export function keepBlobs(ctx: Ctx, previous: readonly (Uint8Array | null)[]): v
   const dir = blobDir(ctx);
   for (const bytes of previous) {
     if (bytes === null) continue;
-    const blob = join(dir, sha256(bytes));
-    if (!existsSync(blob)) writeFileSync(blob, bytes, { mode: 0o600 });
+    putBlob(dir, sha256(bytes), bytes);
   }
 }
 
@@ -123,8 +122,7 @@ export function recordChange(ctx: Ctx, db: Database, grp: number, tool: string, 
     let prevSha: string | null = null;
     if (f.previous !== null) {
       prevSha = sha256(f.previous);
-      const blob = join(dir, prevSha);
-      if (!existsSync(blob)) writeFileSync(blob, f.previous, { mode: 0o600 });
+      putBlob(dir, prevSha, f.previous);
     }
     const { added, removed } = lineChanges(f.previous, f.next);
     insert.run(ctx.session, grp, f.real, f.display, tool, Date.now(), prevSha, f.previousMode, f.next === null ? null : sha256(f.next), added, removed, state, token);
@@ -204,9 +202,29 @@ export function markUndone(db: Database, seqs: readonly number[]): void {
 /** The kept bytes of a version, or null when the size cap has removed them. */
 export function keptBytes(ctx: Ctx, sha: string): Uint8Array | null {
   try {
-    return readFileSync(join(blobDir(ctx), sha));
+    const bytes = readFileSync(join(blobDir(ctx), sha));
+    // A blob is named by its content: one that does not match it is damaged, never restored.
+    return sha256(bytes) === sha ? bytes : null;
   } catch {
     return null;
+  }
+}
+
+/** Writes a blob whole or not at all (temp file, rename): a full disk must not leave a truncated one. */
+function putBlob(dir: string, sha: string, bytes: Uint8Array): void {
+  const blob = join(dir, sha);
+  if (existsSync(blob)) return;
+  const temp = `${blob}.${process.pid}.tmp`;
+  try {
+    writeFileSync(temp, bytes, { mode: 0o600 });
+    renameSync(temp, blob);
+  } catch (error) {
+    try {
+      unlinkSync(temp);
+    } catch {
+      // Never created.
+    }
+    throw error;
   }
 }
 

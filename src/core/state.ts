@@ -176,13 +176,17 @@ function connect(file: string): Database {
   return db;
 }
 
-/** Every table of the index with its columns, in one string: "table:col,col;…". */
+/**
+ * The tables SCHEMA creates, as the index has them, with their columns, in one string:
+ * "table:col,col;…". Tables other modules own (history) keep their own layout checks.
+ */
 function layout(db: Database): string {
+  const own = new Set(expectedLayout().split(";").map((t) => t.slice(0, t.indexOf(":"))));
   const rows = db
     .query("SELECT m.name AS t, p.name AS c FROM sqlite_master m JOIN pragma_table_info(m.name) p WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' ORDER BY m.name, p.cid")
     .all() as { t: string; c: string }[];
   const tables = new Map<string, string[]>();
-  for (const { t, c } of rows) tables.set(t, [...(tables.get(t) ?? []), c]);
+  for (const { t, c } of rows) if (own.has(t)) tables.set(t, [...(tables.get(t) ?? []), c]);
   return [...tables].map(([t, cs]) => `${t}:${cs.join(",")}`).join(";");
 }
 

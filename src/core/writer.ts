@@ -13,7 +13,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { KtError, type ToolContext } from "../tools/tool.ts";
 import { fdHandle, fsError, inside, notRegular, onOneLine, realPath, verifyOpened } from "./paths.ts";
 import { getStamp, notRead, putStamp, sha256, stale, type Verb } from "./stamps.ts";
-import { index, stateProblem, withWriteLock } from "./state.ts";
+import { index, isStateFault, stateProblem, withWriteLock } from "./state.ts";
 import { newGroup, recordChange } from "./history.ts";
 
 export interface GuardedWrite {
@@ -80,10 +80,16 @@ export function guardedWrite(ctx: ToolContext, w: GuardedWrite): Written {
           bytes = w.redo(current);
           written = redone = prepare(target, bytes, w.display);
         }
-        const db = index(ctx);
-        recordChange(ctx, db, newGroup(db, ctx.session), w.verb === "overwrite" ? "write" : w.verb, [
-          { real: w.real, display: w.display, previous: current, previousMode: current === null ? null : modeOf(target), next: bytes },
-        ]);
+        try {
+          const db = index(ctx);
+          recordChange(ctx, db, newGroup(db, ctx.session), w.verb === "overwrite" ? "write" : w.verb, [
+            { real: w.real, display: w.display, previous: current, previousMode: current === null ? null : modeOf(target), next: bytes },
+          ]);
+        } catch (error) {
+          // History serves undo; a state directory that cannot take it must not stop the write.
+          if (!isStateFault(error) && typeof (error as NodeJS.ErrnoException).code !== "string") throw error;
+          ctx.warn(`the previous version of ${w.display} could not be kept for undo. ${stateProblem(ctx.stateDir, error)}`);
+        }
         commit(written, target, w.display);
         renamed = true;
         putStamp(ctx, w.real, { mtimeMs: written.mtimeMs, size: written.size, sha256: sha256(bytes) });

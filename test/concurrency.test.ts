@@ -1,7 +1,7 @@
 // SPEC §3.5: concurrent kt writes of one file either land or are refused as stale, never
 // torn or mixed; a kill -9 at any instant leaves the old content or the new one.
 import { describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { KT, kt, ktSpawn, tempDir } from "./_helpers.ts";
 
@@ -91,5 +91,32 @@ describe("kill -9 during a write", () => {
     // The rounds span the whole write, so both outcomes occur (if the machine is so slow
     // that every kill lands before the rename, "old" alone is still correct).
     expect(seen.has("old")).toBe(true);
+  });
+});
+
+describe("a fresh state directory", () => {
+  test("kt calls that all start on a new state directory at once all get the index (none told it is locked)", async () => {
+    for (let round = 0; round < 12; round++) {
+      using tmp = tempDir();
+      const state = join(tmp.path, ".state");
+      // Made empty beforehand (as a user's KT_STATE_DIR is): every call goes straight to the index.
+      mkdirSync(state, { mode: 0o700 });
+      // Two starts of one short command race for one slot; two writes need the index's write lock.
+      const procs = Array.from({ length: 4 }, (_, i) =>
+        ktSpawn(i < 2 ? ["ps", "start", "echo up; sleep 0.3"] : ["write", `f${i}.txt`, "--content", `file ${i}\n`, "--skip-read-check"], { cwd: tmp.path, stateDir: state }),
+      );
+      const outcomes = await Promise.all(
+        procs.map(async (p) => {
+          const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
+          return { code: await p.exited, out, err };
+        }),
+      );
+      for (const o of outcomes.slice(2)) expect(o).toMatchObject({ code: 0, err: "" });
+      // Two starts of one command: one runs, the other is refused as its twin (not as a locked index).
+      expect(outcomes.slice(0, 2).map((o) => o.code).sort()).toEqual([0, 1]);
+      for (const o of outcomes.slice(0, 2)) expect(o.err).toBe("");
+      expect(await ktSpawn(["session", "end"], { cwd: tmp.path, stateDir: state }).exited).toBe(0);
+      for (let i = 2; i < 4; i++) expect(readFileSync(join(tmp.path, `f${i}.txt`), "utf8")).toBe(`file ${i}\n`);
+    }
   });
 });

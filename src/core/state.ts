@@ -151,7 +151,7 @@ function connect(file: string): Database {
   db.fileControl(constants.SQLITE_FCNTL_PERSIST_WAL, 1);
   const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
   if (version !== SCHEMA_VERSION) {
-    db.exec("PRAGMA journal_mode = WAL");
+    whenUnlocked(() => db.exec("PRAGMA journal_mode = WAL"));
     db.exec("BEGIN IMMEDIATE");
     try {
       // Re-read under the lock (a racing kt may have migrated already). The index is a
@@ -174,6 +174,23 @@ function connect(file: string): Database {
     throw new DamagedIndex("its tables are not the ones kt creates (one dropped or altered)");
   }
   return db;
+}
+
+/**
+ * Runs `fn` again while the index is busy, for up to 10 s. Switching a new index to WAL
+ * needs it to itself and SQLite answers "database is locked" at once instead of waiting
+ * for the busy timeout, so two kt calls on a fresh state directory would otherwise race.
+ */
+function whenUnlocked(fn: () => void): void {
+  const deadline = Date.now() + 10_000;
+  for (let pause = 2; ; pause = Math.min(pause * 2, 50)) {
+    try {
+      return fn();
+    } catch (error) {
+      if (!/BUSY|LOCKED|database is locked/i.test(`${(error as { code?: string })?.code ?? ""} ${(error as Error)?.message}`) || Date.now() > deadline) throw error;
+      Bun.sleepSync(pause);
+    }
+  }
 }
 
 /**

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { shape } from "../src/cmd/schema.ts";
 import { inputSchema, strictSchema } from "../src/tools/_jsonschema.ts";
 import { loadAllTools, schemaName } from "../src/tools/registry.ts";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as z from "zod/mini";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -169,6 +169,82 @@ describe("null means absent (SPEC §7.5)", () => {
     });
   }
 
+  /**
+   * The doors a framework uses, each answering one call with kt's text: kt call in the
+   * Anthropic, Chat Completions and Responses shapes, kt call --jsonl, and kt mcp through
+   * the official SDK client. Each runs in its own fresh workspace (edit after a read).
+   */
+  const DOORS: Record<string, (name: string, input: Record<string, unknown>, work: string, state: string) => Promise<{ isError: boolean; text: string }>> = {
+    async "kt call --format anthropic"(name, input, work, state) {
+      const r = kt(["call", "--format", "anthropic"], { cwd: work, stateDir: state, stdin: JSON.stringify({ type: "tool_use", id: "toolu_1", name, input }) });
+      const answer = JSON.parse(r.stdout) as { content: string; is_error: boolean };
+      expect(r.exitCode).toBe(answer.is_error ? 1 : 0);
+      return { isError: answer.is_error, text: answer.content };
+    },
+    async "kt call --format openai"(name, input, work, state) {
+      const r = kt(["call", "--format", "openai"], { cwd: work, stateDir: state, stdin: JSON.stringify({ id: "call_1", type: "function", function: { name, arguments: JSON.stringify(input) } }) });
+      return { isError: r.exitCode === 1, text: (JSON.parse(r.stdout) as { content: string }).content };
+    },
+    async "kt call --format openai-responses"(name, input, work, state) {
+      const r = kt(["call", "--format", "openai-responses"], { cwd: work, stateDir: state, stdin: JSON.stringify({ type: "function_call", call_id: "call_1", name, arguments: JSON.stringify(input) }) });
+      return { isError: r.exitCode === 1, text: (JSON.parse(r.stdout) as { output: string }).output };
+    },
+    async "kt call --jsonl"(name, input, work, state) {
+      const r = kt(["call", "--jsonl"], { cwd: work, stateDir: state, stdin: `${JSON.stringify({ type: "function_call", call_id: "call_1", name, arguments: input })}\n` });
+      expect(r.exitCode).toBe(0);
+      const envelope = JSON.parse(r.stdout) as { isError: boolean; content: string };
+      return { isError: envelope.isError, text: envelope.content };
+    },
+    async "kt mcp"(name, input, work, state) {
+      const client = new Client({ name: "kt-test", version: "0" });
+      await client.connect(new StdioClientTransport({ command: KT, args: ["mcp"], cwd: work, env: { PATH: process.env.PATH ?? "", HOME: work, KT_STATE_DIR: state }, stderr: "pipe" }));
+      try {
+        const result = await client.callTool({ name, arguments: input });
+        const content = result.content as { type: string; text: string }[];
+        expect(content).toHaveLength(1);
+        return { isError: result.isError === true, text: content[0]!.text };
+      } finally {
+        await client.close();
+      }
+    },
+  };
+
+  for (const [door, run] of Object.entries(DOORS)) {
+    test(`${door}: every tool answers a strict-mode call (every optional field null) exactly as one without them`, async () => {
+      for (const tool of tools) {
+        const name = schemaName(tool);
+        const given = REQUIRED[name]!;
+        const answers: string[] = [];
+        for (const input of [given, allNull(tool, given)]) {
+          using tmp = tempDir();
+          const work = join(tmp.path, "w");
+          mkdirSync(work);
+          writeFileSync(join(work, "a.txt"), "alpha\nbeta\n");
+          const state = join(tmp.path, "s");
+          // The read before an edit goes through the same door (kt mcp: the same server, its session).
+          if (name === "edit" && door !== "kt mcp") expect((await run("read", { file_path: "a.txt", offset: null, limit: null }, work, state)).isError).toBe(false);
+          const r = name === "edit" && door === "kt mcp" ? await editAfterReadOverMcp(input, work, state) : await run(name, input, work, state);
+          expect(r.isError, `${name} ${JSON.stringify(input)}: ${r.text}`).toBe(false);
+          answers.push(r.text.replaceAll(work, "$WORK").replace(/\d+\.\d+s|\d+ms/g, "T"));
+        }
+        expect(answers[1], name).toBe(answers[0]!);
+      }
+    }, 60_000);
+  }
+
+  /** kt mcp: a read and then the edit in one server (one session). */
+  async function editAfterReadOverMcp(input: Record<string, unknown>, work: string, state: string): Promise<{ isError: boolean; text: string }> {
+    const client = new Client({ name: "kt-test", version: "0" });
+    await client.connect(new StdioClientTransport({ command: KT, args: ["mcp"], cwd: work, env: { PATH: process.env.PATH ?? "", HOME: work, KT_STATE_DIR: state }, stderr: "pipe" }));
+    try {
+      expect((await client.callTool({ name: "read", arguments: { file_path: "a.txt", offset: null, limit: null } })).isError).toBe(false);
+      const result = await client.callTool({ name: "edit", arguments: input });
+      return { isError: result.isError === true, text: (result.content as { text: string }[])[0]!.text };
+    } finally {
+      await client.close();
+    }
+  }
+
   test("at every depth: optional fields of objects inside arrays too, never a required one", () => {
     const tool = {
       name: "t",
@@ -186,6 +262,28 @@ describe("null means absent (SPEC §7.5)", () => {
     expect(parseInput(tool, { file_path: "a", edits: null })).toEqual({ ok: true, input: { file_path: "a" } });
     const refused = parseInput(tool, { file_path: "a", edits: [{ old_string: null }] });
     expect(refused.ok).toBe(false);
+  });
+
+  test("edit's edits list as strict mode sends it: old_string and new_string null, each edit's replace_all null", () => {
+    using tmp = tempDir();
+    writeFileSync(join(tmp.path, "a.txt"), "alpha\nbeta\n");
+    const o = { cwd: tmp.path, stateDir: join(tmp.path, "s") };
+    expect(kt(["read", "a.txt"], o).exitCode).toBe(0);
+    const edits = [
+      { old_string: "alpha", new_string: "ALPHA", replace_all: null },
+      { old_string: "beta", new_string: "BETA", replace_all: null },
+    ];
+    const args = { file_path: "a.txt", old_string: null, new_string: null, replace_all: null, edits };
+    const r = kt(["call", "--format", "openai-responses"], { ...o, stdin: JSON.stringify({ type: "function_call", call_id: "c1", name: "edit", arguments: JSON.stringify(args) }) });
+    expect(r.exitCode).toBe(0);
+    expect((JSON.parse(r.stdout) as { output: string }).output).toStartWith(`Edited ${tmp.path}/a.txt (2 edits, 2 replacements; all matched exactly).`);
+    expect(readFileSync(join(tmp.path, "a.txt"), "utf8")).toBe("ALPHA\nBETA\n");
+    // Everything null: the edit's own prose for a call that names no change.
+    const none = kt(["call", "--format", "openai-responses"], { ...o, stdin: JSON.stringify({ type: "function_call", call_id: "c2", name: "edit", arguments: JSON.stringify({ ...args, edits: null }) }) });
+    expect(none.exitCode).toBe(1);
+    expect((JSON.parse(none.stdout) as { output: string }).output).toBe(
+      'Invalid input for tool "edit": parameter "old_string" is required (or "edits", a list of {old_string, new_string} changes). Please rewrite the input so it satisfies the expected schema.',
+    );
   });
 
   test("null for a required field is still refused, naming the field", async () => {

@@ -45,7 +45,8 @@ const MAPPINGS: Record<string, Mapping> = {
       return { ...rest, ...(timeout === undefined || timeout === null ? {} : { timeout_ms: timeout }) };
     },
   },
-  BashOutput: { tool: "ps", args: ({ bash_id: id, ...rest }) => ({ action: "read", id, ...rest }) },
+  // kt's process read has no filter: one sent as null (strict mode sends every field) is not given.
+  BashOutput: { tool: "ps", args: ({ bash_id: id, filter, ...rest }) => ({ action: "read", id, ...rest, ...(filter === null || filter === undefined ? {} : { filter }) }) },
   KillShell: { tool: "ps", args: ({ shell_id: id, ...rest }) => ({ action: "stop", id, ...rest }) },
 };
 

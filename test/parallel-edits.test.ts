@@ -58,6 +58,69 @@ describe("parallel edits of one file in one session", () => {
     expect(readdirSync(tmp.path).filter((n) => n.endsWith(".tmp"))).toEqual([]);
   }, 240_000);
 
+  test(`${EDITS} kt patch processes at once after one read, and edits and patches mixed: every change lands`, async () => {
+    using tmp = tempDir();
+    const state = join(tmp.path, ".state");
+    const file = join(tmp.path, "f.txt");
+    const patchOf = (n: number) => {
+      const id = String(n).padStart(2, "0");
+      return `*** Begin Patch\n*** Update File: f.txt\n@@\n-line ${id} original\n+line ${id} edited by ${n}\n*** End Patch\n`;
+    };
+    for (let round = 0; round < 10; round++) {
+      writeFileSync(file, original());
+      expect(kt(["read", "f.txt"], { cwd: tmp.path, stateDir: state }).exitCode).toBe(0);
+      // Odd rounds: half the changes by edit, half by patch.
+      const procs = targets.map((n, i) => {
+        const id = String(n).padStart(2, "0");
+        if (round % 2 === 1 && i % 2 === 0) return ktSpawn(["edit", "f.txt", "--old-string", `line ${id} original`, "--new-string", `line ${id} edited by ${n}`, "--json"], { cwd: tmp.path, stateDir: state });
+        return ktSpawn(["patch", patchOf(n), "--json"], { cwd: tmp.path, stateDir: state });
+      });
+      const results = await Promise.all(procs.map(async (p) => JSON.parse(await new Response(p.stdout).text()) as Envelope));
+      expect(results.filter((r) => r.isError).map((r) => r.content), `round ${round}`).toEqual([]);
+      expect(readFileSync(file, "utf8"), `round ${round}`).toBe(expected());
+    }
+  }, 240_000);
+
+  test("two parallel changes of the same line, a patch and an edit: one lands, the other is refused with its own prose, not STALE_FILE", async () => {
+    using tmp = tempDir();
+    const state = join(tmp.path, ".state");
+    const file = join(tmp.path, "f.txt");
+    for (let round = 0; round < 5; round++) {
+      writeFileSync(file, original());
+      expect(kt(["read", "f.txt"], { cwd: tmp.path, stateDir: state }).exitCode).toBe(0);
+      const patch = ktSpawn(["patch", "*** Begin Patch\n*** Update File: f.txt\n@@\n-line 05 original\n+line 05 by patch\n*** End Patch\n", "--json"], { cwd: tmp.path, stateDir: state });
+      const edit = ktSpawn(["edit", "f.txt", "--old-string", "line 05 original", "--new-string", "line 05 by edit", "--json"], { cwd: tmp.path, stateDir: state });
+      const [p, e] = await Promise.all([patch, edit].map(async (proc) => JSON.parse(await new Response(proc.stdout).text()) as Envelope));
+      expect([p!.isError, e!.isError].sort(), `round ${round}`).toEqual([false, true]);
+      const final = readFileSync(file, "utf8");
+      if (e!.isError) {
+        expect(final).toBe(original().replace("line 05 original", "line 05 by patch"));
+        expect(e!.error?.code).toBe("NO_MATCH");
+      } else {
+        expect(final).toBe(original().replace("line 05 original", "line 05 by edit"));
+        expect(p!.error?.code).toBe("NO_MATCH");
+        expect(p!.content).toStartWith(`Patch not applied: hunk 1 of ${file} (patch line 3, first line "line 05 original") was not found in the file.`);
+      }
+    }
+  }, 120_000);
+
+  test("a change made outside kt after the read: every patch is STALE_FILE and the outside change stays", async () => {
+    using tmp = tempDir();
+    const state = join(tmp.path, ".state");
+    const file = join(tmp.path, "f.txt");
+    writeFileSync(file, original());
+    expect(kt(["read", "f.txt"], { cwd: tmp.path, stateDir: state }).exitCode).toBe(0);
+    const outside = `${original()}appended by someone else\n`;
+    writeFileSync(file, outside);
+    const procs = targets.map((n) => {
+      const id = String(n).padStart(2, "0");
+      return ktSpawn(["patch", `*** Begin Patch\n*** Update File: f.txt\n@@\n-line ${id} original\n+line ${id} patched\n*** End Patch\n`, "--json"], { cwd: tmp.path, stateDir: state });
+    });
+    const results = await Promise.all(procs.map(async (p) => JSON.parse(await new Response(p.stdout).text()) as Envelope));
+    for (const r of results) expect(r.error?.code, r.content).toBe("STALE_FILE");
+    expect(readFileSync(file, "utf8")).toBe(outside);
+  });
+
   test("a change made outside kt after the read: every edit is STALE_FILE and the outside change stays", async () => {
     using tmp = tempDir();
     const state = join(tmp.path, ".state");

@@ -10,7 +10,7 @@ import { chmodSync, closeSync, fsync, mkdirSync, openSync, renameSync, rmdirSync
 import { dirname } from "node:path";
 import { KtError, type ToolContext } from "../tools/tool.ts";
 import { fsError } from "./paths.ts";
-import { dropStamp, putStamp, sha256, stale, type Verb } from "./stamps.ts";
+import { dropStamp, getStamp, putStamp, sha256, stale, type Verb } from "./stamps.ts";
 import { index, withWriteLock } from "./state.ts";
 import { discard, prepare, readIfExists, syncDir, type Temp } from "./writer.ts";
 import { keepBlobs, markUndone, newGroup, recordChange, removeJournal, writeJournal, type HistoryState } from "./history.ts";
@@ -28,6 +28,13 @@ export interface Change {
   bytes: Uint8Array | null;
   /** Mode for a file that does not exist yet (a move keeps its source's); else the file's own is kept. */
   mode?: number;
+  /**
+   * The new content worked out again from `current`, the file as it is now, when it is no
+   * longer `previous` but this session's stamp says the content is the session's own (a
+   * parallel kt call wrote it; SPEC §7.5). Runs under the lock; may throw a KtError. Without
+   * it, any change in between is STALE_FILE.
+   */
+  redo?(current: Uint8Array): Uint8Array;
 }
 
 export interface CommitOptions {
@@ -78,7 +85,7 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
     keepBlobs(ctx, changes.map((c) => c.previous));
     const token = `${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
     withWriteLock(index(ctx), () => {
-      for (const s of staged) recheck(s.change, opts.verb);
+      for (const s of staged) recheck(ctx, s, opts.verb);
       const db = index(ctx);
       if (opts.undoes) markUndone(db, opts.undoes);
       recordChange(
@@ -147,8 +154,12 @@ function makeParents(dir: string, display: string, created: string[]): void {
   }
 }
 
-/** Under the lock: the file is still what the change was computed from. */
-function recheck(change: Change, verb: Verb): void {
+/**
+ * Under the lock: the file is still what the change was computed from — or, when a parallel
+ * kt call of this session changed it since, the change is worked out again from it.
+ */
+function recheck(ctx: ToolContext, s: Staged, verb: Verb): void {
+  const change = s.change;
   const current = readIfExists(change.real, change.display);
   if (change.baseSha === null) {
     if (current !== null) {
@@ -159,7 +170,14 @@ function recheck(change: Change, verb: Verb): void {
   if (current === null) {
     throw new KtError("FILE_NOT_FOUND", `Refusing to ${verb} ${change.display}: the file was removed while the change was being prepared. Nothing was changed.`);
   }
-  if (sha256(current) !== change.baseSha) throw stale(change.display, verb);
+  const sha = sha256(current);
+  if (sha === change.baseSha) return;
+  if (!change.redo || getStamp(ctx, change.real)?.sha256 !== sha) throw stale(change.display, verb);
+  const bytes = change.redo(current);
+  const temp = prepare(change.real, bytes, change.display);
+  if (s.temp) discard(s.temp.path);
+  s.temp = temp;
+  s.change = { ...change, baseSha: sha, previous: current, bytes };
 }
 
 function pause(): void {

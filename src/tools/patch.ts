@@ -6,10 +6,10 @@ import { statSync, type Stats } from "node:fs";
 import description from "./patch.txt" with { type: "text" };
 import { defineTool, KtError, type ToolContext } from "./tool.ts";
 import { absolutePath, fsError, realPath } from "../core/paths.ts";
-import { getStamp, sha256, stale } from "../core/stamps.ts";
+import { getStamp, sha256 } from "../core/stamps.ts";
 import { BOM_BYTES, decodeUtf8, dominantEol, hasBom, sniffBinary } from "../core/text.ts";
 import { formatBytes } from "../core/truncate.ts";
-import { readIfExists } from "../core/writer.ts";
+import { freshContent, readIfExists } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
 import { unifiedDiff } from "../core/diff.ts";
 import { suggestions } from "./_suggest.ts";
@@ -51,7 +51,21 @@ export default defineTool({
     duplicates(plans);
     const done = plans.map((plan) => compute(ctx, plan, parsed.form));
 
-    const changes = done.flatMap((d) => d.changes);
+    // An update whose file a parallel kt call of this session changed meanwhile is worked
+    // out again under the commit's lock, from the file as it is then (SPEC §7.5).
+    const changes = done.flatMap((d, i) => {
+      const plan = plans[i]!;
+      const op = plan.op;
+      if (op.kind !== "update" || !redoable(plan)) return d.changes;
+      return d.changes.map((c) => ({
+        ...c,
+        redo(now: Uint8Array) {
+          const again = fromBytes(ctx, plan, op, parsed.form, statSync(c.real), now);
+          done[i] = again;
+          return again.changes[0]!.bytes!;
+        },
+      }));
+    });
     if (!ctx.flags.dryRun) await commitChanges(ctx, changes, { tool: "patch", verb: "patch" });
 
     const trace = done.flatMap((d) => d.placements.map((p) => ({ path: d.abs, hunk: p.index + 1, patchLine: p.patchLine, strategy: p.strategy, startLine: p.startLine, endLine: p.endLine, trace: p.trace })));
@@ -174,13 +188,28 @@ function compute(ctx: ToolContext, plan: Plan, form: PatchForm): Done {
   if (st.size > MAX_FILE_BYTES) {
     throw new KtError("FILE_TOO_LARGE", `${abs} is ${formatBytes(st.size)}, over the 10 MB limit for patch. Nothing was changed. Change it with bash (e.g. sed) or split the file.`);
   }
-  const bytes = readIfExists(real, abs);
-  if (bytes === null) throw new KtError("FILE_NOT_FOUND", `Refusing to ${verb} ${abs}: the file does not exist. Nothing was changed.`);
+  const read = readIfExists(real, abs);
+  if (read === null) throw new KtError("FILE_NOT_FOUND", `Refusing to ${verb} ${abs}: the file does not exist. Nothing was changed.`);
+  // A file the session has read must not have changed since (a stamp that lags a parallel
+  // kt write of this session is settled under the lock); one it never read may be patched,
+  // since the hunks' context lines prove what the model saw (SPEC §7.1).
+  const bytes = getStamp(ctx, real) ? freshContent(ctx, abs, real, read, "patch") : read;
+  return fromBytes(ctx, plan, op, form, st, bytes);
+}
+
+/**
+ * Whether a change to this file may be worked out again from the content a parallel kt call
+ * of the session left (SPEC §7.5): an update in place may; a delete or a move keeps the
+ * content it was computed from, or is STALE_FILE.
+ */
+function redoable(plan: Plan): boolean {
+  return plan.op.kind === "update" && !(plan.to && plan.to.real !== plan.real);
+}
+
+/** The change to an existing file (delete, update, move), computed from its bytes. */
+function fromBytes(ctx: ToolContext, plan: Plan, op: Exclude<FileOp, { kind: "add" }>, form: PatchForm, st: Stats, bytes: Uint8Array): Done {
+  const { abs, real } = plan;
   const baseSha = sha256(bytes);
-  // A file the session has read must not have changed since; one it never read may be
-  // patched, since the hunks' context lines prove what the model saw (SPEC §7.1).
-  const stamp = getStamp(ctx, real);
-  if (stamp && stamp.sha256 !== baseSha) throw stale(abs, "patch");
   const before = decodeUtf8(bytes);
 
   if (op.kind === "delete") {

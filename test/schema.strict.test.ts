@@ -22,8 +22,8 @@ type Schema = Record<string, unknown>;
  * `required` and sets `additionalProperties: false`; only the supported keywords appear
  * (type, properties, required, additionalProperties, items, enum, const, anyOf,
  * description, $ref, $defs — numeric and string bounds excluded, as some models refuse
- * them); at most 5000 properties and 10 levels of nesting; an optional value is spelled as
- * a union with null.
+ * them); every schema has a type (or is an anyOf or a $ref); at most 10 levels of nesting;
+ * an optional value is spelled as a union with null.
  */
 function strictViolations(schema: Schema): string[] {
   const allowed = new Set(["type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "description", "$ref", "$defs"]);
@@ -33,6 +33,8 @@ function strictViolations(schema: Schema): string[] {
   const visit = (node: Schema, at: string, depth: number) => {
     if (depth > 10) problems.push(`${at}: nested deeper than 10 levels`);
     for (const key of Object.keys(node)) if (!allowed.has(key)) problems.push(`${at}: unsupported keyword "${key}"`);
+    // A schema without a type (e.g. {} for "anything") is refused: each one says what it is.
+    if (!("type" in node) && !("anyOf" in node) && !("$ref" in node)) problems.push(`${at}: no type`);
     const types = [node.type].flat();
     if (types.includes("object") || "properties" in node) {
       const props = (node.properties ?? {}) as Record<string, Schema>;
@@ -63,6 +65,7 @@ describe("the strict-mode checker itself", () => {
     expect(strictViolations({ type: "object", properties: { a: { type: "object", properties: {}, required: [] } }, required: ["a"], additionalProperties: false })).toEqual([
       "parameters.a: additionalProperties must be false",
     ]);
+    expect(strictViolations({ type: "object", properties: { a: { description: "anything" } }, required: ["a"], additionalProperties: false })).toEqual(["parameters.a: no type"]);
   });
 });
 

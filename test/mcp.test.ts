@@ -111,12 +111,16 @@ describe("kt mcp with the official SDK client", () => {
       ["write", { file_path: "c.txt", content: "c\n" }],
       ["grep", { pattern: "gamma" }],
       ["glob", { pattern: "*.txt" }],
+      ["apply_patch", { patch: "*** Begin Patch\n*** Add File: p.txt\n+p\n*** End Patch\n" }],
+      ["apply_patch", { patch: "*** Begin Patch\n*** Update File: a.txt\n@@\n-not there\n+x\n*** End Patch\n" }],
       ["bash", { command: "echo hi; exit 3" }],
       ["process", { action: "start", command: "sleep 30" }],
       ["process", { action: "list" }],
       ["process", { action: "stop", id: "p1" }],
       ["nope", {}],
     ];
+    // Every tool listed is called at least once.
+    expect(tools.map((t) => t.name).filter((n) => !calls.some(([name]) => name === n))).toEqual([]);
     for (const [name, args] of calls) {
       const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
       expect(r.structuredContent?.text, name).toBe(text(r));

@@ -16,6 +16,10 @@ const starting = (prefix: string, words: Iterable<string>) => [...words].filter(
 const BASH = Bun.which("bash");
 const ZSH = Bun.which("zsh");
 const FISH = Bun.which("fish");
+// A skipped shell says why (.ci/run installs zsh and fish; bash is always there).
+for (const [shell, found] of [["bash", BASH], ["zsh", ZSH], ["fish", FISH]] as const) {
+  if (!found) console.warn(`completion.test: ${shell} is not on PATH, so the tests that run the ${shell} script${shell === "zsh" ? " (and bash's readline, driven through zsh's zpty)" : ""} are skipped.`);
+}
 
 interface Workspace {
   cwd: string;

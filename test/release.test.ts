@@ -17,6 +17,10 @@ const NPM = Bun.which("npm");
 const HOST = hostTarget();
 const EXE = process.platform === "win32" ? "kt.exe" : "kt";
 const ALL = Object.keys(TARGETS).join(", ");
+// A skipped part says why.
+if (!NODE) console.warn("release.test: node is not on PATH, so the launcher and the npm install tests are skipped.");
+else if (!NPM) console.warn("release.test: npm is not on PATH, so the npm pack and install tests are skipped.");
+for (const tool of ["tar", "unzip"]) if (!Bun.which(tool)) console.warn(`release.test: ${tool} is not on PATH, so the test reading the archive with it is skipped.`);
 
 const tmp = tempDir("kt-release-");
 const out = join(tmp.path, "dist");

@@ -4,7 +4,9 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { kt, ktSpawn, tempDir } from "./_helpers.ts";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { KT, kt, ktSpawn, tempDir } from "./_helpers.ts";
 
 const EDITS = 10;
 const ROUNDS = 50;
@@ -120,6 +122,31 @@ describe("parallel edits of one file in one session", () => {
     for (const r of results) expect(r.error?.code, r.content).toBe("STALE_FILE");
     expect(readFileSync(file, "utf8")).toBe(outside);
   });
+
+  test(`${EDITS} edits and patches at once through one kt mcp server (as an agent's parallel calls arrive): every change lands`, async () => {
+    using tmp = tempDir();
+    const file = join(tmp.path, "f.txt");
+    for (let round = 0; round < 5; round++) {
+      writeFileSync(file, original());
+      const client = new Client({ name: "kt-test", version: "0" });
+      await client.connect(new StdioClientTransport({ command: KT, args: ["mcp"], cwd: tmp.path, env: { PATH: process.env.PATH ?? "", HOME: tmp.path, KT_STATE_DIR: join(tmp.path, ".state") }, stderr: "pipe" }));
+      try {
+        expect((await client.callTool({ name: "read", arguments: { file_path: "f.txt" } })).isError).toBe(false);
+        const results = await Promise.all(
+          targets.map((n, i) => {
+            const id = String(n).padStart(2, "0");
+            return i % 2 === 0
+              ? client.callTool({ name: "edit", arguments: { file_path: "f.txt", old_string: `line ${id} original`, new_string: `line ${id} edited by ${n}` } })
+              : client.callTool({ name: "apply_patch", arguments: { patch: `*** Begin Patch\n*** Update File: f.txt\n@@\n-line ${id} original\n+line ${id} edited by ${n}\n*** End Patch\n` } });
+          }),
+        );
+        expect(results.filter((r) => r.isError).map((r) => (r.content as { text: string }[])[0]!.text), `round ${round}`).toEqual([]);
+        expect(readFileSync(file, "utf8"), `round ${round}`).toBe(expected());
+      } finally {
+        await client.close();
+      }
+    }
+  }, 120_000);
 
   test("a change made outside kt after the read: every edit is STALE_FILE and the outside change stays", async () => {
     using tmp = tempDir();

@@ -77,7 +77,7 @@ describe("kt with the Anthropic SDK", () => {
         { role: "user", content: results },
       ],
     });
-    expect(reply.content).toEqual([{ type: "text", text: "done" }]);
+    expect(reply.content as unknown).toEqual([{ type: "text", text: "done" }]);
     const sent = bodies[0] as { tools: unknown; messages: { content: unknown }[] };
     expect(sent.tools).toEqual(tools);
     expect(sent.messages[2]!.content).toEqual(results);

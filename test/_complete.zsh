@@ -12,15 +12,19 @@ fi
 # Every word the completion system is given goes to the terminal marked <W>; the mark is
 # typed in pieces so that the terminal's echo of what was typed never holds it.
 zpty -w z 'compadd() { builtin compadd "$@"; local -a _w; builtin compadd -O _w "$@"; print -rl -- "<""W>"${^_w}; }'
-zpty -w z 'zle -C kt-test complete-word _main_complete; bindkey "^I" kt-test'
+# The completion marks its end <DONE>: the next line is typed only then, since input already
+# waiting when a completion runs can change what it does (seen under load, on the first Tab
+# of a freshly autoloaded _kt).
+zpty -w z '_kt_test_complete() { _main_complete; print -r -- "<""DONE>"; }'
+zpty -w z 'zle -C kt-test complete-word _kt_test_complete; bindkey "^I" kt-test'
 # Wait until the shell has run all of the above before typing.
 zpty -w z "print -- '<READ''Y>'"
 zpty -r z out '*<READY>*'
 shift
 for query in "$@"; do
   zpty -w -n z "$query"$'\t'
+  zpty -r z out '*<DONE>*'
   zpty -w z $'\C-e\C-u'"print -- '<E''ND>'"
-  out=''
   while zpty -r -t z chunk || sleep 0.05; do
     out+=$chunk
     [[ $out == *'<END>'* ]] && break

@@ -140,12 +140,18 @@ describe("kt CLI", () => {
     expect(kt(["write", "f.txt", "--content", "y\n"], o).exitCode).toBe(0);
   });
 
-  test("a deleted index is recreated silently", () => {
+  test("a deleted index is recreated, said on stderr (SPEC §2); a first run says nothing", () => {
     using tmp = tempDir();
     const state = join(tmp.path, "state");
     writeFileSync(join(tmp.path, "f.txt"), "x\n");
-    expect(kt(["read", "f.txt"], { cwd: tmp.path, stateDir: state }).exitCode).toBe(0);
+    expect(kt(["read", "f.txt"], { cwd: tmp.path, stateDir: state })).toMatchObject({ exitCode: 0, stderr: "" });
     for (const name of readdirSync(state)) if (name.startsWith("index.db")) Bun.spawnSync(["rm", "-f", join(state, name)]);
+    const r = kt(["read", "f.txt"], { cwd: tmp.path, stateDir: state });
+    expect(r.exitCode).toBe(0);
+    expect(r.stderr).toBe(
+      `\n WARN  kt: the state index at ${state}/index.db was missing (deleted since kt last used ${state}); started a fresh one. Files must be read again before they are edited.\n\n`,
+    );
+    // Said once: the index made then is used silently.
     expect(kt(["read", "f.txt"], { cwd: tmp.path, stateDir: state })).toMatchObject({ exitCode: 0, stderr: "" });
   });
 

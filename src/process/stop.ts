@@ -3,7 +3,7 @@
 // everything the command holds — its process group, its supervisor's descendants, the
 // processes carrying its marker (src/process/descendants.ts) — is terminated, then the
 // recorded end is read back.
-import type { ToolContext } from "../tools/tool.ts";
+import type { ToolContext } from "../core/result.ts";
 import { isSameProcess } from "./identity.ts";
 import { held, tracker, type Holds, type Proc } from "./descendants.ts";
 import { GRACE_MS, terminate } from "./kill-tree.ts";

@@ -1,7 +1,7 @@
 // grep's `type` filter: ripgrep's file types (rg --type-list), as file-name globs. The
 // table is kt's own so that both engines, and every rg version, mean the same by a name
 // (the rg engine hands these globs to rg rather than rg's built-in definitions).
-import { KtError } from "../tools/tool.ts";
+import { KtError } from "../core/result.ts";
 import { closest } from "fastest-levenshtein";
 
 const TYPES: Record<string, readonly string[]> = {

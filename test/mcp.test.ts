@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { inputSchema } from "../src/tools/_jsonschema.ts";
+import { inputSchema } from "../src/tools/jsonschema.ts";
 import { loadAllTools, schemaName, TOOL_NAMES } from "../src/tools/registry.ts";
 import { EXPECTED_ANNOTATIONS } from "./_annotations.ts";
 import { callTool, KT, kt, tempDir } from "./_helpers.ts";

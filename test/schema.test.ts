@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import Ajv from "ajv";
 import { FORMATS, shape } from "../src/cmd/schema.ts";
-import { inputSchema, strictSchema } from "../src/tools/_jsonschema.ts";
+import { inputSchema, strictSchema } from "../src/tools/jsonschema.ts";
 import { loadAllTools, loadTool, schemaName, TOOL_NAMES } from "../src/tools/registry.ts";
 import { EXPECTED_ANNOTATIONS } from "./_annotations.ts";
 import { kt, tempDir } from "./_helpers.ts";

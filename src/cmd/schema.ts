@@ -1,16 +1,16 @@
 // `kt schema [--format json|anthropic|openai|openai-responses|mcp] [--strict] [tool]`: every
 // tool's name, description and input JSON Schema, in kt's own shape or the shape a framework's API takes.
 import type { CommandDef } from "citty";
-import { inputSchema, strictSchema } from "../tools/_jsonschema.ts";
-import { loadAllTools, loadTool, schemaName } from "../tools/registry.ts";
+import { FORMATS, shape, type Format } from "../adapter/shape.ts";
+import { loadAllTools, loadTool } from "../tools/registry.ts";
 import type { Tool } from "../tools/tool.ts";
 import { UsageError } from "./_args.ts";
 import { EXIT, writeAll } from "./_run.ts";
 
-export const FORMATS = ["json", "anthropic", "openai", "openai-responses", "mcp"] as const;
+export { FORMATS, shape, type Format } from "../adapter/shape.ts";
+
 /** The formats whose API has a strict mode that `--strict` targets. */
 const STRICT_FORMATS: readonly Format[] = ["openai", "openai-responses"];
-export type Format = (typeof FORMATS)[number];
 
 // A plain CommandDef (citty loads only to render help).
 export const command: CommandDef = {
@@ -21,24 +21,6 @@ export const command: CommandDef = {
     strict: { type: "boolean", description: "openai, openai-responses: schemas OpenAI's strict mode accepts (optional fields nullable), \"strict\": true" },
   },
 };
-
-export function shape(tool: Tool, format: Format, strict = false): Record<string, unknown> {
-  const name = schemaName(tool);
-  const schema = strict ? strictSchema(inputSchema(tool)) : inputSchema(tool);
-  switch (format) {
-    case "anthropic":
-      return { name, description: tool.description, input_schema: schema };
-    case "openai":
-      return { type: "function", function: { name, description: tool.description, parameters: schema, ...(strict ? { strict: true } : {}) } };
-    case "openai-responses":
-      // The Responses API reads a missing "strict" as true, so it is always spelled out.
-      return { type: "function", name, description: tool.description, parameters: schema, strict };
-    case "mcp":
-      return { name, description: tool.description, inputSchema: schema, annotations: { ...tool.annotations } };
-    case "json":
-      return { name, command: tool.name, description: tool.description, input_schema: schema, annotations: { ...tool.annotations } };
-  }
-}
 
 export async function run(argv: string[]): Promise<number> {
   let format: Format = "json";

@@ -11,7 +11,7 @@ import { BOM_BYTES, countLines, decodeUtf8, dominantEol, hasBom, sniffBinary } f
 import { formatBytes } from "../core/truncate.ts";
 import { freshContent, guardedWrite, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { unifiedDiff } from "../core/diff.ts";
-import { notFound } from "./_suggest.ts";
+import { notFound } from "../core/suggest.ts";
 import { MAX_FILE_BYTES, MAX_LINE_CHARS } from "./read.ts";
 import { replace } from "../replacer/index.ts";
 import type { CascadeOk, CascadeResult, Edit, NearMiss, StrategyName, TraceStep } from "../replacer/index.ts";

@@ -12,7 +12,7 @@ import { formatBytes } from "../core/truncate.ts";
 import { readIfExists } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
 import { unifiedDiff } from "../core/diff.ts";
-import { suggestions } from "./_suggest.ts";
+import { suggestions } from "../core/suggest.ts";
 import { MAX_FILE_BYTES } from "./read.ts";
 import { excerpt, Lf, snippet, SNIPPET_CONTEXT } from "./edit.ts";
 import { parsePatch, type FileOp, type Hunk, type PatchForm } from "../patch/parse.ts";

@@ -11,7 +11,7 @@ import { IMAGE_EXTENSIONS, imageInfo, looksLikeImage, MAX_IMAGE_BYTES } from "..
 import { decodeLenient, decodeUtf8, sniffBinary } from "../core/text.ts";
 import { formatBytes } from "../core/truncate.ts";
 import { listDirectory } from "./_listing.ts";
-import { notFound } from "./_suggest.ts";
+import { notFound } from "../core/suggest.ts";
 
 export const MAX_LINES = 2000;
 export const MAX_LINE_CHARS = 2000;

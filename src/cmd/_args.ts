@@ -4,10 +4,9 @@
 import { readFileSync } from "node:fs";
 import type * as z from "zod/mini";
 import { KtError, type Tool } from "../tools/tool.ts";
+import { UsageError } from "./exit.ts";
 
-export class UsageError extends Error {
-  override name = "UsageError";
-}
+export { UsageError };
 
 /** Switches every tool subcommand takes; never input fields, so a model cannot set them. */
 export interface Options {

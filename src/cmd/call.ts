@@ -9,6 +9,7 @@ import { REPLY_FORMATS, replyText, type ReplyFormat } from "../adapter/reply.ts"
 import { errorResult, KtError, type ToolContext, type ToolResult } from "../tools/tool.ts";
 import { baseOptions, UsageError, type Options } from "./_args.ts";
 import { contextFrom, EXIT, newCallId, onTerminal, writeAll } from "./_run.ts";
+import { exitCode } from "./exit.ts";
 import { stdinIsTerminal } from "./tool.ts";
 
 export const command: CommandDef = {
@@ -123,7 +124,7 @@ async function runOne(base: ToolContext, format: ReplyFormat): Promise<number> {
 function answer(result: ToolResult, format: ReplyFormat, callId: string): number {
   const text = replyText(result, format, callId);
   writeAll(1, format === "text" ? onTerminal(text) : text);
-  return result.isError ? EXIT.toolError : EXIT.ok;
+  return exitCode(result);
 }
 
 /**

@@ -5,7 +5,7 @@
 import type { ArgDef, ArgsDef, CommandDef, Resolvable } from "citty";
 import * as z from "zod/mini";
 import { version } from "../../package.json" with { type: "json" };
-import type { Subcommand } from "../main.ts";
+import type { Subcommand } from "./subcommand.ts";
 import { loadTool } from "../tools/registry.ts";
 import type { Tool } from "../tools/tool.ts";
 import { UsageError } from "./_args.ts";

@@ -185,7 +185,7 @@ describe("edit metadata", () => {
     writeFileSync(join(work, "a.txt"), "x\ny\nx\n");
     await callTool("read", { file_path: "a.txt" }, opts);
     const r = await callTool("edit", { file_path: "a.txt", old_string: "x", new_string: "z" }, opts);
-    expect(r.error).toEqual({ name: "KtError", code: "AMBIGUOUS_MATCH" });
+    expect(r.error).toEqual({ name: "MatchError", code: "AMBIGUOUS_MATCH" });
     expect(r.metadata.extra).toMatchObject({ strategy: "exact", count: 2, lines: [1, 3] });
     const miss = await callTool("edit", { file_path: "a.txt", old_string: "  y ", new_string: "q" }, { ...opts, flags: { strict: true } });
     expect(miss.metadata.extra).toMatchObject({ nearMiss: { line: 2, whitespaceOnly: true } });

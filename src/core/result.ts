@@ -59,7 +59,49 @@ export interface ToolResult {
 /** What a tool body returns: the content (and an image, if any) plus every metadata field but the duration. */
 export type ToolOutput = { content: string; image?: ImageBlock } & Omit<ToolMetadata, "durationMs">;
 
-/** A failure the model can recover from. `message` is the model-facing repair prose. */
+/**
+ * `error.name` of each code: one name per failure class, so a program can branch on the class
+ * and the code tells the recovery within it. The reference pipeline's names are kept where it
+ * has the class (ToolArgsError, ToolNotFoundError, AbortError).
+ */
+export const ERROR_NAMES: Readonly<Record<ErrorCode, string>> = {
+  INVALID_ARGS: "ToolArgsError",
+  UNKNOWN_TOOL: "ToolNotFoundError",
+  CANCELLED: "AbortError",
+  INTERNAL: "InternalError",
+  // The file named cannot be used as asked.
+  FILE_NOT_FOUND: "FileError",
+  IS_DIRECTORY: "FileError",
+  NOT_A_DIRECTORY: "FileError",
+  BINARY_FILE: "FileError",
+  FILE_TOO_LARGE: "FileError",
+  OFFSET_BEYOND_EOF: "FileError",
+  PERMISSION_DENIED: "FileError",
+  FILE_EXISTS: "FileError",
+  OUTSIDE_ROOT: "ConfinementError",
+  // Read before write (SPEC §3.4).
+  NOT_READ: "ReadCheckError",
+  STALE_FILE: "ReadCheckError",
+  // old_string or a hunk against the file.
+  NO_MATCH: "MatchError",
+  AMBIGUOUS_MATCH: "MatchError",
+  IDENTICAL_STRINGS: "MatchError",
+  EMPTY_OLD_STRING: "MatchError",
+  DISPROPORTIONATE_MATCH: "MatchError",
+  ALREADY_APPLIED: "MatchError",
+  INVALID_REGEX: "PatternError",
+  INVALID_GLOB: "PatternError",
+  // Commands and background processes.
+  SPAWN_FAILED: "ProcessError",
+  INTERACTIVE_COMMAND: "ProcessError",
+  STATE_ONLY_COMMAND: "ProcessError",
+  UNKNOWN_PROCESS: "ProcessError",
+  PROCESS_EXITED: "ProcessError",
+  TOO_MANY_PROCESSES: "ProcessError",
+  ALREADY_RUNNING: "ProcessError",
+};
+
+/** A failure the model can recover from. `message` is the model-facing repair prose; `name` is its class (ERROR_NAMES). */
 export class KtError extends Error {
   constructor(
     readonly code: ErrorCode,
@@ -67,7 +109,7 @@ export class KtError extends Error {
     readonly metadata: Partial<Omit<ToolMetadata, "durationMs">> = {},
   ) {
     super(message);
-    this.name = "KtError";
+    this.name = ERROR_NAMES[code];
   }
 }
 

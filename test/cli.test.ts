@@ -21,6 +21,7 @@ describe("kt CLI", () => {
     expect(readHelp.exitCode).toBe(0);
     expect(readHelp.stdout).toContain("--limit");
     expect(readHelp.stdout).toContain("FILE_PATH");
+    expect(readHelp.stdout).toMatch(/\n +--call-id=<id> +Name this call's spill files after ID \(default: a new id per call\)/);
     const writeHelp = kt(["write", "--help"], o);
     expect(writeHelp.stdout).toContain("--content-file");
     expect(writeHelp.stdout).toContain("--skip-read-check");

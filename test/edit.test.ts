@@ -15,6 +15,15 @@ function setup() {
 }
 
 describe("kt edit on the command line", () => {
+  test("the title of a file an edit creates counts its lines in the singular too", () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    const one = JSON.parse(kt(["edit", "one.txt", "--old-string", "", "--new-string", "x\n", "--json"], opts).stdout) as ToolResult;
+    expect(one.metadata.title).toBe(`Edit ${work}/one.txt · new file · 1 line`);
+    const two = JSON.parse(kt(["edit", "two.txt", "--old-string", "", "--new-string", "x\ny\n", "--json"], opts).stdout) as ToolResult;
+    expect(two.metadata.title).toBe(`Edit ${work}/two.txt · new file · 2 lines`);
+  });
+
   test("positional path, --old-string/--new-string flags, exit 0 and the prose plus one newline", () => {
     const { tmp, work, opts } = setup();
     using _ = tmp;

@@ -99,6 +99,7 @@ function helpArgs(tool: Tool): ArgsDef {
   args.session = { type: "string", description: "Session id (default: $KT_SESSION or \"default\")", valueHint: "id" };
   args["state-dir"] = { type: "string", description: "State directory (default: $KT_STATE_DIR, $XDG_STATE_HOME/kt or ~/.local/state/kt)", valueHint: "dir" };
   args.root = { type: "string", description: "Refuse paths outside this directory (default: $KT_ROOT)", valueHint: "dir" };
+  args["call-id"] = { type: "string", description: "Name this call's spill files after ID (default: a new id per call)", valueHint: "id" };
   if (tool.name === "write" || tool.name === "edit") {
     args["skip-read-check"] = { type: "boolean", description: "Allow changing files this session never read (staleness is still checked)" };
     args["dry-run"] = { type: "boolean", description: "Do everything but write; print the result and the diff" };

@@ -45,6 +45,11 @@ export function countLines(text: string): number {
   return text.endsWith("\n") ? n - 1 : n;
 }
 
+/** "1 line", "3 lines": a count of lines as titles and messages say it. */
+export function linesOf(n: number): string {
+  return `${n} ${n === 1 ? "line" : "lines"}`;
+}
+
 const KINDS: Record<string, string> = {
   png: "PNG image", jpg: "JPEG image", jpeg: "JPEG image", gif: "GIF image", bmp: "BMP image",
   ico: "icon", webp: "WebP image", tif: "TIFF image", tiff: "TIFF image", psd: "Photoshop image",

@@ -7,7 +7,7 @@ import description from "./edit.txt" with { type: "text" };
 import { defineTool, invalidArgs, KtError, type ToolContext } from "./tool.ts";
 import { absolutePath, fsError, onOneLine, realPath } from "../core/paths.ts";
 import { sha256 } from "../core/stamps.ts";
-import { BOM_BYTES, countLines, decodeUtf8, dominantEol, hasBom, sniffBinary } from "../core/text.ts";
+import { BOM_BYTES, countLines, decodeUtf8, dominantEol, hasBom, linesOf, sniffBinary } from "../core/text.ts";
 import { formatBytes } from "../core/truncate.ts";
 import { freshContent, guardedWrite, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { unifiedDiff } from "../core/diff.ts";
@@ -173,7 +173,7 @@ export default defineTool({
     const done = report(abs, text, current, steps, { multi, created, dryRun: ctx.flags.dryRun });
     return {
       content: ctx.flags.dryRun ? `${done.content}\n\n${diff.patch.trimEnd()}` : note ? `${done.content}\n${note}` : done.content,
-      title: created ? `Edit ${abs} · new file · ${countLines(current)} lines` : `Edit ${abs} · +${diff.additions} −${diff.deletions}`,
+      title: created ? `Edit ${abs} · new file · ${linesOf(countLines(current))}` : `Edit ${abs} · +${diff.additions} −${diff.deletions}`,
       diff: diff.patch,
       additions: diff.additions,
       deletions: diff.deletions,

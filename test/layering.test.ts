@@ -100,4 +100,11 @@ describe("layering of src/", () => {
     expect(privateImports(files)).toEqual([]);
     expect(privateImports([{ path: join(SRC, "search", "x.ts"), text: `import { notFound } from "../tools/_suggest.ts";` }])).toEqual(["search/x.ts imports tools/_suggest.ts"]);
   });
+
+  test("SQL on the process table is written in process/registry.ts alone (core/state.ts creates it)", () => {
+    const sql = /\b(?:FROM|INTO|UPDATE|TABLE(?: IF NOT EXISTS)?)\s+(?:processes|process_seq)\b/;
+    const writers = files.filter((f) => sql.test(f.text)).map((f) => relative(SRC, f.path)).sort();
+    expect(writers).toEqual(["core/state.ts", "process/registry.ts"]);
+    expect(sql.test(`db.query("UPDATE processes SET notified = 1 WHERE key = ?")`)).toBe(true);
+  });
 });

@@ -7,20 +7,11 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { index, safeName } from "../core/state.ts";
-import { END_WORDS, endWord, howEnded, type EndWord } from "./ending.ts";
+import { endWord, howEnded, type EndWord } from "./ending.ts";
+import { claimNotice, unnoticed, type Unnoticed } from "./registry.ts";
 import { shortCommand } from "./format.ts";
 
-interface Ended {
-  key: number;
-  id: string;
-  command: string;
-  status: string;
-  exit_code: number | null;
-  signal: string | null;
-  error: string | null;
-  started_at: number;
-  ended_at: number | null;
-}
+type Ended = Unnoticed;
 
 interface Context {
   stateDir: string;
@@ -38,15 +29,9 @@ export interface Notice {
 export function claimNotices(ctx: Context): Notice[] {
   if (!existsSync(join(ctx.stateDir, "sessions", safeName(ctx.session), "proc"))) return [];
   const db = index(ctx);
-  const ended = db
-    .query(
-      `SELECT key, id, command, status, exit_code, signal, error, started_at, ended_at FROM processes
-       WHERE session = ? AND notified = 0 AND id IS NOT NULL AND status IN (${END_WORDS.map((w) => `'${w}'`).join(", ")}) ORDER BY seq`,
-    )
-    .all(ctx.session) as Ended[];
+  const ended = unnoticed(db, ctx.session);
   if (ended.length === 0) return [];
-  const claim = db.query("UPDATE processes SET notified = 1 WHERE key = ? AND notified = 0");
-  return ended.filter((row) => claim.run(row.key).changes === 1).map((row) => ({ id: row.id, status: endWord(row), line: noticeLine(row) }));
+  return ended.filter((row) => claimNotice(db, row.key)).map((row) => ({ id: row.id, status: endWord(row), line: noticeLine(row) }));
 }
 
 export function noticeLine(row: Ended): string {

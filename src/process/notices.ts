@@ -7,11 +7,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { index, safeName } from "../core/state.ts";
-import { endWord, howEnded, type EndWord } from "./ending.ts";
-import { claimNotice, unnoticed, type Unnoticed } from "./registry.ts";
-import { shortCommand } from "./format.ts";
-
-type Ended = Unnoticed;
+import { endWord, noticeLine, type EndWord } from "./ending.ts";
+import { claimNotice, unnoticed } from "./registry.ts";
 
 interface Context {
   stateDir: string;
@@ -34,11 +31,7 @@ export function claimNotices(ctx: Context): Notice[] {
   return ended.filter((row) => claimNotice(db, row.key)).map((row) => ({ id: row.id, status: endWord(row), line: noticeLine(row) }));
 }
 
-export function noticeLine(row: Ended): string {
-  const name = `Process ${row.id} (${shortCommand(row.command)})`;
-  const next = row.status === "failed" ? "" : ` Use ps read ${row.id} for its output.`;
-  return `[${name} ${howEnded(row)}.${next}]`;
-}
+export { noticeLine };
 
 /** Appends the session's undelivered completion notices to a result (SPEC §4.7). */
 export function appendNotices(result: { content: string; metadata: { extra?: Record<string, unknown> } }, ctx: Context): void {

@@ -10,7 +10,7 @@ import { defineTool, invalidArgs, KtError, type ToolContext, type ToolOutput } f
 import { index } from "../core/state.ts";
 import type { Limits } from "../core/truncate.ts";
 import { held } from "../process/descendants.ts";
-import { endDetail, endedImmediately, endedOn, escapedSentence, howEnded, leftDetail } from "../process/ending.ts";
+import { endDetail, endedImmediately, endedOn, escapedSentence, leftDetail, statusSentence } from "../process/ending.ts";
 import { clock, shortCommand } from "../process/format.ts";
 import { isSameProcess } from "../process/identity.ts";
 import { terminate } from "../process/kill-tree.ts";
@@ -416,9 +416,4 @@ function find(ctx: ToolContext, input: Input, action: string): ProcessRow {
   const live = running(db, ctx.session);
   const active = live.length === 0 ? "none" : live.map((r) => `${r.id} (${shortCommand(r.command, 40)}, running)`).join(", ");
   throw new KtError("UNKNOWN_PROCESS", `No process "${id}". Active: ${active}. Use {"action":"list"} to see all.`);
-}
-
-/** One sentence on how a finished process ended, naming its log. */
-export function statusSentence(row: ProcessRow, withLog = true): string {
-  return `${row.id} ${howEnded(row)}.${withLog ? ` Full log: ${row.log_path}` : ""}`;
 }

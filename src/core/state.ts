@@ -50,7 +50,9 @@ export function safeName(name: string): string {
   return `${out.slice(0, 100)}~${new Bun.CryptoHasher("sha256").update(name).digest("hex").slice(0, 16)}`;
 }
 
-// Each module owning tables registers its schema here; migrations run once per index file.
+// The tables of stamps and processes (process/registry.ts holds their SQL; core/history.ts
+// creates and checks its own table). A layout change bumps the version: the index is a
+// cache, so an older one is dropped and rebuilt once, never migrated.
 const SCHEMA_VERSION = 2;
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS stamps (

@@ -107,4 +107,9 @@ describe("layering of src/", () => {
     expect(writers).toEqual(["core/state.ts", "process/registry.ts"]);
     expect(sql.test(`db.query("UPDATE processes SET notified = 1 WHERE key = ?")`)).toBe(true);
   });
+
+  test("the INVALID_ARGS prose (\"Invalid input for tool …\", its rewrite tail) is built in core/result.ts alone", () => {
+    const builders = files.filter((f) => /Invalid input for tool|Please rewrite the input so/.test(f.text)).map((f) => relative(SRC, f.path));
+    expect(builders).toEqual(["core/result.ts"]);
+  });
 });

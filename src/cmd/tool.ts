@@ -3,6 +3,7 @@ import { fstatSync, readFileSync } from "node:fs";
 import type { ArgsDef, CommandDef } from "citty";
 import * as z from "zod/mini";
 import { errorResult, KtError, type Tool, type ToolResult } from "../tools/tool.ts";
+import { invalidInput, REWRITE } from "../core/result.ts";
 import { fieldKinds, parseToolArgv, UsageError, type Options } from "./_args.ts";
 import { contextFrom, emit } from "./_run.ts";
 
@@ -55,16 +56,13 @@ export function stdinIsTerminal(): boolean {
 /** Parses stdin as the tool input, or explains why it is not one. */
 export function decodeJson(tool: string, text: string): unknown {
   if (text.trim() === "") {
-    return new KtError("INVALID_ARGS", `Invalid input for tool "${tool}": stdin was empty. Give the input as flags or as one JSON object on stdin.`);
+    return new KtError("INVALID_ARGS", invalidInput(tool, "stdin was empty", "Give the input as flags or as one JSON object on stdin."));
   }
   try {
     return JSON.parse(text);
   } catch (error) {
     const why = (error as Error).message.replace(/^JSON Parse error: /, "");
-    return new KtError(
-      "INVALID_ARGS",
-      `Invalid input for tool "${tool}": stdin is not valid JSON (${why}). Send exactly one JSON object of parameters. Please rewrite the input so it satisfies the expected schema.`,
-    );
+    return new KtError("INVALID_ARGS", invalidInput(tool, `stdin is not valid JSON (${why})`, `Send exactly one JSON object of parameters. ${REWRITE}`));
   }
 }
 

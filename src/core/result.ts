@@ -139,3 +139,14 @@ export interface ToolContext {
   /** Human-facing output a person asked for, such as --trace (stderr, unlabelled). Optional for embedders. */
   info?(message: string): void;
 }
+
+/** The next step INVALID_ARGS prose gives unless a caller knows a more precise one. */
+export const REWRITE = "Please rewrite the input so it satisfies the expected schema.";
+
+/**
+ * The prose of an invalid input (SPEC §3.3), in one shape everywhere: the tool as the model
+ * knows it, what is wrong, then the next step (`next`, "" for none).
+ */
+export function invalidInput(tool: string, detail: string, next: string = REWRITE): string {
+  return `Invalid input for tool "${tool}": ${detail}${detail.endsWith("?") ? "" : "."}${next ? ` ${next}` : ""}`;
+}

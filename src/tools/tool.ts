@@ -6,7 +6,7 @@ import { validationProse } from "./_validate.ts";
 import { backstop } from "../core/truncate.ts";
 import { appendNotices } from "../process/notices.ts";
 import { isStateFault, StateError, stateProblem } from "../core/state.ts";
-import { KtError, type ToolContext, type ToolOutput, type ToolResult } from "../core/result.ts";
+import { invalidInput, KtError, type ToolContext, type ToolOutput, type ToolResult } from "../core/result.ts";
 
 export type { ErrorCode, ImageBlock, ToolContext, ToolFlags, ToolMetadata, ToolOutput, ToolResult, Truncation } from "../core/result.ts";
 export { KtError } from "../core/result.ts";
@@ -113,14 +113,14 @@ export function parseInput(tool: Pick<ToolSpec<z.ZodMiniObject>, "name" | "param
     else if (input[canonical] !== input[alias]) {
       return {
         ok: false,
-        prose: `Invalid input for tool "${tool.name}": parameters "${canonical}" and "${alias}" are the same field with different values. Please rewrite the input with only "${canonical}".`,
+        prose: invalidInput(tool.name, `parameters "${canonical}" and "${alias}" are the same field with different values`, `Please rewrite the input with only "${canonical}".`),
       };
     }
     delete input[alias];
   }
   const given = dropNulls(tool.parameters, input) as Record<string, unknown>;
   const contradiction = tool.normalize?.(given) ?? null;
-  if (contradiction !== null) return { ok: false, prose: `Invalid input for tool "${tool.name}": ${contradiction}.` };
+  if (contradiction !== null) return { ok: false, prose: invalidInput(tool.name, contradiction, "") };
   const result = tool.parameters.safeParse(given);
   if (result.success) return { ok: true, input: result.data };
   return { ok: false, prose: validationProse(tool.name, tool.parameters, given, result.error.issues) };
@@ -149,8 +149,5 @@ function dropNulls(schema: z.ZodMiniType, value: unknown): unknown {
 
 /** Model-facing prose for a KtError raised by a tool body for a conditional requirement. */
 export function invalidArgs(tool: string, detail: string): KtError {
-  return new KtError(
-    "INVALID_ARGS",
-    `Invalid input for tool "${tool}": ${detail}. Please rewrite the input so it satisfies the expected schema.`,
-  );
+  return new KtError("INVALID_ARGS", invalidInput(tool, detail));
 }

@@ -8,15 +8,14 @@ import { defineTool, KtError, type ToolContext, type ToolOutput } from "./tool.t
 import { absolutePath, fdHandle, fsError, onOneLine, openRegular, realPath, verifyOpened } from "../core/paths.ts";
 import { noteRead, sha256 } from "../core/stamps.ts";
 import { IMAGE_EXTENSIONS, imageInfo, looksLikeImage, MAX_IMAGE_BYTES } from "../core/image.ts";
-import { decodeLenient, decodeUtf8, sniffBinary } from "../core/text.ts";
+import { decodeLenient, decodeUtf8, MAX_FILE_BYTES, MAX_LINE_CHARS, sniffBinary } from "../core/text.ts";
 import { formatBytes } from "../core/truncate.ts";
 import { listDirectory } from "./_listing.ts";
 import { notFound } from "../core/suggest.ts";
 
 export const MAX_LINES = 2000;
-export const MAX_LINE_CHARS = 2000;
 export const MAX_PAGE_BYTES = 50 * 1024;
-export const MAX_FILE_BYTES = 10 * 1024 * 1024;
+export { MAX_FILE_BYTES, MAX_LINE_CHARS };
 
 export const Parameters = z.strictObject({
   file_path: z.string().check(z.describe("Path to the file to read (absolute preferred).")),

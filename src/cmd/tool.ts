@@ -6,6 +6,7 @@ import { errorResult, KtError, type Tool, type ToolResult } from "../tools/tool.
 import { invalidInput, REWRITE } from "../core/result.ts";
 import { fieldKinds, parseToolArgv, UsageError, type Options } from "./_args.ts";
 import { contextFrom, emit } from "./_run.ts";
+import { switchArgs } from "./switches.ts";
 
 /** The citty command for one tool; `run` returns the exit code through `result`. */
 export function toolCommand(tool: Tool): CommandDef {
@@ -93,23 +94,7 @@ function helpArgs(tool: Tool): ArgsDef {
   for (const field of tool.longText ?? []) {
     args[`${field.replace(/_/g, "-")}-file`] = { type: "string", description: `Read ${field} from a file ("-" = stdin)`, valueHint: "path" };
   }
-  args.json = { type: "boolean", description: "Print the whole result envelope as JSON" };
-  args.session = { type: "string", description: "Session id (default: $KT_SESSION or \"default\")", valueHint: "id" };
-  args["state-dir"] = { type: "string", description: "State directory (default: $KT_STATE_DIR, $XDG_STATE_HOME/kt or ~/.local/state/kt)", valueHint: "dir" };
-  args.root = { type: "string", description: "Refuse paths outside this directory (default: $KT_ROOT)", valueHint: "dir" };
-  args["call-id"] = { type: "string", description: "Name this call's spill files after ID (default: a new id per call)", valueHint: "id" };
-  if (tool.name === "write" || tool.name === "edit") {
-    args["skip-read-check"] = { type: "boolean", description: "Allow changing files this session never read (staleness is still checked)" };
-    args["dry-run"] = { type: "boolean", description: "Do everything but write; print the result and the diff" };
-  }
-  if (tool.name === "patch") {
-    args["dry-run"] = { type: "boolean", description: "Do everything but write; print the result and the diff of the whole change" };
-    args.trace = { type: "boolean", description: "Print how each hunk was located on stderr" };
-  }
-  if (tool.name === "edit") {
-    args.trace = { type: "boolean", description: "Print the matching cascade on stderr" };
-    args.strict = { type: "boolean", description: "Exact matching only" };
-  }
+  Object.assign(args, switchArgs(tool.name, true));
   return args;
 }
 

@@ -75,7 +75,7 @@ export const SWITCHES: readonly Switch[] = [
     helpOf: { call: "edit: exact matching only", schema: 'openai, openai-responses: schemas OpenAI\'s strict mode accepts (optional fields nullable), "strict": true' },
   },
   // Read by src/cmd/orphans.ts, which main.ts runs instead of the tool for `kt ps list --orphans`.
-  { name: "orphans", commands: ["ps"], help: "With list: the background commands no session can reach any more (for people, not a model; stop them with kt session end --all)" },
+  { name: "orphans", commands: ["ps"], help: "With list: the background commands no session can reach any more (for people, not a model)" },
   { name: "structured", commands: ["mcp"], help: "Also send each result whole as structuredContent, with an outputSchema per tool" },
   { name: "verbose", commands: [TOOLS, "call", "mcp"], help: "More diagnostics on stderr" },
 ];

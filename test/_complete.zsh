@@ -19,8 +19,20 @@ zpty -r z out '*<READY>*'
 shift
 for query in "$@"; do
   zpty -w -n z "$query"$'\t'
-  zpty -w z $'\C-e\C-u'"print -- '<E''ND>'"
+  # Let the completion run before typing on: keys already waiting when it starts (typeahead,
+  # likelier on a loaded machine or while _kt is first autoloaded) can make zsh drop it.
+  # Up to 3 s for the first offered word, then 0.2 s more for the rest.
   out=''
+  for i in {1..60}; do
+    zpty -r -t z chunk && out+=$chunk
+    [[ $out == *'<W>'* ]] && break
+    sleep 0.05
+  done
+  if [[ $out == *'<W>'* ]]; then
+    sleep 0.2
+    while zpty -r -t z chunk; do out+=$chunk; done
+  fi
+  zpty -w z $'\C-e\C-u'"print -- '<E''ND>'"
   while zpty -r -t z chunk || sleep 0.05; do
     out+=$chunk
     [[ $out == *'<END>'* ]] && break

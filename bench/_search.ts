@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } 
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { requireHyperfine, type Timing } from "./_hyperfine.ts";
-import { NOISE } from "../src/search/noise.ts";
+import { NOISE } from "../src/core/noise.ts";
 
 export const ROOT = join(import.meta.dir, "..");
 /** The binary measured: dist/kt, or KT_BENCH_BIN (e.g. a build of an earlier commit, for

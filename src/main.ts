@@ -1,19 +1,10 @@
 // The kt binary. Subcommands load lazily so a `kt read` pays only for read; this is the
-// only module that calls process.exit, and exit codes are decided here (SPEC §1):
-// 0 success, 1 the tool returned an error, 2 kt was called wrongly, 3 an internal fault.
+// only module that calls process.exit, with the code src/cmd/exit.ts decides (SPEC §1).
 import type { CommandDef } from "citty";
 import { version } from "../package.json" with { type: "json" };
-import { UsageError } from "./cmd/_args.ts";
-import { EXIT, writeAll } from "./cmd/_run.ts";
+import { EXIT, fatal, UsageError, writeAll } from "./cmd/exit.ts";
 import { loadTool, TOOL_NAMES } from "./tools/registry.ts";
-
-/** A non-tool subcommand: its help definition and its entry point. */
-export interface Subcommand {
-  command: CommandDef;
-  /** Text appended to the rendered help (examples). */
-  helpTail?: string;
-  run(argv: string[]): Promise<number>;
-}
+import type { Subcommand } from "./cmd/subcommand.ts";
 
 const OTHER: Record<string, () => Promise<Subcommand>> = {
   schema: () => import("./cmd/schema.ts"),
@@ -96,17 +87,9 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     const name = process.argv[2] ?? "";
-    const sub = TOOL_NAMES.includes(name) || Object.hasOwn(OTHER, name) ? ` ${name}` : "";
-    if (error instanceof UsageError) {
-      writeAll(2, `kt${sub}: ${error.message}\nRun "kt${sub} --help" for usage.\n`);
-      process.exit(EXIT.usage);
-    }
-    if ((error as Error)?.name === "StateError") {
-      writeAll(2, `kt${sub}: ${(error as Error).message}\n`);
-      process.exit(EXIT.internal);
-    }
-    const detail = process.env.KT_DEBUG || process.argv.includes("--verbose") ? `\n${(error as Error)?.stack ?? String(error)}` : "";
-    writeAll(2, `kt${sub}: internal error: ${(error as Error)?.message ?? String(error)}. This is a bug in kt; nothing on disk was left half-written.${detail}\n`);
-    process.exit(EXIT.internal);
+    const sub = TOOL_NAMES.includes(name) || Object.hasOwn(OTHER, name) ? name : "";
+    const { text, code } = fatal(error, sub, Boolean(process.env.KT_DEBUG) || process.argv.includes("--verbose"));
+    writeAll(2, text);
+    process.exit(code);
   },
 );

@@ -21,6 +21,7 @@ describe("kt CLI", () => {
     expect(readHelp.exitCode).toBe(0);
     expect(readHelp.stdout).toContain("--limit");
     expect(readHelp.stdout).toContain("FILE_PATH");
+    expect(readHelp.stdout).toMatch(/\n +--call-id=<id> +Name this call's spill files after ID \(default: a new id per call\)/);
     const writeHelp = kt(["write", "--help"], o);
     expect(writeHelp.stdout).toContain("--content-file");
     expect(writeHelp.stdout).toContain("--skip-read-check");
@@ -100,10 +101,43 @@ describe("kt CLI", () => {
     expect(r.exitCode).toBe(1);
     const env = JSON.parse(r.stdout);
     expect(env.isError).toBe(true);
-    expect(env.error).toEqual({ name: "KtError", code: "FILE_NOT_FOUND" });
+    expect(env.error).toEqual({ name: "FileError", code: "FILE_NOT_FOUND" });
     expect(env.content).toStartWith(`File not found: ${tmp.path}/missing.txt.`);
     expect(typeof env.metadata.durationMs).toBe("number");
     expect(typeof env.metadata.title).toBe("string");
+  });
+
+  test("error.name names the failure class, the code the recovery within it (--json envelopes, golden)", () => {
+    using tmp = tempDir();
+    const o = { cwd: tmp.path, stateDir: join(tmp.path, ".s") };
+    writeFileSync(join(tmp.path, "f.txt"), "alpha\n");
+    const envelope = (args: string[], stdin?: string) => {
+      const r = kt([...args, "--json"], stdin === undefined ? o : { ...o, stdin });
+      expect(r.exitCode).toBe(1);
+      const env = JSON.parse(r.stdout);
+      env.metadata.durationMs = 0;
+      return JSON.stringify(env).replaceAll(tmp.path, "$TMP");
+    };
+    expect(envelope(["read", "f.txt", "--limit", "0"])).toBe(
+      '{"content":"Invalid input for tool \\"read\\": parameter \\"limit\\" must be ≥ 1, got 0. Please rewrite the input so it satisfies the expected schema.","isError":true,"error":{"name":"ToolArgsError","code":"INVALID_ARGS"},"metadata":{"title":"read failed · INVALID_ARGS","durationMs":0}}',
+    );
+    expect(envelope(["read", "nothing-like-it.q"])).toBe(
+      '{"content":"File not found: $TMP/nothing-like-it.q. Use glob to search for it by name, or read the parent directory to list what is there.","isError":true,"error":{"name":"FileError","code":"FILE_NOT_FOUND"},"metadata":{"title":"read failed · FILE_NOT_FOUND","durationMs":0}}',
+    );
+    expect(envelope(["read", "/etc/hostname", "--root", tmp.path])).toBe(
+      '{"content":"Refusing to access /etc/hostname: it is outside the root directory $TMP, and kt is confined to that directory. Use a path inside $TMP.","isError":true,"error":{"name":"ConfinementError","code":"OUTSIDE_ROOT"},"metadata":{"title":"read failed · OUTSIDE_ROOT","durationMs":0}}',
+    );
+    expect(envelope(["write", "f.txt", "--content", "beta\n"])).toBe(
+      '{"content":"Refusing to overwrite $TMP/f.txt: you have not read this file in this session. Read it first so you do not destroy existing content, then write or edit it.","isError":true,"error":{"name":"ReadCheckError","code":"NOT_READ"},"metadata":{"title":"write failed · NOT_READ","durationMs":0}}',
+    );
+    expect(envelope(["edit", "f.txt", "--old-string", "same", "--new-string", "same"])).toBe(
+      '{"content":"old_string and new_string are identical — there is nothing to change.","isError":true,"error":{"name":"MatchError","code":"IDENTICAL_STRINGS"},"metadata":{"title":"edit failed · IDENTICAL_STRINGS","durationMs":0}}',
+    );
+    expect(JSON.parse(envelope(["grep", "a(b"])).error).toEqual({ name: "PatternError", code: "INVALID_REGEX" });
+    expect(JSON.parse(envelope(["ps", "stop", "no-such-process"])).error).toEqual({ name: "ProcessError", code: "UNKNOWN_PROCESS" });
+    expect(envelope(["call"], '{"tool":"raed","input":{}}')).toBe(
+      `{"content":"Unknown tool \\"raed\\". Did you mean \\"read\\"? The available tools are: read, write, edit, grep, glob, bash, process, apply_patch. Call one of them by its exact name.","isError":true,"error":{"name":"ToolNotFoundError","code":"UNKNOWN_TOOL"},"metadata":{"title":"raed failed · UNKNOWN_TOOL","durationMs":0}}`,
+    );
   });
 
   test("the state directory is private; its location follows the environment", () => {
@@ -140,12 +174,18 @@ describe("kt CLI", () => {
     expect(kt(["write", "f.txt", "--content", "y\n"], o).exitCode).toBe(0);
   });
 
-  test("a deleted index is recreated silently", () => {
+  test("a deleted index is recreated, said on stderr (SPEC §2); a first run says nothing", () => {
     using tmp = tempDir();
     const state = join(tmp.path, "state");
     writeFileSync(join(tmp.path, "f.txt"), "x\n");
-    expect(kt(["read", "f.txt"], { cwd: tmp.path, stateDir: state }).exitCode).toBe(0);
+    expect(kt(["read", "f.txt"], { cwd: tmp.path, stateDir: state })).toMatchObject({ exitCode: 0, stderr: "" });
     for (const name of readdirSync(state)) if (name.startsWith("index.db")) Bun.spawnSync(["rm", "-f", join(state, name)]);
+    const r = kt(["read", "f.txt"], { cwd: tmp.path, stateDir: state });
+    expect(r.exitCode).toBe(0);
+    expect(r.stderr).toBe(
+      `\n WARN  kt: the state index at ${state}/index.db was missing (deleted since kt last used ${state}); started a fresh one. Files must be read again before they are edited.\n\n`,
+    );
+    // Said once: the index made then is used silently.
     expect(kt(["read", "f.txt"], { cwd: tmp.path, stateDir: state })).toMatchObject({ exitCode: 0, stderr: "" });
   });
 

@@ -15,6 +15,15 @@ function setup() {
 }
 
 describe("kt edit on the command line", () => {
+  test("the title of a file an edit creates counts its lines in the singular too", () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    const one = JSON.parse(kt(["edit", "one.txt", "--old-string", "", "--new-string", "x\n", "--json"], opts).stdout) as ToolResult;
+    expect(one.metadata.title).toBe(`Edit ${work}/one.txt · new file · 1 line`);
+    const two = JSON.parse(kt(["edit", "two.txt", "--old-string", "", "--new-string", "x\ny\n", "--json"], opts).stdout) as ToolResult;
+    expect(two.metadata.title).toBe(`Edit ${work}/two.txt · new file · 2 lines`);
+  });
+
   test("positional path, --old-string/--new-string flags, exit 0 and the prose plus one newline", () => {
     const { tmp, work, opts } = setup();
     using _ = tmp;
@@ -185,7 +194,7 @@ describe("edit metadata", () => {
     writeFileSync(join(work, "a.txt"), "x\ny\nx\n");
     await callTool("read", { file_path: "a.txt" }, opts);
     const r = await callTool("edit", { file_path: "a.txt", old_string: "x", new_string: "z" }, opts);
-    expect(r.error).toEqual({ name: "KtError", code: "AMBIGUOUS_MATCH" });
+    expect(r.error).toEqual({ name: "MatchError", code: "AMBIGUOUS_MATCH" });
     expect(r.metadata.extra).toMatchObject({ strategy: "exact", count: 2, lines: [1, 3] });
     const miss = await callTool("edit", { file_path: "a.txt", old_string: "  y ", new_string: "q" }, { ...opts, flags: { strict: true } });
     expect(miss.metadata.extra).toMatchObject({ nearMiss: { line: 2, whitespaceOnly: true } });

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { inputSchema } from "../src/tools/_jsonschema.ts";
+import { inputSchema } from "../src/tools/jsonschema.ts";
 import { loadAllTools, schemaName, TOOL_NAMES } from "../src/tools/registry.ts";
 import { EXPECTED_ANNOTATIONS } from "./_annotations.ts";
 import { callTool, KT, kt, tempDir } from "./_helpers.ts";
@@ -149,7 +149,7 @@ describe("kt mcp with the official SDK client", () => {
     const { client } = await connect(work, state);
     const refused = (await client.callTool({ name: "write", arguments: { file_path: "a.txt", content: "new\n" } })) as CallToolResult;
     expect(refused.isError).toBe(true);
-    expect(refused.structuredContent?.error).toEqual({ name: "KtError", code: "NOT_READ" });
+    expect(refused.structuredContent?.error).toEqual({ name: "ReadCheckError", code: "NOT_READ" });
     await client.callTool({ name: "read", arguments: { file_path: "a.txt" } });
     const written = (await client.callTool({ name: "write", arguments: { file_path: "a.txt", content: "new\n" } })) as CallToolResult;
     expect(written.isError).toBe(false);
@@ -165,7 +165,7 @@ describe("kt mcp with the official SDK client", () => {
     await first.client.callTool({ name: "read", arguments: { file_path: "a.txt" } });
     const second = await connect(work, state);
     const refused = (await second.client.callTool({ name: "write", arguments: { file_path: "a.txt", content: "x\n" } })) as CallToolResult;
-    expect(refused.structuredContent?.error).toEqual({ name: "KtError", code: "NOT_READ" });
+    expect(refused.structuredContent?.error).toEqual({ name: "ReadCheckError", code: "NOT_READ" });
 
     const shared1 = await connect(work, state, { env: { KT_SESSION: "shared" } });
     await shared1.client.callTool({ name: "read", arguments: { file_path: "a.txt" } });
@@ -242,19 +242,19 @@ describe("kt mcp with the official SDK client", () => {
     const missing = (await client.callTool({ name: "read", arguments: { file_path: "b.txt" } })) as CallToolResult;
     expect(missing.isError).toBe(true);
     expect(text(missing)).toStartWith(`File not found: ${work}/b.txt.`);
-    expect(missing.structuredContent).toMatchObject({ text: text(missing), isError: true, metadata: { title: "read failed · FILE_NOT_FOUND" }, error: { name: "KtError", code: "FILE_NOT_FOUND" } });
+    expect(missing.structuredContent).toMatchObject({ text: text(missing), isError: true, metadata: { title: "read failed · FILE_NOT_FOUND" }, error: { name: "FileError", code: "FILE_NOT_FOUND" } });
 
     const invalid = (await client.callTool({ name: "read", arguments: { file_path: 3 } })) as CallToolResult;
     expect(invalid.isError).toBe(true);
     expect(text(invalid)).toStartWith('Invalid input for tool "read": parameter "file_path"');
-    expect(invalid.structuredContent?.error).toEqual({ name: "KtError", code: "INVALID_ARGS" });
+    expect(invalid.structuredContent?.error).toEqual({ name: "ToolArgsError", code: "INVALID_ARGS" });
 
     const noArgs = (await client.callTool({ name: "read" })) as CallToolResult;
     expect(text(noArgs)).toBe('Invalid input for tool "read": parameter "file_path" is required. Please rewrite the input so it satisfies the expected schema.');
 
     const unknown = (await client.callTool({ name: "raed", arguments: {} })) as CallToolResult;
     expect(unknown.isError).toBe(true);
-    expect(unknown.structuredContent?.error).toEqual({ name: "KtError", code: "UNKNOWN_TOOL" });
+    expect(unknown.structuredContent?.error).toEqual({ name: "ToolNotFoundError", code: "UNKNOWN_TOOL" });
     expect(text(unknown)).toBe(`Unknown tool "raed". Did you mean "read"? The available tools are: ${(await loadAllTools()).map(schemaName).join(", ")}. Call one of them by its exact name.`);
   });
 
@@ -265,7 +265,7 @@ describe("kt mcp with the official SDK client", () => {
     for (const name of (await loadAllTools()).map(schemaName)) {
       const result = (await client.callTool({ name, arguments: { kt_no_such_parameter: 1 } })) as CallToolResult;
       expect(result.isError, name).toBe(true);
-      expect(result.structuredContent?.error, name).toEqual({ name: "KtError", code: "INVALID_ARGS" });
+      expect(result.structuredContent?.error, name).toEqual({ name: "ToolArgsError", code: "INVALID_ARGS" });
       expect(text(result), name).toContain('"kt_no_such_parameter"');
     }
   });
@@ -277,10 +277,10 @@ describe("kt mcp with the official SDK client", () => {
     const { client } = await connect(work, state);
     const read = (await client.callTool({ name: "read", arguments: { file_path: "../secret.txt" } })) as CallToolResult;
     expect(read.isError).toBe(true);
-    expect(read.structuredContent?.error).toEqual({ name: "KtError", code: "OUTSIDE_ROOT" });
+    expect(read.structuredContent?.error).toEqual({ name: "ConfinementError", code: "OUTSIDE_ROOT" });
     expect(text(read)).toBe(`Refusing to access ${tmp.path}/secret.txt: it is outside the root directory ${work}, and kt is confined to that directory. Use a path inside ${work}.`);
     const write = (await client.callTool({ name: "write", arguments: { file_path: join(tmp.path, "evil.txt"), content: "x" } })) as CallToolResult;
-    expect(write.structuredContent?.error).toEqual({ name: "KtError", code: "OUTSIDE_ROOT" });
+    expect(write.structuredContent?.error).toEqual({ name: "ConfinementError", code: "OUTSIDE_ROOT" });
     expect(existsSync(join(tmp.path, "evil.txt"))).toBe(false);
   });
 
@@ -299,7 +299,7 @@ describe("kt mcp with the official SDK client", () => {
     mkdirSync(join(state, "sessions", "someone-else", "spill"), { recursive: true });
     writeFileSync(other, "private\n");
     const refused = (await client.callTool({ name: "read", arguments: { file_path: other } })) as CallToolResult;
-    expect(refused.structuredContent?.error).toEqual({ name: "KtError", code: "OUTSIDE_ROOT" });
+    expect(refused.structuredContent?.error).toEqual({ name: "ConfinementError", code: "OUTSIDE_ROOT" });
   });
 
   test("--root DIR confines elsewhere, and relative paths resolve against it when started outside it", async () => {
@@ -311,7 +311,7 @@ describe("kt mcp with the official SDK client", () => {
     // Started in `work`, confined to `sub`: work/a.txt is outside.
     const inner = await connect(work, state, { args: ["--root", sub] });
     const outside = (await inner.client.callTool({ name: "read", arguments: { file_path: join(work, "a.txt") } })) as CallToolResult;
-    expect(outside.structuredContent?.error).toEqual({ name: "KtError", code: "OUTSIDE_ROOT" });
+    expect(outside.structuredContent?.error).toEqual({ name: "ConfinementError", code: "OUTSIDE_ROOT" });
     expect(text(outside)).toContain(`outside the root directory ${sub}`);
     const inside = (await inner.client.callTool({ name: "read", arguments: { file_path: "in.txt" } })) as CallToolResult;
     expect(text(inside)).toBe(`${sub}/in.txt\n     1→in`);

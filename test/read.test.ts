@@ -66,6 +66,39 @@ describe.each(MODES)("read (%s)", (mode) => {
     expect(Buffer.byteLength(w.content)).toBeLessThanOrEqual(51 * 1024);
   });
 
+  test("a page never passes 50 KB in bytes: the arrow is 3 bytes, the number six columns or more", async () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    // 2000 lines of 17 characters are 54,000 bytes as shown: over 50 KB before 2000 lines.
+    writeFileSync(join(work, "narrow.txt"), Array.from({ length: 3000 }, (_, i) => `${i}`.padEnd(17, "n")).join("\n"));
+    const r = await call(mode, "read", { file_path: "narrow.txt" }, opts);
+    expect(Buffer.byteLength(r.content)).toBeLessThanOrEqual(50 * 1024);
+    const last = r.content.split("\n").at(-1)!;
+    const shown = Number(/^\(Showing lines 1–(\d+) of 3000\. Use offset=\d+ to continue\.\)$/.exec(last)![1]);
+    expect(shown).toBeLessThan(2000);
+    expect(shown).toBeGreaterThan(1800);
+    expect(r.metadata.truncation).toEqual({ originalBytes: 3000 * 18 - 1, originalLines: 3000, shownHeadLines: shown, shownTailLines: 0, omittedLines: 3000 - shown });
+  });
+
+  test("truncation is reported (SPEC §3.2): the 2000-line page, the 2000-character line cut; not a limit asked for", async () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    writeFileSync(join(work, "big.txt"), Array.from({ length: 3417 }, (_, i) => `l${i + 1}`).join("\n"));
+    const big = await call(mode, "read", { file_path: "big.txt" }, opts);
+    const size = Buffer.byteLength(Array.from({ length: 3417 }, (_, i) => `l${i + 1}`).join("\n"));
+    expect(big.metadata.truncation).toEqual({ originalBytes: size, originalLines: 3417, shownHeadLines: 2000, shownTailLines: 0, omittedLines: 1417 });
+    const rest = await call(mode, "read", { file_path: "big.txt", offset: 2001 }, opts);
+    expect(rest.metadata.truncation).toBeUndefined();
+    const asked = await call(mode, "read", { file_path: "big.txt", offset: 10, limit: 3 }, opts);
+    expect(asked.metadata.truncation).toBeUndefined();
+    writeFileSync(join(work, "long.txt"), `${"x".repeat(2500)}\nshort\n`);
+    const long = await call(mode, "read", { file_path: "long.txt" }, opts);
+    expect(long.content).toBe(`${work}/long.txt\n     1→${"x".repeat(2000)}… [line truncated]\n     2→short`);
+    expect(long.metadata.truncation).toEqual({ originalBytes: 2507, originalLines: 2, shownHeadLines: 2, shownTailLines: 0, omittedLines: 0 });
+    writeFileSync(join(work, "short.txt"), "a\nb\n");
+    expect((await call(mode, "read", { file_path: "short.txt" }, opts)).metadata.truncation).toBeUndefined();
+  });
+
   test("empty file", async () => {
     const { tmp, work, opts } = setup();
     using _ = tmp;

@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { shape } from "../src/cmd/schema.ts";
-import { inputSchema, strictSchema } from "../src/tools/_jsonschema.ts";
+import { inputSchema, strictSchema } from "../src/tools/jsonschema.ts";
 import { loadAllTools, schemaName } from "../src/tools/registry.ts";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as z from "zod/mini";

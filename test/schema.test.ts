@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import Ajv from "ajv";
 import { FORMATS, shape } from "../src/cmd/schema.ts";
-import { inputSchema, strictSchema } from "../src/tools/_jsonschema.ts";
+import { inputSchema, strictSchema } from "../src/tools/jsonschema.ts";
 import { loadAllTools, loadTool, schemaName, TOOL_NAMES } from "../src/tools/registry.ts";
 import { EXPECTED_ANNOTATIONS } from "./_annotations.ts";
 import { kt, tempDir } from "./_helpers.ts";
@@ -31,6 +31,26 @@ describe("kt schema snapshots", () => {
       expect(JSON.stringify(all, null, 2)).toMatchSnapshot();
     });
   }
+});
+
+describe("descriptions say what the tool does", () => {
+  const text = (name: string) => tools.find((t) => t.name === name)!.description;
+  const words = (name: string) => text(name).split(/\s+/).length;
+
+  test("read names its limits: the 50 KB page, the 2000-line page, the 2000-character line cut, the 10 MB refusal", () => {
+    expect(text("read")).toContain("A page ends at 2000 lines or 50 KB, whichever comes first, and lines over 2000 characters are cut;");
+    expect(text("read")).toContain("A file over 10 MB is refused unless you give offset or limit.");
+  });
+
+  test("grep: binary files are always skipped; .gitignore applies inside a git repository", () => {
+    expect(text("grep")).toEndWith(
+      "Respects .ignore and .ktignore files everywhere and .gitignore inside a git repository; hidden files and noise directories (node_modules, dist, build, target, .git, __pycache__, .venv, venv, .next, .cache) are skipped unless path or include names them; binary files are always skipped.",
+    );
+  });
+
+  test("edit and bash stay within 90–130 words", () => {
+    for (const name of ["edit", "bash"]) expect({ name, words: words(name) >= 90 && words(name) <= 130 }).toEqual({ name, words: true });
+  });
 });
 
 describe("every tool's schema", () => {

@@ -8,7 +8,7 @@ import { kt, tempDir } from "./_helpers.ts";
 import { RG, rgFiles, writeTree } from "./_search.ts";
 import { compilePattern } from "../src/search/regex.ts";
 import { shellClasses } from "../src/search/globlang.ts";
-import { NOISE } from "../src/search/noise.ts";
+import { NOISE } from "../src/core/noise.ts";
 import { NOISE_DIRS } from "../src/tools/_listing.ts";
 
 const ENGINES = RG ? ["builtin", "rg"] : ["builtin"];

@@ -27,6 +27,7 @@ describe.each(MODES)("write (%s)", (mode) => {
     expect(r.metadata.title).toBe(`Write ${work}/src/new/budget.ts · new file · 3 lines`);
     const one = await call(mode, "write", { file_path: "one.txt", content: "x" }, opts);
     expect(one.content).toBe(`Wrote ${work}/one.txt (1 line).`);
+    expect(one.metadata.title).toBe(`Write ${work}/one.txt · new file · 1 line`);
   });
 
   test("refuses to overwrite a file the session has not read", async () => {

@@ -3,6 +3,7 @@
 import { distance } from "fastest-levenshtein";
 import { loadAllTools, loadTool, schemaName } from "../tools/registry.ts";
 import { errorResult, KtError, type Tool, type ToolContext, type ToolResult } from "../tools/tool.ts";
+import { invalidInput, REWRITE } from "../core/result.ts";
 import type { Call } from "./call.ts";
 import { fromClaudeCode } from "./claude-code.ts";
 
@@ -28,7 +29,7 @@ function badArguments(tool: Tool, why: string): ToolResult {
     tool.name,
     new KtError(
       "INVALID_ARGS",
-      `Invalid input for tool "${schemaName(tool)}": the arguments string is not valid JSON (${why}). Send the arguments as one JSON object of parameters. Please rewrite the input so it satisfies the expected schema.`,
+      invalidInput(schemaName(tool), `the arguments string is not valid JSON (${why})`, `Send the arguments as one JSON object of parameters. ${REWRITE}`),
     ),
   );
 }

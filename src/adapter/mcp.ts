@@ -1,11 +1,11 @@
 // kt's tools as a Model Context Protocol server (SPEC §5), on the official SDK's
 // low-level Server: the tools' input schemas are already JSON Schema (derived from zod
-// once, in _jsonschema.ts), so they are listed as they are, never re-declared.
+// once, in tools/jsonschema.ts), so they are listed as they are, never re-declared.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
-import { shape } from "../cmd/schema.ts";
+import { shape } from "./shape.ts";
 import { loadAllTools } from "../tools/registry.ts";
 import type { ToolContext } from "../tools/tool.ts";
 import { internalResult, runCall } from "./dispatch.ts";

@@ -1,13 +1,13 @@
 // argv → tool input. Each input field has a flag (--old-string and --old_string), the
 // primary field is positional, long text fields take --<field>-file PATH|-, and the
-// switches below configure kt itself. Unknown flags are usage errors (exit 2).
+// switches of switches.ts configure kt itself. Unknown flags are usage errors (exit 2).
 import { readFileSync } from "node:fs";
 import type * as z from "zod/mini";
 import { KtError, type Tool } from "../tools/tool.ts";
+import { UsageError } from "./exit.ts";
+import { flag, parseSwitches } from "./switches.ts";
 
-export class UsageError extends Error {
-  override name = "UsageError";
-}
+export { UsageError };
 
 /** Switches every tool subcommand takes; never input fields, so a model cannot set them. */
 export interface Options {
@@ -24,19 +24,6 @@ export interface Options {
 }
 
 type Kind = "string" | "number" | "boolean" | "json";
-
-const SWITCHES: Record<string, { key: keyof Options; value: boolean; tools?: readonly string[] }> = {
-  json: { key: "json", value: false },
-  session: { key: "session", value: true },
-  "state-dir": { key: "stateDir", value: true },
-  root: { key: "root", value: true },
-  "call-id": { key: "callId", value: true },
-  verbose: { key: "verbose", value: false },
-  "skip-read-check": { key: "skipReadCheck", value: false, tools: ["write", "edit"] },
-  "dry-run": { key: "dryRun", value: false, tools: ["write", "edit", "patch"] },
-  trace: { key: "trace", value: false, tools: ["edit", "patch"] },
-  strict: { key: "strict", value: false, tools: ["edit"] },
-};
 
 export interface ParsedArgv {
   input: Record<string, unknown>;
@@ -88,34 +75,15 @@ export function parseToolArgv(tool: Tool, argv: readonly string[]): ParsedArgv {
   let stdinUsed = false;
   let problem: KtError | undefined;
 
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === "--") {
-      positionals.push(...argv.slice(i + 1));
-      break;
-    }
-    if (!arg.startsWith("--") || arg === "-") {
-      if (arg.startsWith("-") && arg !== "-" && !/^-\d/.test(arg)) throw new UsageError(`unknown option ${arg}`);
-      positionals.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf("=");
-    const name = arg.slice(2, eq === -1 ? undefined : eq);
-    const inline = eq === -1 ? undefined : arg.slice(eq + 1);
+  // A tool's input fields, after the switches: returns how many arguments after the flag it used.
+  const field = (name: string, inline: string | undefined, next: string | undefined): number | undefined => {
+    let used = 0;
     const takeValue = (): string => {
       if (inline !== undefined) return inline;
-      const next = argv[i + 1];
       if (next === undefined) throw new UsageError(`option --${name} needs a value`);
-      i++;
+      used = 1;
       return next;
     };
-
-    const sw = SWITCHES[name] ?? SWITCHES[name.replace(/_/g, "-")];
-    if (sw) {
-      if (sw.tools && !sw.tools.includes(tool.name)) throw new UsageError(`option --${name} does not apply to kt ${tool.name}`);
-      (options as unknown as Record<string, unknown>)[sw.key] = sw.value ? takeValue() : parseBool(name, inline);
-      continue;
-    }
     const fileField = name.endsWith("-file") || name.endsWith("_file") ? names.get(name.slice(0, -5)) : undefined;
     if (fileField && longText.has(fileField)) {
       const source = takeValue();
@@ -126,24 +94,28 @@ export function parseToolArgv(tool: Tool, argv: readonly string[]): ParsedArgv {
       const text = readText(source === "-" ? 0 : source, name);
       if (text instanceof KtError) problem ??= text;
       else input[fileField] = kinds.get(fileField) === "json" ? parseJson(text, `--${name}`) : text;
-      continue;
+      return used;
     }
     const negated = name.startsWith("no-") ? names.get(name.slice(3)) : undefined;
     if (negated && kinds.get(negated) === "boolean") {
       input[negated] = false;
-      continue;
+      return 0;
     }
-    const field = names.get(name);
-    if (!field) throw new UsageError(`unknown option --${name}${suggestFlag(name, [...names.keys()])}`);
-    const kind = kinds.get(field)!;
-    if (kind === "boolean") input[field] = parseBool(name, inline);
-    else if (kind === "json") input[field] = parseJson(takeValue(), `--${name}`);
+    const target = names.get(name);
+    if (!target) return undefined;
+    const kind = kinds.get(target)!;
+    if (kind === "boolean") input[target] = flag(name, inline);
+    else if (kind === "json") input[target] = parseJson(takeValue(), `--${name}`);
     else if (kind === "number") {
       const raw = takeValue();
       const n = Number(raw);
-      input[field] = raw.trim() !== "" && Number.isFinite(n) ? n : raw;
-    } else input[field] = takeValue();
-  }
+      input[target] = raw.trim() !== "" && Number.isFinite(n) ? n : raw;
+    } else input[target] = takeValue();
+    return used;
+  };
+  const switched = parseSwitches(tool.name, argv, { tool: true, other: field, hint: (name) => suggestFlag(name, [...names.keys()]) });
+  Object.assign(options, switched.values);
+  positionals.push(...switched.positionals);
 
   mapPositionals(tool, positionals, input);
   return { input, given: Object.keys(input).length > 0 || problem !== undefined, options, ...(problem ? { problem } : {}) };
@@ -179,12 +151,6 @@ function parseJson(text: string, flag: string): unknown {
   } catch (error) {
     throw new UsageError(`${flag}: not valid JSON (${(error as Error).message}); it takes a JSON array such as [{"old_string": "a", "new_string": "b"}]`);
   }
-}
-
-function parseBool(name: string, inline: string | undefined): boolean {
-  if (inline === undefined || inline === "true" || inline === "1") return true;
-  if (inline === "false" || inline === "0") return false;
-  throw new UsageError(`option --${name} is a switch: use --${name} or --${name}=false`);
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });

@@ -1,12 +1,13 @@
 // The shared path from a parsed command line to stdout and an exit code.
-import { fstatSync, realpathSync, statSync, writeSync } from "node:fs";
+import { fstatSync, realpathSync, statSync } from "node:fs";
 import { onOneLine } from "../core/paths.ts";
 import { resolveStateDir } from "../core/state.ts";
 import { KtError, type ToolContext, type ToolResult } from "../tools/tool.ts";
 import type { Options } from "./_args.ts";
 import { log } from "./_log.ts";
+import { exitCode, writeAll } from "./exit.ts";
 
-export const EXIT = { ok: 0, toolError: 1, usage: 2, internal: 3 } as const;
+export { EXIT, writeAll } from "./exit.ts";
 
 export function newCallId(): string {
   return `k${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
@@ -39,30 +40,10 @@ export function contextFrom(options: Options, env = process.env): ToolContext {
   };
 }
 
-/**
- * Writes the whole string to a file descriptor, riding out EAGAIN on non-blocking pipes.
- * False when the reader has gone (EPIPE): a caller with more to do should stop.
- */
-export function writeAll(fd: number, text: string): boolean {
-  const bytes = Buffer.from(text, "utf8");
-  let off = 0;
-  while (off < bytes.length) {
-    try {
-      off += writeSync(fd, bytes, off, bytes.length - off);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === "EAGAIN") continue;
-      if (code === "EPIPE") return false;
-      throw error;
-    }
-  }
-  return true;
-}
-
 /** Prints a result the way the options ask and returns the exit code. */
 export function emit(result: ToolResult, options: Pick<Options, "json">): number {
   writeAll(1, options.json ? `${JSON.stringify(result)}\n` : `${onTerminal(result.content)}\n`);
-  return result.isError ? EXIT.toolError : EXIT.ok;
+  return exitCode(result);
 }
 
 const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;

@@ -5,30 +5,20 @@ import { readFileSync } from "node:fs";
 import type { CommandDef } from "citty";
 import { decodeCallText } from "../adapter/call.ts";
 import { internalResult, runCall } from "../adapter/dispatch.ts";
-import { REPLY_FORMATS, replyText, type ReplyFormat } from "../adapter/reply.ts";
+import { replyText, type ReplyFormat } from "../adapter/reply.ts";
 import { errorResult, KtError, type ToolContext, type ToolResult } from "../tools/tool.ts";
 import { baseOptions, UsageError, type Options } from "./_args.ts";
 import { contextFrom, EXIT, newCallId, onTerminal, writeAll } from "./_run.ts";
+import { exitCode } from "./exit.ts";
 import { stdinIsTerminal } from "./tool.ts";
+import { parseSwitches, switchArgs } from "./switches.ts";
 
 export const command: CommandDef = {
   meta: {
     name: "call",
     description: "Run one tool call given on stdin in Anthropic, OpenAI, MCP or kt shape; answer in the shape --format names",
   },
-  args: {
-    format: { type: "enum", options: [...REPLY_FORMATS], description: "Shape of the answer (default: text; with --jsonl: json, the kt envelope)" },
-    json: { type: "boolean", description: "Same as --format json: the whole result envelope" },
-    jsonl: { type: "boolean", description: "Many calls, one JSON object per line; one result per line, in order" },
-    session: { type: "string", description: "Session id (default: $KT_SESSION or \"default\")", valueHint: "id" },
-    "state-dir": { type: "string", description: "State directory (default: $KT_STATE_DIR, $XDG_STATE_HOME/kt or ~/.local/state/kt)", valueHint: "dir" },
-    root: { type: "string", description: "Refuse paths outside this directory (default: $KT_ROOT)", valueHint: "dir" },
-    "skip-read-check": { type: "boolean", description: "Allow write/edit of files this session never read (staleness is still checked)" },
-    "dry-run": { type: "boolean", description: "write/edit/patch: do everything but write" },
-    strict: { type: "boolean", description: "edit: exact matching only" },
-    trace: { type: "boolean", description: "edit/patch: print the matching cascade (how each hunk was located) on stderr" },
-    verbose: { type: "boolean", description: "More diagnostics on stderr" },
-  },
+  args: switchArgs("call"),
 };
 
 interface CallArgs {
@@ -37,60 +27,25 @@ interface CallArgs {
   jsonl: boolean;
 }
 
-const VALUED: Record<string, "session" | "stateDir" | "root"> = { session: "session", "state-dir": "stateDir", root: "root" };
-const SWITCHED: Record<string, "skipReadCheck" | "dryRun" | "strict" | "trace" | "verbose"> = {
-  "skip-read-check": "skipReadCheck",
-  "dry-run": "dryRun",
-  strict: "strict",
-  trace: "trace",
-  verbose: "verbose",
-};
-
 export function parseCallArgv(argv: readonly string[]): CallArgs {
-  const options = baseOptions();
-  let format: ReplyFormat | undefined;
-  let jsonl = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (!arg.startsWith("--")) {
-      throw new UsageError(`unexpected argument ${JSON.stringify(arg)}: kt call reads the call from stdin (e.g. echo '{"tool":"read","input":{"file_path":"a.ts"}}' | kt call)`);
-    }
-    const eq = arg.indexOf("=");
-    const name = arg.slice(2, eq === -1 ? undefined : eq).replace(/_/g, "-");
-    const inline = eq === -1 ? undefined : arg.slice(eq + 1);
-    const value = (): string => {
-      if (inline !== undefined) return inline;
-      const next = argv[++i];
-      if (next === undefined) throw new UsageError(`option --${name} needs a value`);
-      return next;
-    };
-    const flag = (): boolean => {
-      if (inline === undefined || inline === "true" || inline === "1") return true;
-      if (inline === "false" || inline === "0") return false;
-      throw new UsageError(`option --${name} is a switch: use --${name} or --${name}=false`);
-    };
-    if (name === "format") {
-      const f = value();
-      if (!(REPLY_FORMATS as readonly string[]).includes(f)) throw new UsageError(`--format must be one of ${REPLY_FORMATS.join(", ")}`);
-      if (format !== undefined && format !== f) throw new UsageError(`--format ${f} conflicts with --${format === "json" ? "json" : `format ${format}`}`);
-      format = f as ReplyFormat;
-    } else if (name === "json") {
-      if (flag()) {
-        if (format !== undefined && format !== "json") throw new UsageError(`--json conflicts with --format ${format}`);
-        format = "json";
-      }
-    } else if (name === "jsonl") {
-      jsonl = flag();
-    } else if (name in VALUED) {
-      options[VALUED[name]!] = value();
-    } else if (name in SWITCHED) {
-      options[SWITCHED[name]!] = flag();
-    } else {
-      throw new UsageError(`unknown option --${name}`);
-    }
+  const { values, given, positionals } = parseSwitches("call", argv);
+  if (positionals.length > 0) {
+    throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}: kt call reads the call from stdin (e.g. echo '{"tool":"read","input":{"file_path":"a.ts"}}' | kt call)`);
   }
+  // --json is --format json: two of them naming different shapes, in the order given, conflict.
+  let format: ReplyFormat | undefined;
+  let named = "";
+  for (const { key, value } of given) {
+    if (key !== "format" && !(key === "json" && value === true)) continue;
+    const f = (key === "json" ? "json" : value) as ReplyFormat;
+    const spelled = key === "json" ? "--json" : `--format ${f}`;
+    if (format !== undefined && format !== f) throw new UsageError(`${spelled} conflicts with ${named}`);
+    format = f;
+    named = spelled;
+  }
+  const jsonl = values.jsonl === true;
   if (jsonl && format === "text") throw new UsageError("--format text cannot be used with --jsonl: a result's text spans lines. Use json, anthropic, openai, openai-responses or mcp");
-  options.json = format === "json";
+  const options: Options = { ...baseOptions(), ...(values as Partial<Options>), json: format === "json" };
   return { options, format: format ?? (jsonl ? "json" : "text"), jsonl };
 }
 
@@ -123,7 +78,7 @@ async function runOne(base: ToolContext, format: ReplyFormat): Promise<number> {
 function answer(result: ToolResult, format: ReplyFormat, callId: string): number {
   const text = replyText(result, format, callId);
   writeAll(1, format === "text" ? onTerminal(text) : text);
-  return result.isError ? EXIT.toolError : EXIT.ok;
+  return exitCode(result);
 }
 
 /**

@@ -5,11 +5,12 @@
 import type { ArgDef, ArgsDef, CommandDef, Resolvable } from "citty";
 import * as z from "zod/mini";
 import { version } from "../../package.json" with { type: "json" };
-import type { Subcommand } from "../main.ts";
+import type { Subcommand } from "./subcommand.ts";
 import { loadTool } from "../tools/registry.ts";
 import type { Tool } from "../tools/tool.ts";
 import { UsageError } from "./_args.ts";
 import { EXIT, writeAll } from "./_run.ts";
+import { parseSwitches } from "./switches.ts";
 
 export const SHELLS = ["bash", "zsh", "fish"] as const;
 type Shell = (typeof SHELLS)[number];
@@ -46,10 +47,9 @@ export function subcommand(main: () => CommandDef): Subcommand {
   return {
     command,
     async run(argv) {
-      const shell = argv.find((a) => !a.startsWith("-"));
-      const unknown = argv.find((a) => a.startsWith("-"));
-      if (unknown) throw new UsageError(`unknown option ${unknown}`);
-      if (argv.length > 1) throw new UsageError("too many arguments: kt completion takes one shell");
+      const { positionals } = parseSwitches("completion", argv);
+      const shell = positionals[0];
+      if (positionals.length > 1) throw new UsageError("too many arguments: kt completion takes one shell");
       if (!shell) throw new UsageError(`missing shell: kt completion ${SHELLS.join("|")}`);
       if (!(SHELLS as readonly string[]).includes(shell)) throw new UsageError(`unknown shell "${shell}": kt completion knows ${SHELLS.join(", ")}`);
       writeAll(1, script(shell as Shell, await describe(main())));

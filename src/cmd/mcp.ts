@@ -9,39 +9,17 @@ import { KtError } from "../tools/tool.ts";
 import { baseOptions, UsageError, type Options } from "./_args.ts";
 import { log } from "./_log.ts";
 import { contextFrom, EXIT, newCallId } from "./_run.ts";
+import { parseSwitches, switchArgs } from "./switches.ts";
 
 export const command: CommandDef = {
   meta: { name: "mcp", description: "Serve kt's tools over the Model Context Protocol on stdio" },
-  args: {
-    root: { type: "string", description: "Refuse paths outside this directory (default: $KT_ROOT, else the directory kt mcp started in)", valueHint: "dir" },
-    session: { type: "string", description: "Session id (default: $KT_SESSION, else one new session per server process)", valueHint: "id" },
-    "state-dir": { type: "string", description: "State directory (default: $KT_STATE_DIR, $XDG_STATE_HOME/kt or ~/.local/state/kt)", valueHint: "dir" },
-    structured: { type: "boolean", description: "Also send each result whole as structuredContent, with an outputSchema per tool" },
-    verbose: { type: "boolean", description: "More diagnostics on stderr" },
-  },
+  args: switchArgs("mcp"),
 };
 
 export function parseMcpArgv(argv: readonly string[]): Options & { structured: boolean } {
-  const options = { ...baseOptions(), structured: false };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (!arg.startsWith("--")) throw new UsageError(`unexpected argument ${JSON.stringify(arg)}: kt mcp takes only options (--root DIR, --session ID, --state-dir DIR, --structured)`);
-    const eq = arg.indexOf("=");
-    const name = arg.slice(2, eq === -1 ? undefined : eq).replace(/_/g, "-");
-    const value = (): string => {
-      if (eq !== -1) return arg.slice(eq + 1);
-      const next = argv[++i];
-      if (next === undefined) throw new UsageError(`option --${name} needs a value`);
-      return next;
-    };
-    if (name === "root") options.root = value();
-    else if (name === "session") options.session = value();
-    else if (name === "state-dir") options.stateDir = value();
-    else if (name === "verbose" && eq === -1) options.verbose = true;
-    else if (name === "structured" && eq === -1) options.structured = true;
-    else throw new UsageError(`unknown option --${name}`);
-  }
-  return options;
+  const { values, positionals } = parseSwitches("mcp", argv);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}: kt mcp takes only options (--root DIR, --session ID, --state-dir DIR, --structured)`);
+  return { ...baseOptions(), structured: false, ...(values as Partial<Options & { structured: boolean }>) };
 }
 
 export async function run(argv: string[]): Promise<number> {

@@ -1,65 +1,33 @@
 // `kt schema [--format json|anthropic|openai|openai-responses|mcp] [--strict] [tool]`: every
 // tool's name, description and input JSON Schema, in kt's own shape or the shape a framework's API takes.
 import type { CommandDef } from "citty";
-import { inputSchema, strictSchema } from "../tools/_jsonschema.ts";
-import { loadAllTools, loadTool, schemaName } from "../tools/registry.ts";
+import { shape, type Format } from "../adapter/shape.ts";
+import { loadAllTools, loadTool } from "../tools/registry.ts";
 import type { Tool } from "../tools/tool.ts";
 import { UsageError } from "./_args.ts";
 import { EXIT, writeAll } from "./_run.ts";
+import { parseSwitches, switchArgs } from "./switches.ts";
 
-export const FORMATS = ["json", "anthropic", "openai", "openai-responses", "mcp"] as const;
+export { FORMATS, shape, type Format } from "../adapter/shape.ts";
+
 /** The formats whose API has a strict mode that `--strict` targets. */
 const STRICT_FORMATS: readonly Format[] = ["openai", "openai-responses"];
-export type Format = (typeof FORMATS)[number];
 
 // A plain CommandDef (citty loads only to render help).
 export const command: CommandDef = {
   meta: { name: "schema", description: "Print every tool's name, description and input JSON Schema" },
   args: {
     tool: { type: "positional", required: false, description: "Only this tool (e.g. edit, or process for ps)" },
-    format: { type: "enum", options: [...FORMATS], description: "Shape of the output", default: "json" },
-    strict: { type: "boolean", description: "openai, openai-responses: schemas OpenAI's strict mode accepts (optional fields nullable), \"strict\": true" },
+    ...switchArgs("schema"),
   },
 };
 
-export function shape(tool: Tool, format: Format, strict = false): Record<string, unknown> {
-  const name = schemaName(tool);
-  const schema = strict ? strictSchema(inputSchema(tool)) : inputSchema(tool);
-  switch (format) {
-    case "anthropic":
-      return { name, description: tool.description, input_schema: schema };
-    case "openai":
-      return { type: "function", function: { name, description: tool.description, parameters: schema, ...(strict ? { strict: true } : {}) } };
-    case "openai-responses":
-      // The Responses API reads a missing "strict" as true, so it is always spelled out.
-      return { type: "function", name, description: tool.description, parameters: schema, strict };
-    case "mcp":
-      return { name, description: tool.description, inputSchema: schema, annotations: { ...tool.annotations } };
-    case "json":
-      return { name, command: tool.name, description: tool.description, input_schema: schema, annotations: { ...tool.annotations } };
-  }
-}
-
 export async function run(argv: string[]): Promise<number> {
-  let format: Format = "json";
-  let only: string | undefined;
-  let strict = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === "--strict") {
-      strict = true;
-    } else if (arg === "--format" || arg.startsWith("--format=")) {
-      const value = arg.includes("=") ? arg.slice(9) : argv[++i];
-      if (!FORMATS.includes(value as Format)) throw new UsageError(`--format must be one of ${FORMATS.join(", ")}`);
-      format = value as Format;
-    } else if (arg.startsWith("-")) {
-      throw new UsageError(`unknown option ${arg}`);
-    } else if (only === undefined) {
-      only = arg;
-    } else {
-      throw new UsageError(`too many arguments`);
-    }
-  }
+  const { values, positionals } = parseSwitches("schema", argv);
+  if (positionals.length > 1) throw new UsageError(`too many arguments`);
+  const only = positionals[0];
+  const format = (values.format ?? "json") as Format;
+  const strict = values.strict === true;
   if (strict && !STRICT_FORMATS.includes(format)) {
     throw new UsageError(`--strict applies to --format ${STRICT_FORMATS.join(" and ")} (OpenAI's strict mode), not to ${format}`);
   }

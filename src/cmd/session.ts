@@ -6,39 +6,23 @@ import { formatBytes } from "../core/truncate.ts";
 import { UsageError } from "./_args.ts";
 import { log } from "./_log.ts";
 import { EXIT, writeAll } from "./_run.ts";
+import { parseSwitches, switchArgs } from "./switches.ts";
 
 export const command: CommandDef = {
   meta: { name: "session", description: "End a session: stop its background processes and remove its state" },
   args: {
     action: { type: "positional", required: true, description: "end" },
-    session: { type: "string", description: 'Session id (default: $KT_SESSION or "default")', valueHint: "id" },
-    all: { type: "boolean", description: "End every session of the state directory, and stop orphaned background commands too" },
-    "state-dir": { type: "string", description: "State directory (default: $KT_STATE_DIR, $XDG_STATE_HOME/kt or ~/.local/state/kt)", valueHint: "dir" },
+    ...switchArgs("session"),
   },
 };
 
 export async function run(argv: string[]): Promise<number> {
-  let action: string | undefined;
-  let session: string | undefined;
-  let stateDir: string | undefined;
-  let all = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const eq = arg.indexOf("=");
-    const name = arg.startsWith("--") ? arg.slice(2, eq === -1 ? undefined : eq) : undefined;
-    const value = () => {
-      if (eq !== -1) return arg.slice(eq + 1);
-      const next = argv[++i];
-      if (next === undefined) throw new UsageError(`option --${name} needs a value`);
-      return next;
-    };
-    if (name === "all" && eq === -1) all = true;
-    else if (name === "session") session = value();
-    else if (name === "state-dir" || name === "state_dir") stateDir = value();
-    else if (name !== undefined || arg.startsWith("-")) throw new UsageError(`unknown option ${arg}`);
-    else if (action === undefined) action = arg;
-    else throw new UsageError(`too many arguments`);
-  }
+  const { values, positionals } = parseSwitches("session", argv);
+  if (positionals.length > 1) throw new UsageError(`too many arguments`);
+  const action = positionals[0];
+  const session = values.session as string | undefined;
+  const stateDir = values.stateDir as string | undefined;
+  const all = values.all === true;
   if (action !== "end") throw new UsageError(action === undefined ? `missing action: kt session end` : `unknown action "${action}": the only action is "end"`);
   const ctx = {
     stateDir: resolveStateDir(process.env, stateDir),

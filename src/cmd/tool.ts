@@ -3,8 +3,10 @@ import { fstatSync, readFileSync } from "node:fs";
 import type { ArgsDef, CommandDef } from "citty";
 import * as z from "zod/mini";
 import { errorResult, KtError, type Tool, type ToolResult } from "../tools/tool.ts";
+import { invalidInput, REWRITE } from "../core/result.ts";
 import { fieldKinds, parseToolArgv, UsageError, type Options } from "./_args.ts";
 import { contextFrom, emit } from "./_run.ts";
+import { switchArgs } from "./switches.ts";
 
 /** The citty command for one tool; `run` returns the exit code through `result`. */
 export function toolCommand(tool: Tool): CommandDef {
@@ -55,16 +57,13 @@ export function stdinIsTerminal(): boolean {
 /** Parses stdin as the tool input, or explains why it is not one. */
 export function decodeJson(tool: string, text: string): unknown {
   if (text.trim() === "") {
-    return new KtError("INVALID_ARGS", `Invalid input for tool "${tool}": stdin was empty. Give the input as flags or as one JSON object on stdin.`);
+    return new KtError("INVALID_ARGS", invalidInput(tool, "stdin was empty", "Give the input as flags or as one JSON object on stdin."));
   }
   try {
     return JSON.parse(text);
   } catch (error) {
     const why = (error as Error).message.replace(/^JSON Parse error: /, "");
-    return new KtError(
-      "INVALID_ARGS",
-      `Invalid input for tool "${tool}": stdin is not valid JSON (${why}). Send exactly one JSON object of parameters. Please rewrite the input so it satisfies the expected schema.`,
-    );
+    return new KtError("INVALID_ARGS", invalidInput(tool, `stdin is not valid JSON (${why})`, `Send exactly one JSON object of parameters. ${REWRITE}`));
   }
 }
 
@@ -95,22 +94,7 @@ function helpArgs(tool: Tool): ArgsDef {
   for (const field of tool.longText ?? []) {
     args[`${field.replace(/_/g, "-")}-file`] = { type: "string", description: `Read ${field} from a file ("-" = stdin)`, valueHint: "path" };
   }
-  args.json = { type: "boolean", description: "Print the whole result envelope as JSON" };
-  args.session = { type: "string", description: "Session id (default: $KT_SESSION or \"default\")", valueHint: "id" };
-  args["state-dir"] = { type: "string", description: "State directory (default: $KT_STATE_DIR, $XDG_STATE_HOME/kt or ~/.local/state/kt)", valueHint: "dir" };
-  args.root = { type: "string", description: "Refuse paths outside this directory (default: $KT_ROOT)", valueHint: "dir" };
-  if (tool.name === "write" || tool.name === "edit") {
-    args["skip-read-check"] = { type: "boolean", description: "Allow changing files this session never read (staleness is still checked)" };
-    args["dry-run"] = { type: "boolean", description: "Do everything but write; print the result and the diff" };
-  }
-  if (tool.name === "patch") {
-    args["dry-run"] = { type: "boolean", description: "Do everything but write; print the result and the diff of the whole change" };
-    args.trace = { type: "boolean", description: "Print how each hunk was located on stderr" };
-  }
-  if (tool.name === "edit") {
-    args.trace = { type: "boolean", description: "Print the matching cascade on stderr" };
-    args.strict = { type: "boolean", description: "Exact matching only" };
-  }
+  Object.assign(args, switchArgs(tool.name, true));
   return args;
 }
 

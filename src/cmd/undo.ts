@@ -12,26 +12,18 @@ import { fileHistory, interruptedChanges, keptBytes, lastLiveGroup, removeJourna
 import { KtError, type ToolContext } from "../tools/tool.ts";
 import { baseOptions, UsageError } from "./_args.ts";
 import { contextFrom, EXIT, writeAll } from "./_run.ts";
-
-const COMMON = {
-  session: { type: "string", description: 'Session id (default: $KT_SESSION or "default")', valueHint: "id" },
-  "state-dir": { type: "string", description: "State directory (default: $KT_STATE_DIR, $XDG_STATE_HOME/kt or ~/.local/state/kt)", valueHint: "dir" },
-  root: { type: "string", description: "Refuse paths outside this directory (default: $KT_ROOT)", valueHint: "dir" },
-} as const;
+import { parseSwitches, switchArgs } from "./switches.ts";
 
 export const historyCommand: CommandDef = {
   meta: { name: "history", description: "List the versions of a file kt kept before changing it in this session" },
-  args: { path: { type: "positional", required: true, description: "The file" }, ...COMMON },
+  args: { path: { type: "positional", required: true, description: "The file" }, ...switchArgs("history") },
 };
 
 export const undoCommand: CommandDef = {
   meta: { name: "undo", description: "Put back a file (or the files of the session's last change) as they were before kt changed them" },
   args: {
     path: { type: "positional", required: false, description: "The file (or --last)" },
-    steps: { type: "string", description: "How many of kt's changes to the file to go back (default 1)", valueHint: "n" },
-    last: { type: "boolean", description: "Undo the session's last change: every file of a patch together" },
-    force: { type: "boolean", description: "Undo even if the file changed since kt last wrote it" },
-    ...COMMON,
+    ...switchArgs("undo"),
   },
 };
 
@@ -45,39 +37,19 @@ interface Args {
   root?: string;
 }
 
-function parse(argv: readonly string[], allowed: ReadonlySet<string>, command: string): Args {
-  const args: Args = { steps: 1, last: false, force: false };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === "--") {
-      if (argv.length > i + 2 || (args.path !== undefined && argv[i + 1] !== undefined)) throw new UsageError("too many arguments");
-      args.path ??= argv[i + 1];
-      break;
-    }
-    if (!arg.startsWith("--")) {
-      if (args.path !== undefined) throw new UsageError(`too many arguments: kt ${command} takes one PATH`);
-      args.path = arg;
-      continue;
-    }
-    const eq = arg.indexOf("=");
-    const name = arg.slice(2, eq === -1 ? undefined : eq).replace(/_/g, "-");
-    if (!allowed.has(name)) throw new UsageError(`unknown option ${arg}`);
-    const value = () => {
-      if (eq !== -1) return arg.slice(eq + 1);
-      const next = argv[++i];
-      if (next === undefined) throw new UsageError(`option --${name} needs a value`);
-      return next;
-    };
-    if (name === "session") args.session = value();
-    else if (name === "state-dir") args.stateDir = value();
-    else if (name === "root") args.root = value();
-    else if (name === "steps") {
-      const raw = value();
-      const n = Number(raw);
-      if (!Number.isInteger(n) || n < 1) throw new UsageError(`--steps must be a whole number of at least 1 (got ${JSON.stringify(raw)})`);
-      args.steps = n;
-    } else if (name === "last") args.last = eq === -1 || arg.slice(eq + 1) !== "false";
-    else if (name === "force") args.force = eq === -1 || arg.slice(eq + 1) !== "false";
+function parse(argv: readonly string[], command: "history" | "undo"): Args {
+  const { values, positionals } = parseSwitches(command, argv);
+  if (positionals.length > 1) throw new UsageError(`too many arguments: kt ${command} takes one PATH`);
+  const args: Args = { steps: 1, last: values.last === true, force: values.force === true };
+  if (positionals[0] !== undefined) args.path = positionals[0];
+  if (values.session !== undefined) args.session = values.session as string;
+  if (values.stateDir !== undefined) args.stateDir = values.stateDir as string;
+  if (values.root !== undefined) args.root = values.root as string;
+  if (values.steps !== undefined) {
+    const raw = values.steps as string;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1) throw new UsageError(`--steps must be a whole number of at least 1 (got ${JSON.stringify(raw)})`);
+    args.steps = n;
   }
   return args;
 }
@@ -111,7 +83,7 @@ function what(row: HistoryRow): string {
 }
 
 export async function runHistory(argv: string[]): Promise<number> {
-  const args = parse(argv, new Set(["session", "state-dir", "root"]), "history");
+  const args = parse(argv, "history");
   if (args.path === undefined) throw new UsageError("missing PATH: kt history PATH");
   const ctx = context(args);
   return guarded(() => {
@@ -134,7 +106,7 @@ export async function runHistory(argv: string[]): Promise<number> {
 export { undoCommand as command, runUndo as run };
 
 export async function runUndo(argv: string[]): Promise<number> {
-  const args = parse(argv, new Set(["session", "state-dir", "root", "steps", "last", "force"]), "undo");
+  const args = parse(argv, "undo");
   if (args.last && args.path !== undefined) throw new UsageError("give either PATH or --last, not both");
   if (!args.last && args.path === undefined) throw new UsageError("missing PATH: kt undo PATH [--steps N] [--force], or kt undo --last");
   if (args.last && args.steps !== 1) throw new UsageError("--steps applies to kt undo PATH, not to --last");

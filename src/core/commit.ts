@@ -8,7 +8,7 @@
 // `kt undo --last` revert such a torn change.
 import { chmodSync, closeSync, fsync, mkdirSync, openSync, renameSync, rmdirSync, statSync, unlinkSync } from "node:fs";
 import { dirname } from "node:path";
-import { KtError, type ToolContext } from "../tools/tool.ts";
+import { KtError, type ToolContext } from "./result.ts";
 import { fsError } from "./paths.ts";
 import { dropStamp, getStamp, putStamp, sha256, stale, type Verb } from "./stamps.ts";
 import { index, withWriteLock } from "./state.ts";

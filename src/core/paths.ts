@@ -3,7 +3,7 @@
 import { closeSync, constants, existsSync, fstatSync, openSync, readlinkSync, realpathSync, type Stats } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { KtError, type ToolContext } from "../tools/tool.ts";
+import { KtError, type ToolContext } from "./result.ts";
 import { safeName } from "./state.ts";
 
 /** The absolute, normalized form of a model-given path (relative to ctx.cwd; `~` expanded). */

@@ -1,6 +1,6 @@
 // File stamps (SPEC §3.4): per session and real path, what kt last read or wrote.
 // The hash decides staleness; mtime and size are only a fast path.
-import { KtError, type ToolContext } from "../tools/tool.ts";
+import { KtError, type ToolContext } from "./result.ts";
 import { index, isStateFault, stateProblem } from "./state.ts";
 
 export interface Stamp {

@@ -1,6 +1,7 @@
 // The state directory (SPEC §2): a private folder holding the SQLite index (file stamps,
 // processes, read cursors) and, per session, spill files and process logs.
-// The index is a cache: if it is missing or corrupt, a fresh one is started.
+// The index is a cache: if it is missing or corrupt, a fresh one is started, and said so
+// on stderr (a first run is told from a deleted index by the marker beside it).
 import { constants, Database } from "bun:sqlite";
 import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, renameSync, statSync } from "node:fs";
 import { homedir } from "node:os";
@@ -49,7 +50,9 @@ export function safeName(name: string): string {
   return `${out.slice(0, 100)}~${new Bun.CryptoHasher("sha256").update(name).digest("hex").slice(0, 16)}`;
 }
 
-// Each module owning tables registers its schema here; migrations run once per index file.
+// The tables of stamps and processes (process/registry.ts holds their SQL; core/history.ts
+// creates and checks its own table). A layout change bumps the version: the index is a
+// cache, so an older one is dropped and rebuilt once, never migrated.
 const SCHEMA_VERSION = 2;
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS stamps (
@@ -112,9 +115,10 @@ export function openIndex(stateDir: string, opts: IndexOptions): Database {
   if (cached) return cached;
   const file = join(stateDir, "index.db");
   let db: Database;
+  let lost = false;
   try {
     ensurePrivateDir(stateDir);
-    db = connect(file);
+    ({ db, lost } = connect(file));
   } catch (error) {
     if (!isCorruption(error)) throw new StateError(stateProblem(stateDir, error));
     const aside = `${file}.corrupt-${Date.now()}`;
@@ -122,10 +126,31 @@ export function openIndex(stateDir: string, opts: IndexOptions): Database {
       if (existsSync(file + suffix)) renameSync(file + suffix, aside + suffix);
     }
     opts.warn(`kt: the state index at ${file} was unreadable (${(error as Error).message}); started a fresh one and kept the old file as ${aside}. Files must be read again before they are edited.`);
-    db = connect(file);
+    ({ db } = connect(file)); // Said already: the index was unreadable, not missing.
+  }
+  if (lost) {
+    opts.warn(`kt: the state index at ${file} was missing (deleted since kt last used ${stateDir}); started a fresh one. Files must be read again before they are edited.`);
   }
   open.set(stateDir, db);
   return db;
+}
+
+/**
+ * Written beside the index when kt creates it, and never removed by kt: an index that is
+ * missing while this is present was deleted, not yet made (SPEC §2 says so on stderr).
+ */
+const MARKER = "index.made";
+
+/** Leaves the marker beside a new index; true when it was there already (the index was deleted). */
+function markCreated(file: string): boolean {
+  const marker = join(file, "..", MARKER);
+  try {
+    if (existsSync(marker)) return true;
+    closeSync(openSync(marker, "a", 0o600));
+  } catch {
+    // The marker only improves a warning; a state directory that refuses it still works.
+  }
+  return false;
 }
 
 /** The index is not what kt built: set aside and rebuilt like a corrupt file. */
@@ -133,7 +158,9 @@ class DamagedIndex extends Error {
   override name = "DamagedIndex";
 }
 
-function connect(file: string): Database {
+/** Opens (creating or migrating) the index; `lost`: it was created where one had been deleted. */
+function connect(file: string): { db: Database; lost: boolean } {
+  let lost = false;
   let kind: "missing" | "file" | "other" = "missing";
   try {
     kind = lstatSync(file).isFile() ? "file" : "other";
@@ -141,7 +168,10 @@ function connect(file: string): Database {
     // Missing: created below.
   }
   if (kind === "other") throw new DamagedIndex("it is not a regular file (a symbolic link or a device)");
-  if (kind === "missing") closeSync(openSync(file, "a", 0o600));
+  if (kind === "missing") {
+    closeSync(openSync(file, "a", 0o600));
+    lost = markCreated(file);
+  }
   const db = new Database(file, { create: true });
   db.exec("PRAGMA busy_timeout = 10000");
   // The index is a cache that is rebuilt when damaged, so it trades power-loss durability
@@ -173,7 +203,7 @@ function connect(file: string): Database {
     db.close();
     throw new DamagedIndex("its tables are not the ones kt creates (one dropped or altered)");
   }
-  return db;
+  return { db, lost };
 }
 
 /**

@@ -1,6 +1,11 @@
 // Text facts shared by read, write and edit: BOM, line endings, strict UTF-8, binary sniffing.
 import { extname } from "node:path";
 
+/** The most of a text file read, edit and patch load whole (read pages a larger one with offset/limit). */
+export const MAX_FILE_BYTES = 10 * 1024 * 1024;
+/** Lines longer than this are cut where a model is shown them. */
+export const MAX_LINE_CHARS = 2000;
+
 const BOM = [0xef, 0xbb, 0xbf];
 
 export function hasBom(bytes: Uint8Array): boolean {
@@ -43,6 +48,11 @@ export function countLines(text: string): number {
   let n = 1;
   for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
   return text.endsWith("\n") ? n - 1 : n;
+}
+
+/** "1 line", "3 lines": a count of lines as titles and messages say it. */
+export function linesOf(n: number): string {
+  return `${n} ${n === 1 ? "line" : "lines"}`;
 }
 
 const KINDS: Record<string, string> = {

@@ -4,7 +4,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { safeName, sessionDir } from "./state.ts";
-import type { ToolContext, ToolResult, Truncation } from "../tools/tool.ts";
+import type { ToolContext, ToolResult, Truncation } from "./result.ts";
 
 export interface Limits {
   maxLines: number;

@@ -10,7 +10,7 @@ import {
   readFileSync, renameSync, statSync, unlinkSync, writeSync,
 } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { KtError, type ToolContext } from "../tools/tool.ts";
+import { KtError, type ToolContext } from "./result.ts";
 import { fdHandle, fsError, inside, notRegular, onOneLine, realPath, verifyOpened } from "./paths.ts";
 import { getStamp, notRead, putStamp, sha256, stale, type Verb } from "./stamps.ts";
 import { index, isStateFault, stateProblem, withWriteLock } from "./state.ts";

@@ -5,6 +5,7 @@
 import type { Database } from "bun:sqlite";
 import { closeSync, openSync, readdirSync, statSync, unlinkSync, utimesSync } from "node:fs";
 import { join } from "node:path";
+import { liveFiles } from "./registry.ts";
 
 export const CAP_BYTES = 512 * 1024 * 1024;
 const CHECK_EVERY_MS = 60_000;
@@ -54,10 +55,7 @@ export function enforceCap(stateDir: string, db: Database, cap = CAP_BYTES): num
   }
   let total = entries.reduce((sum, e) => sum + e.size, 0);
   if (total <= cap) return 0;
-  const live = new Set(
-    (db.query("SELECT log_path, stdin_path FROM processes WHERE status IN ('starting', 'running')").all() as { log_path: string; stdin_path: string | null }[])
-      .flatMap((r) => [r.log_path, r.stdin_path ?? ""]),
-  );
+  const live = liveFiles(db);
   const lastUse = new Map<string, number>();
   for (const e of entries) lastUse.set(e.session, Math.max(lastUse.get(e.session) ?? 0, e.mtimeMs));
   entries.sort((a, b) => lastUse.get(a.session)! - lastUse.get(b.session)! || a.mtimeMs - b.mtimeMs);

@@ -1,8 +1,8 @@
 // How a managed process ended, in one place (SPEC §4.7, KHAELOR §8.2): the one word that
-// ps list, completion notices and metadata carry, and the phrases every result builds
-// from it. Free of imports beyond format.ts, so the notice check every kt call makes
+// ps list, completion notices and metadata carry, the phrases every result builds from it,
+// and the two sentences made of them (ps's statusSentence, the notices' noticeLine). Free of imports beyond format.ts, so the notice check every kt call makes
 // stays cheap.
-import { clock } from "./format.ts";
+import { clock, shortCommand } from "./format.ts";
 
 /**
  * `exited` on its own (with a code), `killed` by a signal it did not get from kt, `stopped`
@@ -77,6 +77,21 @@ export function howEnded(row: EndFacts, now = Date.now()): string {
     default:
       return `exited with code ${row.exit_code} ${after}`;
   }
+}
+
+/**
+ * The end of a process as a sentence about it, named by its id: what ps read, write and stop
+ * say of a finished process (`p3 exited with code 1 after 06:12. Full log: …`).
+ */
+export function statusSentence(row: EndFacts & { id: string | null; log_path: string }, withLog = true): string {
+  return `${row.id} ${howEnded(row)}.${withLog ? ` Full log: ${row.log_path}` : ""}`;
+}
+
+/** The completion notice of a process (SPEC §4.7): the same end, named with its command, in brackets. */
+export function noticeLine(row: EndFacts & { id: string; command: string }): string {
+  const name = `Process ${row.id} (${shortCommand(row.command)})`;
+  const next = row.status === "failed" ? "" : ` Use ps read ${row.id} for its output.`;
+  return `[${name} ${howEnded(row)}.${next}]`;
 }
 
 /** bash's closing line: `exit code 0`, `killed by SIGKILL`, or that the exit is unknown. */

@@ -4,7 +4,7 @@
 // changes a shell that dies with the call. Anything the splitter cannot read with
 // certainty (substitutions, redirections, pipes into the program) is let through.
 import { basename } from "node:path";
-import { KtError } from "../tools/tool.ts";
+import { KtError } from "../core/result.ts";
 import { shortCommand } from "./format.ts";
 
 interface Segment {

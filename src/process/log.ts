@@ -3,7 +3,7 @@
 // tail and counts the lines in between in fixed-size chunks: memory never follows the log.
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { headTailBudgets, joinCut, takeLines, type Limits } from "../core/truncate.ts";
-import type { Truncation } from "../tools/tool.ts";
+import type { Truncation } from "../core/result.ts";
 
 /** Regions up to this size are read whole and cut by the line/byte limits exactly. */
 const WHOLE_BYTES = 2 * 1024 * 1024;

@@ -7,20 +7,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { index, safeName } from "../core/state.ts";
-import { END_WORDS, endWord, howEnded, type EndWord } from "./ending.ts";
-import { shortCommand } from "./format.ts";
-
-interface Ended {
-  key: number;
-  id: string;
-  command: string;
-  status: string;
-  exit_code: number | null;
-  signal: string | null;
-  error: string | null;
-  started_at: number;
-  ended_at: number | null;
-}
+import { endWord, noticeLine, type EndWord } from "./ending.ts";
+import { claimNotice, unnoticed } from "./registry.ts";
 
 interface Context {
   stateDir: string;
@@ -38,22 +26,12 @@ export interface Notice {
 export function claimNotices(ctx: Context): Notice[] {
   if (!existsSync(join(ctx.stateDir, "sessions", safeName(ctx.session), "proc"))) return [];
   const db = index(ctx);
-  const ended = db
-    .query(
-      `SELECT key, id, command, status, exit_code, signal, error, started_at, ended_at FROM processes
-       WHERE session = ? AND notified = 0 AND id IS NOT NULL AND status IN (${END_WORDS.map((w) => `'${w}'`).join(", ")}) ORDER BY seq`,
-    )
-    .all(ctx.session) as Ended[];
+  const ended = unnoticed(db, ctx.session);
   if (ended.length === 0) return [];
-  const claim = db.query("UPDATE processes SET notified = 1 WHERE key = ? AND notified = 0");
-  return ended.filter((row) => claim.run(row.key).changes === 1).map((row) => ({ id: row.id, status: endWord(row), line: noticeLine(row) }));
+  return ended.filter((row) => claimNotice(db, row.key)).map((row) => ({ id: row.id, status: endWord(row), line: noticeLine(row) }));
 }
 
-export function noticeLine(row: Ended): string {
-  const name = `Process ${row.id} (${shortCommand(row.command)})`;
-  const next = row.status === "failed" ? "" : ` Use ps read ${row.id} for its output.`;
-  return `[${name} ${howEnded(row)}.${next}]`;
-}
+export { noticeLine };
 
 /** Appends the session's undelivered completion notices to a result (SPEC §4.7). */
 export function appendNotices(result: { content: string; metadata: { extra?: Record<string, unknown> } }, ctx: Context): void {

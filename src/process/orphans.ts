@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { held, marked, snapshot, type Proc } from "./descendants.ts";
 import { markerValue, parseMarker } from "./env.ts";
 import { isSameProcess } from "./identity.ts";
+import { byKey } from "./registry.ts";
 import { terminate, type Termination } from "./kill-tree.ts";
 import { SUPERVISE, type SupervisorSpec } from "./spawn.ts";
 
@@ -76,7 +77,7 @@ function rowOf(stateDir: string, key: number, cache: Map<string, Database | null
   }
   if (db === null || db === "unknown") return db;
   try {
-    return (db.query("SELECT command, status FROM processes WHERE key = ?").get(key) as RowFacts | null) ?? undefined;
+    return byKey(db, key);
   } catch {
     return "unknown";
   }

@@ -1,9 +1,12 @@
-// The managed processes of a session, as rows of the index (SPEC §4.7). Every kt process
-// reads and writes them through here; claims (a slot, an id, a notice) happen under the
-// index's write lock so concurrent kt calls never both win one.
+// The managed processes of a session, as rows of the index (SPEC §4.7). The only module
+// with SQL on the processes and process_seq tables (core/state.ts creates them): every kt
+// process, supervisor and session end reads and writes them through here. Claims (a slot,
+// an id, a notice, a read cursor) happen under the index's write lock so concurrent kt
+// calls never both win one.
 import type { Database } from "bun:sqlite";
 import { unlinkSync } from "node:fs";
-import type { EndWord } from "./ending.ts";
+import { withWriteLock } from "../core/state.ts";
+import { END_WORDS, endedStatus, type EndWord } from "./ending.ts";
 import { isSameProcess } from "./identity.ts";
 
 export type Status = "starting" | "running" | EndWord;
@@ -131,6 +134,129 @@ export function runningTwin(db: Database, session: string, command: string, cwd:
 
 export function setCursor(db: Database, key: number, byte: number, line: number): void {
   db.query("UPDATE processes SET cursor_byte = ?, cursor_line = ? WHERE key = ?").run(byte, line, key);
+}
+
+export interface Cursor {
+  byte: number;
+  line: number;
+}
+
+/**
+ * Reads past the session's cursor of a process and moves the cursor, under the write lock,
+ * so two concurrent reads never both show the same output. `take` gets the cursor as the
+ * index has it (`fallback` when the row is gone) and returns what it showed with where the
+ * cursor goes, or undefined to leave it where it is.
+ */
+export function readAtCursor<T>(db: Database, key: number, fallback: Cursor, take: (cursor: Cursor) => { value: T; to: Cursor } | undefined): T | undefined {
+  return withWriteLock(db, () => {
+    const row = byKey(db, key);
+    const taken = take(row ? { byte: row.cursor_byte, line: row.cursor_line } : fallback);
+    if (!taken) return undefined;
+    setCursor(db, key, taken.to.byte, taken.to.line);
+    return taken.value;
+  });
+}
+
+/** Gives a running foreground bash command its id: from now on it is process `id`. Call under the write lock. */
+export function assignId(db: Database, key: number, id: string, seq: number): void {
+  db.query("UPDATE processes SET id = ?, seq = ? WHERE key = ?").run(id, seq, key);
+}
+
+// ---- what supervisors, stops and session ends record --------------------------------
+
+/** The supervisor could not start the command. */
+export function recordSpawnFailure(db: Database, key: number, message: string, supervisorPid: number): void {
+  db.query("UPDATE processes SET status = 'failed', error = ?, ended_at = ?, supervisor_pid = ? WHERE key = ?").run(message, Date.now(), supervisorPid, key);
+}
+
+/** The command runs, owned by this supervisor; false when its row is gone (the session ended meanwhile). */
+export function recordStarted(db: Database, key: number, pid: number, pidStart: string | null, supervisorPid: number, supervisorStart: string | null): boolean {
+  return (
+    db
+      .query(
+        `UPDATE processes SET pid = ?, pid_start = ?, supervisor_pid = ?, supervisor_start = ?,
+         status = CASE WHEN status = 'starting' THEN 'running' ELSE status END WHERE key = ?`,
+      )
+      .run(pid, pidStart, supervisorPid, supervisorStart, key).changes > 0
+  );
+}
+
+/** The command's leader ended while what it started runs on (see leaderEnded). */
+export function recordLeaderExit(db: Database, key: number, exitCode: number | null, signal: string | null): void {
+  db.query("UPDATE processes SET exit_code = ?, signal = ? WHERE key = ? AND status IN ('starting', 'running')").run(exitCode, signal, key);
+}
+
+/**
+ * The end of a command, recorded by its supervisor when the last of it is gone: stopped when
+ * a stop was asked for (`stopped` says one was, whatever the row says), else exited or killed.
+ * COALESCE: a stop of what the shell left records the signal that ended it (stop.ts).
+ */
+export function recordEnd(db: Database, key: number, exitCode: number | null, signal: string | null, stopped: boolean): void {
+  const stopRequested = stopped || (db.query("SELECT stop_requested FROM processes WHERE key = ?").get(key) as { stop_requested: number } | null)?.stop_requested === 1;
+  db.query(`UPDATE processes SET status = ?, exit_code = ?, signal = COALESCE(signal, ?), ended_at = ? WHERE key = ? AND status IN ('starting', 'running', 'lost')`).run(
+    endedStatus(stopRequested, signal),
+    exitCode,
+    signal,
+    Date.now(),
+    key,
+  );
+}
+
+/** ps stop (or a session end) asked for this command to stop: its end will be "stopped". */
+export function requestStop(db: Database, key: number): void {
+  db.query("UPDATE processes SET stop_requested = 1 WHERE key = ?").run(key);
+}
+
+/** The signal that ended what a command's shell left running: how its stop went. */
+export function recordStopSignal(db: Database, key: number, signal: string): void {
+  db.query("UPDATE processes SET signal = ? WHERE key = ?").run(signal, key);
+}
+
+/** A stop recorded by the stopper, when no supervisor is left to record it. */
+export function recordStopped(db: Database, key: number, signal: string | null): void {
+  db.query("UPDATE processes SET status = 'stopped', signal = ?, ended_at = ? WHERE key = ? AND status IN ('starting', 'running')").run(signal, Date.now(), key);
+}
+
+/** Drops every process row and the id counter of a session (its end). Call under the write lock. */
+export function forgetSession(db: Database, session: string): void {
+  db.query("DELETE FROM processes WHERE session = ?").run(session);
+  db.query("DELETE FROM process_seq WHERE session = ?").run(session);
+}
+
+/** The logs and stdin pipes of commands still running, in every session: the size cap keeps them. */
+export function liveFiles(db: Database): Set<string> {
+  const rows = db.query("SELECT log_path, stdin_path FROM processes WHERE status IN ('starting', 'running')").all() as { log_path: string; stdin_path: string | null }[];
+  return new Set(rows.flatMap((r) => [r.log_path, r.stdin_path ?? ""]));
+}
+
+// ---- completion notices -----------------------------------------------------------
+
+/** A finished process of the session the model has not been told of. */
+export interface Unnoticed {
+  key: number;
+  id: string;
+  command: string;
+  status: string;
+  exit_code: number | null;
+  signal: string | null;
+  error: string | null;
+  started_at: number;
+  ended_at: number | null;
+}
+
+/** The session's ended processes whose notice is not delivered yet, in id order. */
+export function unnoticed(db: Database, session: string): Unnoticed[] {
+  return db
+    .query(
+      `SELECT key, id, command, status, exit_code, signal, error, started_at, ended_at FROM processes
+       WHERE session = ? AND notified = 0 AND id IS NOT NULL AND status IN (${END_WORDS.map((w) => `'${w}'`).join(", ")}) ORDER BY seq`,
+    )
+    .all(session) as Unnoticed[];
+}
+
+/** Claims one notice with one conditional UPDATE: of two concurrent kt calls exactly one gets true. */
+export function claimNotice(db: Database, key: number): boolean {
+  return db.query("UPDATE processes SET notified = 1 WHERE key = ? AND notified = 0").run(key).changes === 1;
 }
 
 /** The model saw this process's end: no completion notice for it any more. */

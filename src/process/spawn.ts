@@ -6,7 +6,7 @@ import { closeSync, openSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { index, sessionDir, withWriteLock } from "../core/state.ts";
-import { KtError, type ToolContext } from "../tools/tool.ts";
+import { KtError, type ToolContext } from "../core/result.ts";
 import { shortCommand } from "./format.ts";
 import { processStart } from "./identity.ts";
 import { byKey, insert, MAX_RUNNING, nextId, prune, remove, running, runningTwin, type ProcessRow } from "./registry.ts";

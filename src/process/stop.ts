@@ -3,13 +3,13 @@
 // everything the command holds — its process group, its supervisor's descendants, the
 // processes carrying its marker (src/process/descendants.ts) — is terminated, then the
 // recorded end is read back.
-import type { ToolContext } from "../tools/tool.ts";
+import type { ToolContext } from "../core/result.ts";
 import { isSameProcess } from "./identity.ts";
 import { held, tracker, type Holds, type Proc } from "./descendants.ts";
 import { GRACE_MS, terminate } from "./kill-tree.ts";
 import { markerValue } from "./env.ts";
 import { index } from "../core/state.ts";
-import { byKey, isFinal, leaderEnded, type ProcessRow } from "./registry.ts";
+import { byKey, isFinal, leaderEnded, recordStopped, recordStopSignal, requestStop, type ProcessRow } from "./registry.ts";
 import { waitForEnd } from "./wait.ts";
 import { resolve } from "node:path";
 
@@ -33,7 +33,7 @@ export function holdsOf(stateDir: string, row: ProcessRow): Holds {
 /** SIGTERM to everything the command holds, 3 s grace, SIGKILL; returns the row with its end recorded. */
 export async function stopRow(ctx: Pick<ToolContext, "stateDir" | "warn">, row: ProcessRow, graceMs = GRACE_MS): Promise<Stopped> {
   const db = index(ctx);
-  db.query("UPDATE processes SET stop_requested = 1 WHERE key = ?").run(row.key);
+  requestStop(db, row.key);
   // A command whose supervisor has not reported its pid yet: give it a moment.
   const deadline = performance.now() + 2000;
   while (row.pid === null && !isFinal(row.status) && performance.now() < deadline) {
@@ -52,10 +52,10 @@ export async function stopRow(ctx: Pick<ToolContext, "stateDir" | "warn">, row: 
     ended = { ...(signal ? { signal } : {}), escaped: [...ended.escaped, ...again.escaped] };
   }
   // The shell had exited already: the signal that ended what it left is how the stop went.
-  if (leaderGone && ended.signal) db.query("UPDATE processes SET signal = ? WHERE key = ?").run(ended.signal, row.key);
+  if (leaderGone && ended.signal) recordStopSignal(db, row.key, ended.signal);
   const after = (await waitForEnd(db, row.key, 2000)) ?? row;
   if (isFinal(after.status)) return { row: after, ...ended };
   // No supervisor left to record it: record the stop here.
-  db.query("UPDATE processes SET status = 'stopped', signal = ?, ended_at = ? WHERE key = ? AND status IN ('starting', 'running')").run(ended.signal ?? null, Date.now(), row.key);
+  recordStopped(db, row.key, ended.signal ?? null);
   return { row: byKey(db, row.key) ?? after, ...ended };
 }

@@ -7,7 +7,7 @@ import type { Database } from "bun:sqlite";
 import { closeSync, constants, existsSync, openSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { openIndex } from "../core/state.ts";
-import { endedStatus } from "./ending.ts";
+import { recordEnd, recordLeaderExit, recordSpawnFailure, recordStarted } from "./registry.ts";
 import { commandEnv, markerValue } from "./env.ts";
 import { anyChildLeft, becomeSubreaper, groupExists, held } from "./descendants.ts";
 import { GRACE_MS, terminate } from "./kill-tree.ts";
@@ -44,9 +44,7 @@ export async function supervise(argv: string[]): Promise<number> {
       detached: true,
     });
   } catch (error) {
-    record(spec, (db) =>
-      db.query("UPDATE processes SET status = 'failed', error = ?, ended_at = ?, supervisor_pid = ? WHERE key = ?").run((error as Error).message, Date.now(), process.pid, spec.key),
-    );
+    record(spec, (db) => recordSpawnFailure(db, spec.key, (error as Error).message, process.pid));
     return 1;
   } finally {
     closeSync(logFd);
@@ -84,14 +82,9 @@ export async function supervise(argv: string[]): Promise<number> {
 
   const index = indexIdentity(spec.stateDir);
   const db = record(spec, (db) => {
-    const changed = db
-      .query(
-        `UPDATE processes SET pid = ?, pid_start = ?, supervisor_pid = ?, supervisor_start = ?,
-         status = CASE WHEN status = 'starting' THEN 'running' ELSE status END WHERE key = ?`,
-      )
-      .run(child.pid, processStart(child.pid) ?? null, process.pid, processStart(process.pid) ?? null, spec.key).changes;
+    const changed = recordStarted(db, spec.key, child.pid, processStart(child.pid) ?? null, process.pid, processStart(process.pid) ?? null);
     // The row vanished (the session was ended while this started): nobody owns the command.
-    if (changed === 0) forward();
+    if (!changed) forward();
   });
 
   if (db) {
@@ -128,9 +121,7 @@ export async function supervise(argv: string[]): Promise<number> {
     return holds().length > 0;
   };
   if ((await settle(anyLeft)) && orphaned === undefined) {
-    record(spec, (db) =>
-      db.query("UPDATE processes SET exit_code = ?, signal = ? WHERE key = ? AND status IN ('starting', 'running')").run(child.exitCode, signal, spec.key),
-    );
+    record(spec, (db) => recordLeaderExit(db, spec.key, child.exitCode, signal));
     do await Bun.sleep(subreaper ? LEFT_POLL_MS : LEFT_SWEEP_MS);
     while (anyLeft());
   }
@@ -138,17 +129,7 @@ export async function supervise(argv: string[]): Promise<number> {
   if (ending) await ending;
   // A removed or replaced index has no row of this command to update.
   if (orphaned === undefined || orphaned === "owner gone") {
-    record(spec, (db) => {
-      const stopRequested = orphaned !== undefined || (db.query("SELECT stop_requested FROM processes WHERE key = ?").get(spec.key) as { stop_requested: number } | null)?.stop_requested === 1;
-      // COALESCE: a stop of what the shell left records the signal that ended it (src/process/stop.ts).
-      db.query(`UPDATE processes SET status = ?, exit_code = ?, signal = COALESCE(signal, ?), ended_at = ? WHERE key = ? AND status IN ('starting', 'running', 'lost')`).run(
-        endedStatus(stopRequested, signal),
-        child.exitCode,
-        signal,
-        Date.now(),
-        spec.key,
-      );
-    });
+    record(spec, (db) => recordEnd(db, spec.key, child.exitCode, signal, orphaned !== undefined));
   }
   if (holder !== undefined) closeSync(holder);
   if (spec.stdin) {

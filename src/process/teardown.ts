@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { index, safeName, withWriteLock } from "../core/state.ts";
 import { dropHistory } from "../core/history.ts";
 import { shortCommand } from "./format.ts";
-import { isFinal, reconcile, sessionRows } from "./registry.ts";
+import { forgetSession, isFinal, reconcile, sessionRows } from "./registry.ts";
 import { marked } from "./descendants.ts";
 import { escapedSentence } from "./ending.ts";
 import { markerValue } from "./env.ts";
@@ -40,8 +40,7 @@ export async function endSession(ctx: { stateDir: string; session: string; warn(
   const escaped = [...stopped.flatMap((s) => s.escaped), ...swept.escaped];
   if (escaped.length > 0) say(escapedSentence(escaped));
   const stamps = withWriteLock(db, () => {
-    db.query("DELETE FROM processes WHERE session = ?").run(ctx.session);
-    db.query("DELETE FROM process_seq WHERE session = ?").run(ctx.session);
+    forgetSession(db, ctx.session);
     dropHistory(db, ctx.session);
     return db.query("DELETE FROM stamps WHERE session = ?").run(ctx.session).changes;
   });

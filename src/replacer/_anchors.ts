@@ -111,7 +111,6 @@ export function choose(scored: Candidate[], threshold: number, what: string): Fi
   return { matches: [best], rejected: scored.slice(1, 20) };
 }
 
-/** No verdict when the anchors bound more blocks than can be judged: the near-miss takes over. */
 /**
  * old_string's anchors and the blocks they bound, with a length in lines within the range
  * `lengths(k)` gives for old_string's k lines — or the Finding that ends the strategy.
@@ -125,6 +124,7 @@ export function anchoredBlocks(hay: Haystack, find: string, lengths: (k: number)
   return { a, list };
 }
 
+/** No verdict when the anchors bound more blocks than can be judged: the near-miss takes over. */
 function tooManyBlocks(total: number): Finding {
   return {
     matches: [],

@@ -2,7 +2,7 @@
 // plan for a pattern, with maybe the near-miss probe searched in the same pass under its
 // policy, "retire once the pattern has a hit" (nearmiss.ts decides when). Both engines
 // fill the same Collector; a failed rg search is answered by the built-in engine.
-import type { ToolContext } from "../tools/tool.ts";
+import type { ToolContext } from "../core/result.ts";
 import type { Compiled } from "./regex.ts";
 import type { SearchOutcome, SearchPlan } from "./plan.ts";
 import { Collector } from "./collect.ts";

@@ -6,9 +6,9 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { isAbsolute, join, relative } from "node:path";
 import picomatch from "picomatch";
-import { KtError, type ToolContext } from "../tools/tool.ts";
+import { KtError, type ToolContext } from "../core/result.ts";
 import { absolutePath, displayPath, fsError, onOneLine, realPath } from "../core/paths.ts";
-import { notFound } from "../tools/_suggest.ts";
+import { notFound } from "../core/suggest.ts";
 import { NOISE } from "./walk.ts";
 import { globTest } from "./globlang.ts";
 import { typeGlobs } from "./types.ts";

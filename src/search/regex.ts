@@ -9,7 +9,7 @@
 //   quantifiers, inline flags, POSIX classes, \A \z \Q) are refused with a named
 //   alternative, as is anything malformed. Lone "{", "}" and "]" are literals.
 // Smart case: case-insensitive unless a character written in the pattern is uppercase.
-import { KtError } from "../tools/tool.ts";
+import { KtError } from "../core/result.ts";
 import { anchorsOf, type Anchor } from "./anchor.ts";
 
 export interface Compiled {

@@ -1,7 +1,7 @@
 // grep's `type` filter: ripgrep's file types (rg --type-list), as file-name globs. The
 // table is kt's own so that both engines, and every rg version, mean the same by a name
 // (the rg engine hands these globs to rg rather than rg's built-in definitions).
-import { KtError } from "../tools/tool.ts";
+import { invalidInput, KtError } from "../core/result.ts";
 import { closest } from "fastest-levenshtein";
 
 const TYPES: Record<string, readonly string[]> = {
@@ -90,6 +90,10 @@ export function typeGlobs(name: string): readonly string[] {
   const near = Object.hasOwn(TYPES, lower) ? lower : closest(lower, Object.keys(TYPES));
   throw new KtError(
     "INVALID_ARGS",
-    `Invalid input for tool "grep": type "${name}" is not a known file type${near ? ` (did you mean "${near}"?)` : ""}. Use one of ripgrep's type names, e.g. py, js, ts, rust, go, java, c, cpp, md, json, yaml, sh — or filter by file name with include (e.g. "*.ext").`,
+    invalidInput(
+      "grep",
+      `type "${name}" is not a known file type${near ? ` (did you mean "${near}"?)` : ""}`,
+      `Use one of ripgrep's type names, e.g. py, js, ts, rust, go, java, c, cpp, md, json, yaml, sh — or filter by file name with include (e.g. "*.ext").`,
+    ),
   );
 }

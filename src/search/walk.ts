@@ -16,7 +16,7 @@ import { existsSync, readdirSync, readFileSync, statSync, type Dirent } from "no
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { compileIgnore, Match, type IgnoreRules } from "./ignore.ts";
 
-export { NOISE } from "./noise.ts";
+export { NOISE } from "../core/noise.ts";
 
 /** One ignore file in a chain, nearest directory first. */
 interface Link {

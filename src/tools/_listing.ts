@@ -3,11 +3,9 @@
 import { readdirSync, readlinkSync, type Dirent } from "node:fs";
 import { join } from "node:path";
 import { onOneLine } from "../core/paths.ts";
-import { NOISE } from "../search/noise.ts";
+import { NOISE_DIRS } from "../core/noise.ts";
 
-/** Directories whose contents are noise to a model unless it asks for them by name: the
- * list grep and glob skip. */
-export const NOISE_DIRS: ReadonlySet<string> = new Set(NOISE);
+export { NOISE_DIRS };
 
 const MAX_CHILDREN = 100;
 const MAX_LINES = 1000;

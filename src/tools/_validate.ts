@@ -2,15 +2,13 @@
 // is expected, so the model can rewrite its call in one step.
 import type * as z from "zod/mini";
 import { closest, distance } from "fastest-levenshtein";
+import { invalidInput } from "../core/result.ts";
 
 type Issue = z.core.$ZodIssue;
 
-const TAIL = "Please rewrite the input so it satisfies the expected schema.";
-
 export function validationProse(tool: string, schema: z.ZodMiniObject, input: unknown, issues: readonly Issue[]): string {
-  const head = `Invalid input for tool "${tool}": `;
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
-    return `${head}expected a JSON object of parameters, got ${describe(input)}. ${TAIL}`;
+    return invalidInput(tool, `expected a JSON object of parameters, got ${describe(input)}`);
   }
   const fields = Object.keys(schema.shape);
   const record = input as Record<string, unknown>;
@@ -54,8 +52,7 @@ export function validationProse(tool: string, schema: z.ZodMiniObject, input: un
   }
   const parts = [...unknown, ...rest];
   if (parts.length === 0) parts.push("the input does not match the expected schema");
-  const text = parts.join("; ");
-  return `${head}${text}${text.endsWith("?") ? "" : "."} ${TAIL}`;
+  return invalidInput(tool, parts.join("; "));
 }
 
 function expectation(issue: Issue, field: z.ZodMiniType | undefined): string {

@@ -15,7 +15,7 @@ import { budget, seconds, shortCommand } from "../process/format.ts";
 import { checkCommand } from "../process/guards.ts";
 import { logSize, view } from "../process/log.ts";
 import { notFoundHint } from "../process/not-found.ts";
-import { byKey, isFinal, leaderEnded, nextId, prune, remove, setCursor, type ProcessRow } from "../process/registry.ts";
+import { assignId, byKey, isFinal, leaderEnded, nextId, prune, remove, setCursor, type ProcessRow } from "../process/registry.ts";
 import { launch } from "../process/spawn.ts";
 import { waitForEnd, waitForSupervisor } from "../process/wait.ts";
 import { held } from "../process/descendants.ts";
@@ -141,7 +141,7 @@ function adopt(ctx: ToolContext, key: number): string | undefined {
     const row = byKey(db, key);
     if (!row || isFinal(row.status)) return undefined;
     const { id, seq } = nextId(db, ctx.session);
-    db.query("UPDATE processes SET id = ?, seq = ? WHERE key = ?").run(id, seq, row.key);
+    assignId(db, row.key, id, seq);
     prune(db, ctx.session);
     return id;
   });

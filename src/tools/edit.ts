@@ -7,12 +7,11 @@ import description from "./edit.txt" with { type: "text" };
 import { defineTool, invalidArgs, KtError, type ToolContext } from "./tool.ts";
 import { absolutePath, fsError, onOneLine, realPath } from "../core/paths.ts";
 import { sha256 } from "../core/stamps.ts";
-import { BOM_BYTES, countLines, decodeUtf8, dominantEol, hasBom, sniffBinary } from "../core/text.ts";
+import { BOM_BYTES, countLines, decodeUtf8, dominantEol, hasBom, linesOf, MAX_FILE_BYTES, MAX_LINE_CHARS, sniffBinary } from "../core/text.ts";
 import { formatBytes } from "../core/truncate.ts";
 import { freshContent, guardedWrite, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { unifiedDiff } from "../core/diff.ts";
-import { notFound } from "./_suggest.ts";
-import { MAX_FILE_BYTES, MAX_LINE_CHARS } from "./read.ts";
+import { notFound } from "../core/suggest.ts";
 import { replace } from "../replacer/index.ts";
 import type { CascadeOk, CascadeResult, Edit, NearMiss, StrategyName, TraceStep } from "../replacer/index.ts";
 
@@ -173,7 +172,7 @@ export default defineTool({
     const done = report(abs, text, current, steps, { multi, created, dryRun: ctx.flags.dryRun });
     return {
       content: ctx.flags.dryRun ? `${done.content}\n\n${diff.patch.trimEnd()}` : note ? `${done.content}\n${note}` : done.content,
-      title: created ? `Edit ${abs} · new file · ${countLines(current)} lines` : `Edit ${abs} · +${diff.additions} −${diff.deletions}`,
+      title: created ? `Edit ${abs} · new file · ${linesOf(countLines(current))}` : `Edit ${abs} · +${diff.additions} −${diff.deletions}`,
       diff: diff.patch,
       additions: diff.additions,
       deletions: diff.deletions,

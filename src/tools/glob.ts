@@ -8,7 +8,7 @@ import { defineTool, type ToolContext, type ToolOutput } from "./tool.ts";
 import { spillFile } from "../core/truncate.ts";
 import { count, makePlan, pathShower, quoted, shownPath, timeLimitMs, type SearchPlan } from "../search/plan.ts";
 import { plainName, scanGlob, type Seen } from "../search/globscan.ts";
-import { suggestions } from "./_suggest.ts";
+import { suggestions } from "../core/suggest.ts";
 
 /** Paths shown; the rest go to the spill file. */
 export const MAX_SHOWN = 100;

@@ -7,17 +7,17 @@ import { onOneLine } from "../core/paths.ts";
 import { existsSync } from "node:fs";
 import description from "./ps.txt" with { type: "text" };
 import { defineTool, invalidArgs, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
-import { index, withWriteLock } from "../core/state.ts";
+import { index } from "../core/state.ts";
 import type { Limits } from "../core/truncate.ts";
 import { held } from "../process/descendants.ts";
-import { endDetail, endedImmediately, endedOn, escapedSentence, howEnded, leftDetail } from "../process/ending.ts";
+import { endDetail, endedImmediately, endedOn, escapedSentence, leftDetail, statusSentence } from "../process/ending.ts";
 import { clock, shortCommand } from "../process/format.ts";
 import { isSameProcess } from "../process/identity.ts";
 import { terminate } from "../process/kill-tree.ts";
 import { holdsOf, stopRow } from "../process/stop.ts";
 import { lineStart, logSize, pageFrom, readBytes, totalLines, view } from "../process/log.ts";
 import { sendToFifo } from "../process/stdin.ts";
-import { byId, byKey, isFinal, leaderEnded, markNotified, reconcile, running, setCursor, visible, type ProcessRow } from "../process/registry.ts";
+import { byId, byKey, isFinal, leaderEnded, markNotified, readAtCursor, reconcile, running, setCursor, visible, type ProcessRow } from "../process/registry.ts";
 import { launch } from "../process/spawn.ts";
 import { waitForEnd, waitForOutput } from "../process/wait.ts";
 
@@ -226,16 +226,13 @@ interface NewOutput {
 
 /** Output since the session's cursor, advancing the cursor past it. */
 function takeNew(ctx: ToolContext, row: ProcessRow): NewOutput | undefined {
-  const db = index(ctx);
-  // Under the write lock, so two concurrent reads never both show the same output.
-  return withWriteLock(db, () => {
-    const cursor = byKey(db, row.key) ?? row;
+  return readAtCursor<NewOutput>(index(ctx), row.key, { byte: row.cursor_byte, line: row.cursor_line }, (cursor) => {
     const size = logSize(row.log_path);
-    const from = Math.min(cursor.cursor_byte, size);
+    const from = Math.min(cursor.byte, size);
     if (from >= size) return undefined;
     const shown = view(row.log_path, from, size, READ_LIMITS, () => row.log_path);
-    setCursor(db, row.key, size, cursor.cursor_line + shown.newlines);
-    return { text: shown.text, first: cursor.cursor_line + 1, last: cursor.cursor_line + shown.lines, ...(shown.truncation ? { truncation: shown.truncation } : {}) };
+    const value = { text: shown.text, first: cursor.line + 1, last: cursor.line + shown.lines, ...(shown.truncation ? { truncation: shown.truncation } : {}) };
+    return { value, to: { byte: size, line: cursor.line + shown.newlines } };
   });
 }
 
@@ -419,9 +416,4 @@ function find(ctx: ToolContext, input: Input, action: string): ProcessRow {
   const live = running(db, ctx.session);
   const active = live.length === 0 ? "none" : live.map((r) => `${r.id} (${shortCommand(r.command, 40)}, running)`).join(", ");
   throw new KtError("UNKNOWN_PROCESS", `No process "${id}". Active: ${active}. Use {"action":"list"} to see all.`);
-}
-
-/** One sentence on how a finished process ended, naming its log. */
-export function statusSentence(row: ProcessRow, withLog = true): string {
-  return `${row.id} ${howEnded(row)}.${withLog ? ` Full log: ${row.log_path}` : ""}`;
 }

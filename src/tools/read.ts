@@ -8,15 +8,14 @@ import { defineTool, KtError, type ToolContext, type ToolOutput } from "./tool.t
 import { absolutePath, fdHandle, fsError, onOneLine, openRegular, realPath, verifyOpened } from "../core/paths.ts";
 import { noteRead, sha256 } from "../core/stamps.ts";
 import { IMAGE_EXTENSIONS, imageInfo, looksLikeImage, MAX_IMAGE_BYTES } from "../core/image.ts";
-import { decodeLenient, decodeUtf8, sniffBinary } from "../core/text.ts";
+import { decodeLenient, decodeUtf8, MAX_FILE_BYTES, MAX_LINE_CHARS, sniffBinary } from "../core/text.ts";
 import { formatBytes } from "../core/truncate.ts";
 import { listDirectory } from "./_listing.ts";
-import { notFound } from "./_suggest.ts";
+import { notFound } from "../core/suggest.ts";
 
 export const MAX_LINES = 2000;
-export const MAX_LINE_CHARS = 2000;
 export const MAX_PAGE_BYTES = 50 * 1024;
-export const MAX_FILE_BYTES = 10 * 1024 * 1024;
+export { MAX_FILE_BYTES, MAX_LINE_CHARS };
 
 export const Parameters = z.strictObject({
   file_path: z.string().check(z.describe("Path to the file to read (absolute preferred).")),
@@ -98,7 +97,7 @@ function page(ctx: ToolContext, input: { offset?: number; limit?: number }, real
       result = wholePage(real, abs, bytes, offset, limit);
     }
     noteRead(ctx, real, { mtimeMs: st.mtimeMs, size: st.size, sha256: result.sha });
-    return render(abs, offset, result);
+    return render(abs, offset, result, st.size, input.limit === undefined);
 }
 
 /**
@@ -169,30 +168,50 @@ interface Page {
   totalLines: number;
   sha: string;
   invalidUtf8: boolean;
+  /** Lines of the page cut at MAX_LINE_CHARS. */
+  cutLines: number;
+  /** The byte limit ended the page (rather than the end of the file or the line count). */
+  full: boolean;
 }
+
+/**
+ * Room kept in a page for what follows the numbered lines: the continuation line and the
+ * invalid-UTF-8 note (about 250 bytes together at most), so that the page never passes 50 KB.
+ */
+const TRAILER_BYTES = 256;
 
 /** Collects the lines of one page under the line, character and byte limits. */
 class Pager {
   readonly lines: string[] = [];
-  private bytes = 0;
+  private bytes: number;
   private done = false;
   total = 0;
-  constructor(private readonly offset: number, private readonly limit: number) {}
+  cutLines = 0;
+  full = false;
+  /** `header`: the bytes of the page before its first numbered line (the path and its newline). */
+  constructor(private readonly offset: number, private readonly limit: number, header: number) {
+    this.bytes = header + TRAILER_BYTES;
+  }
 
   push(raw: string): void {
     this.total++;
     if (this.done || this.total < this.offset) return;
     let line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    let cut = false;
     if (line.length > MAX_LINE_CHARS) {
-      const cut = line.charCodeAt(MAX_LINE_CHARS - 1) >= 0xd800 && line.charCodeAt(MAX_LINE_CHARS - 1) <= 0xdbff ? MAX_LINE_CHARS - 1 : MAX_LINE_CHARS;
-      line = `${line.slice(0, cut)}… [line truncated]`;
+      const at = line.charCodeAt(MAX_LINE_CHARS - 1) >= 0xd800 && line.charCodeAt(MAX_LINE_CHARS - 1) <= 0xdbff ? MAX_LINE_CHARS - 1 : MAX_LINE_CHARS;
+      line = `${line.slice(0, at)}… [line truncated]`;
+      cut = true;
     }
-    const size = Buffer.byteLength(line) + 8;
+    // As rendered: the number in at least six columns, "→" (3 bytes in UTF-8), the line, "\n".
+    const size = Math.max(6, String(this.total).length) + 3 + Buffer.byteLength(line) + 1;
     if (this.lines.length > 0 && this.bytes + size > MAX_PAGE_BYTES) {
       this.done = true;
+      this.full = true;
       return;
     }
     this.lines.push(line);
+    if (cut) this.cutLines++;
     this.bytes += size;
     if (this.lines.length >= this.limit) this.done = true;
   }
@@ -220,7 +239,7 @@ function wholePage(real: string, abs: string, bytes: Uint8Array, offset: number,
   let text = decodeUtf8(bytes);
   const invalidUtf8 = text === null;
   text ??= decodeLenient(bytes);
-  const pager = new Pager(offset, limit);
+  const pager = new Pager(offset, limit, Buffer.byteLength(abs) + 1);
   if (text.length > 0) {
     let start = 0;
     for (;;) {
@@ -233,14 +252,14 @@ function wholePage(real: string, abs: string, bytes: Uint8Array, offset: number,
       start = nl + 1;
     }
   }
-  return { lines: pager.lines, totalLines: pager.total, sha: sha256(bytes), invalidUtf8 };
+  return { lines: pager.lines, totalLines: pager.total, sha: sha256(bytes), invalidUtf8, cutLines: pager.cutLines, full: pager.full };
 }
 
 /** One pass over a large file in chunks: the page is kept, everything else only hashed and counted. */
 function streamPage(fd: number, real: string, abs: string, size: number, offset: number, limit: number): Page {
   const hasher = new Bun.CryptoHasher("sha256");
   const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: false });
-  const pager = new Pager(offset, limit);
+  const pager = new Pager(offset, limit, Buffer.byteLength(abs) + 1);
   const chunk = new Uint8Array(1 << 20);
   let carry = "";
   let first = true;
@@ -268,10 +287,11 @@ function streamPage(fd: number, real: string, abs: string, size: number, offset:
   } catch (error) {
     throw fsError(error, abs);
   }
-  return { lines: pager.lines, totalLines: pager.total, sha: hasher.digest("hex"), invalidUtf8: false };
+  return { lines: pager.lines, totalLines: pager.total, sha: hasher.digest("hex"), invalidUtf8: false, cutLines: pager.cutLines, full: pager.full };
 }
 
-function render(abs: string, offset: number, page: Page) {
+/** `size`: the file's bytes; `defaultLimit`: no limit was given, so MAX_LINES ended the page if anything did. */
+function render(abs: string, offset: number, page: Page, size: number, defaultLimit: boolean): ToolOutput {
   const { lines, totalLines } = page;
   if (totalLines === 0) {
     return { content: `${abs}\n[file exists but is empty]`, title: `Read ${abs} · empty`, extra: { path: abs, lines: 0, totalLines: 0 } };
@@ -286,9 +306,12 @@ function render(abs: string, offset: number, page: Page) {
   if (page.invalidUtf8) {
     out.push("(This file is not valid UTF-8: undecodable bytes are shown as �. edit refuses such files; write replaces them with UTF-8 text.)");
   }
+  // SPEC §3.2: a page ended by kt's limits (not by the limit asked for), or a line cut, is reported.
+  const truncated = page.full || (defaultLimit && last < totalLines) || page.cutLines > 0;
   return {
     content: out.join("\n"),
     title: `Read ${abs} · lines ${offset}–${last} of ${totalLines}`,
+    ...(truncated ? { truncation: { originalBytes: size, originalLines: totalLines, shownHeadLines: lines.length, shownTailLines: 0, omittedLines: totalLines - last } } : {}),
     extra: { path: abs, lines: lines.length, totalLines },
   };
 }

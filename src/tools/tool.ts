@@ -1,107 +1,15 @@
-// The tool core: the result envelope, KtError, and defineTool, which owns validation,
-// the 64 KB backstop and the turning of thrown KtErrors into error results.
+// The tool core: defineTool, which owns validation, the 64 KB backstop and the turning of
+// thrown KtErrors into error results. The envelope and KtError live in core/result.ts.
 // A tool body returns a ToolOutput or throws a KtError — nothing else.
 import * as z from "zod/mini";
 import { validationProse } from "./_validate.ts";
 import { backstop } from "../core/truncate.ts";
 import { appendNotices } from "../process/notices.ts";
 import { isStateFault, StateError, stateProblem } from "../core/state.ts";
+import { invalidInput, KtError, type ToolContext, type ToolOutput, type ToolResult } from "../core/result.ts";
 
-export type ErrorCode =
-  | "INVALID_ARGS" | "FILE_NOT_FOUND" | "IS_DIRECTORY" | "NOT_A_DIRECTORY" | "BINARY_FILE"
-  | "FILE_TOO_LARGE" | "OFFSET_BEYOND_EOF" | "PERMISSION_DENIED" | "OUTSIDE_ROOT" | "NOT_READ"
-  | "STALE_FILE" | "NO_MATCH" | "AMBIGUOUS_MATCH" | "IDENTICAL_STRINGS" | "EMPTY_OLD_STRING"
-  | "DISPROPORTIONATE_MATCH" | "ALREADY_APPLIED" | "INVALID_REGEX" | "INVALID_GLOB"
-  | "SPAWN_FAILED" | "INTERACTIVE_COMMAND" | "STATE_ONLY_COMMAND" | "UNKNOWN_PROCESS"
-  | "PROCESS_EXITED" | "TOO_MANY_PROCESSES" | "ALREADY_RUNNING" | "UNKNOWN_TOOL" | "CANCELLED" | "INTERNAL"
-  | "FILE_EXISTS";
-
-export interface Truncation {
-  originalBytes: number;
-  originalLines: number;
-  shownHeadLines: number;
-  shownTailLines: number;
-  omittedLines: number;
-  spillPath?: string;
-}
-
-export interface ToolMetadata {
-  title: string;
-  durationMs: number;
-  diff?: string;
-  additions?: number;
-  deletions?: number;
-  matches?: number;
-  files?: number;
-  exitCode?: number | null;
-  processId?: string;
-  truncation?: Truncation;
-  extra?: Record<string, unknown>;
-}
-
-/**
- * A picture handed to the model beside the text (SPEC §7.5): the file's bytes in base64.
- * Adapters that carry images put it in their own image block; the others send `content` alone.
- */
-export interface ImageBlock {
-  type: "image";
-  mediaType: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
-  /** The file's bytes, base64. */
-  data: string;
-  width: number;
-  height: number;
-}
-
-export interface ToolResult {
-  content: string;
-  isError: boolean;
-  error?: { name: string; code: ErrorCode };
-  /** Present only when the model should also see a picture (read of an image). */
-  image?: ImageBlock;
-  metadata: ToolMetadata;
-}
-
-/** What a tool body returns: the content (and an image, if any) plus every metadata field but the duration. */
-export type ToolOutput = { content: string; image?: ImageBlock } & Omit<ToolMetadata, "durationMs">;
-
-/** A failure the model can recover from. `message` is the model-facing repair prose. */
-export class KtError extends Error {
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly metadata: Partial<Omit<ToolMetadata, "durationMs">> = {},
-  ) {
-    super(message);
-    this.name = "KtError";
-  }
-}
-
-/** CLI-only switches: never input fields, so a model cannot set them. */
-export interface ToolFlags {
-  skipReadCheck: boolean;
-  dryRun: boolean;
-  trace: boolean;
-  strict: boolean;
-}
-
-export interface ToolContext {
-  /** Absolute working directory that relative paths resolve against. */
-  cwd: string;
-  session: string;
-  /** The adapter's call id (e.g. a tool_use id) or a generated one; names spill files. */
-  callId: string;
-  stateDir: string;
-  /** Real path of the confinement root, when confined (§3.6). */
-  root?: string;
-  flags: ToolFlags;
-  signal?: AbortSignal;
-  /** A process whose end ends the session (the server of a generated MCP session): background commands stop when it is gone. */
-  sessionOwner?: number;
-  /** Human-facing diagnostics (stderr). Never model text. */
-  warn(message: string): void;
-  /** Human-facing output a person asked for, such as --trace (stderr, unlabelled). Optional for embedders. */
-  info?(message: string): void;
-}
+export type { ErrorCode, ImageBlock, ToolContext, ToolFlags, ToolMetadata, ToolOutput, ToolResult, Truncation } from "../core/result.ts";
+export { KtError } from "../core/result.ts";
 
 export interface ToolAnnotations {
   readOnlyHint: boolean;
@@ -205,14 +113,14 @@ export function parseInput(tool: Pick<ToolSpec<z.ZodMiniObject>, "name" | "param
     else if (input[canonical] !== input[alias]) {
       return {
         ok: false,
-        prose: `Invalid input for tool "${tool.name}": parameters "${canonical}" and "${alias}" are the same field with different values. Please rewrite the input with only "${canonical}".`,
+        prose: invalidInput(tool.name, `parameters "${canonical}" and "${alias}" are the same field with different values`, `Please rewrite the input with only "${canonical}".`),
       };
     }
     delete input[alias];
   }
   const given = dropNulls(tool.parameters, input) as Record<string, unknown>;
   const contradiction = tool.normalize?.(given) ?? null;
-  if (contradiction !== null) return { ok: false, prose: `Invalid input for tool "${tool.name}": ${contradiction}.` };
+  if (contradiction !== null) return { ok: false, prose: invalidInput(tool.name, contradiction, "") };
   const result = tool.parameters.safeParse(given);
   if (result.success) return { ok: true, input: result.data };
   return { ok: false, prose: validationProse(tool.name, tool.parameters, given, result.error.issues) };
@@ -241,8 +149,5 @@ function dropNulls(schema: z.ZodMiniType, value: unknown): unknown {
 
 /** Model-facing prose for a KtError raised by a tool body for a conditional requirement. */
 export function invalidArgs(tool: string, detail: string): KtError {
-  return new KtError(
-    "INVALID_ARGS",
-    `Invalid input for tool "${tool}": ${detail}. Please rewrite the input so it satisfies the expected schema.`,
-  );
+  return new KtError("INVALID_ARGS", invalidInput(tool, detail));
 }

@@ -5,7 +5,7 @@ import description from "./write.txt" with { type: "text" };
 import { defineTool, KtError } from "./tool.ts";
 import { absolutePath, fsError, notRegular, onOneLine, realPath } from "../core/paths.ts";
 import { sha256 } from "../core/stamps.ts";
-import { BOM_BYTES, countLines, decodeLenient, dominantEol, hasBom } from "../core/text.ts";
+import { BOM_BYTES, countLines, decodeLenient, dominantEol, hasBom, linesOf } from "../core/text.ts";
 import { freshContent, guardedWrite, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { unifiedDiff } from "../core/diff.ts";
 
@@ -62,7 +62,7 @@ export default defineTool({
     const content = written.note ? `${said}\n${written.note}` : said;
     return {
       content,
-      title: planned.created ? `Write ${abs} · new file · ${lines} lines` : `Write ${abs} · +${diff.additions} −${diff.deletions}`,
+      title: planned.created ? `Write ${abs} · new file · ${linesOf(lines)}` : `Write ${abs} · +${diff.additions} −${diff.deletions}`,
       diff: diff.patch,
       additions: diff.additions,
       deletions: diff.deletions,
@@ -81,8 +81,4 @@ function encode(content: string, current: Uint8Array | null): Uint8Array {
   }
   const body = Buffer.from(text, "utf8");
   return bom ? Buffer.concat([BOM_BYTES, body]) : body;
-}
-
-function linesOf(n: number): string {
-  return `${n} ${n === 1 ? "line" : "lines"}`;
 }

@@ -5,9 +5,9 @@
 import { existsSync, readdirSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative } from "node:path";
 import { distance } from "fastest-levenshtein";
-import { KtError, type ToolContext } from "./tool.ts";
-import { displayPath, inside, onOneLine } from "../core/paths.ts";
-import { NOISE_DIRS } from "./_listing.ts";
+import { KtError, type ToolContext } from "./result.ts";
+import { displayPath, inside, onOneLine } from "./paths.ts";
+import { NOISE_DIRS } from "./noise.ts";
 
 const MAX_ENTRIES = 20_000;
 const MAX_MS = 150;

@@ -128,6 +128,32 @@ describe("issue 11: hangs and crashes", () => {
     expect(readFileSync(index).subarray(0, 16)).toEqual(before.subarray(0, 16));
   });
 
+  test("item 1: apply_patch, dry run or not, never adds, changes, moves into or deletes a file of the state directory", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    writeFileSync(join(work, "a.txt"), "a\n");
+    expect(kt(["read", "a.txt"], { cwd: work, stateDir }).exitCode).toBe(0);
+    const index = join(stateDir, "index.db");
+    symlinkSync(stateDir, join(work, "st"));
+    const refusal = (path: string) =>
+      `Refusing to write ${path}: it is inside kt's own state directory ${stateDir}, which holds kt's index, logs and process pipes. Files there are read, never written, with kt's tools.\n`;
+    const cases: [string, string][] = [
+      [`*** Begin Patch\n*** Add File: ../state/evil\n+x\n*** End Patch`, join(stateDir, "evil")],
+      [`*** Begin Patch\n*** Delete File: ${index}\n*** End Patch`, index],
+      [`*** Begin Patch\n*** Update File: a.txt\n*** Move to: st/moved\n@@\n-a\n+b\n*** End Patch`, join(work, "st", "moved")],
+      [`--- /dev/null\n+++ b/st/uni\n@@ -0,0 +1 @@\n+x\n`, join(work, "st", "uni")],
+    ];
+    for (const [patch, path] of cases) {
+      for (const dry of [[], ["--dry-run"]]) {
+        const r = kt(["patch", patch, ...dry], { cwd: work, stateDir });
+        expect({ patch, dry, exitCode: r.exitCode, stdout: r.stdout }).toEqual({ patch, dry, exitCode: 1, stdout: refusal(path) });
+      }
+    }
+    for (const made of ["evil", "moved", "uni"]) expect(existsSync(join(stateDir, made))).toBe(false);
+    expect(lstatSync(index).isFile()).toBe(true);
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("a\n");
+  });
+
   test("item 1: under kt mcp, a write to the session's own stdin FIFO is refused and the server keeps answering", async () => {
     const { tmp, work, stateDir } = setup();
     using _ = tmp;
@@ -198,6 +224,25 @@ describe("issue 11: hangs and crashes", () => {
     expect((await mcp.reply(8)).result.content[0].text).toBe(`Wrote ${work}/small.txt (1 line).`);
     expect(existsSync(join(work, "big.txt"))).toBe(false);
     expect(await mcp.end()).toBe(0);
+  }, 30_000);
+
+  test("item 3: a last line without its newline is still answered when stdin closes: an over-long one with the error, a request with its result", async () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const long = new RawMcp(work, stateDir);
+    await long.initialize();
+    long.send("x".repeat(11 * 1024 * 1024));
+    expect(await long.end()).toBe(0);
+    const tooLarge = await long.reply(null, 1000);
+    expect(tooLarge.error!.code).toBe(-32600);
+    expect(tooLarge.error!.message).toStartWith("Message too large: a line of 11,534,336 bytes is over kt mcp's limit of 10,485,760 bytes");
+
+    const last = new RawMcp(work, stateDir);
+    await last.initialize();
+    last.send(JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "write", arguments: { file_path: "last.txt", content: "end\n" } } }));
+    expect(await last.end()).toBe(0);
+    expect((await last.reply(9, 1000)).result.content[0].text).toBe(`Wrote ${work}/last.txt (1 line).`);
+    expect(readFileSync(join(work, "last.txt"), "utf8")).toBe("end\n");
   }, 30_000);
 
   // Not a timing: before the bound, the 20,000-line cases took 60 s and 120 s; bench/write times 100,000 lines.
@@ -502,6 +547,68 @@ describe("issue 11: confinement", () => {
     expect(writes.length).toBe(300);
   }, 150_000);
 
+  // The same race against apply_patch, whose many-file commit installs through opened
+  // directories too: each call adds root/d/pN.txt and updates root/d/f by a hunk that fits
+  // only the file outside the root, so a read through the link would show as a change there.
+  test("item 10: the same swap never lets apply_patch read, add or change a file outside the root (300 attempts)", async () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const root = join(work, "root");
+    const outside = join(work, "outside");
+    mkdirSync(join(root, "d"), { recursive: true });
+    mkdirSync(outside);
+    writeFileSync(join(root, "d", "f"), "inside\n");
+    writeFileSync(join(outside, "f"), "SECRET outside the root\n");
+    const flipper = Bun.spawn(
+      [process.execPath, "-e", `
+        const { existsSync, renameSync, rmSync, symlinkSync } = require("node:fs");
+        const [d, saved, outside] = process.argv.slice(-3);
+        for (;;) {
+          try { renameSync(d, saved); } catch {}
+          try { symlinkSync(outside, d); } catch {}
+          if (existsSync(saved)) {
+            try { rmSync(d, { recursive: true, force: true }); renameSync(saved, d); } catch {}
+          }
+          const until = performance.now() + Math.random() * 0.3;
+          while (performance.now() < until);
+        }`, join(root, "d"), join(root, "d.saved"), outside],
+      { stdout: "ignore", stderr: "ignore" },
+    );
+    let lines: string[];
+    try {
+      const calls: string[] = [];
+      for (let i = 0; i < 300; i++) {
+        const patch = [
+          "*** Begin Patch",
+          `*** Add File: ${join(root, "d", `p${i}.txt`)}`,
+          `+attempt ${i}`,
+          `*** Update File: ${join(root, "d", "f")}`,
+          "@@",
+          "-SECRET outside the root",
+          `+changed by attempt ${i}`,
+          "*** End Patch",
+        ].join("\n");
+        calls.push(JSON.stringify({ tool: "apply_patch", input: { patch } }));
+      }
+      const run = await ktWithin(120_000, ["call", "--jsonl", "--root", root], { cwd: root, stateDir, stdin: `${calls.join("\n")}\n` });
+      expect(run.hung).toBe(false);
+      lines = run.stdout.trim().split("\n");
+    } finally {
+      flipper.kill("SIGKILL");
+      await flipper.exited;
+    }
+    expect(lines).toHaveLength(300);
+    const results = lines.map((l) => JSON.parse(l) as { content: string; isError: boolean; error?: { code: string } });
+    expect(readdirSync(outside)).toEqual(["f"]);
+    expect(readFileSync(join(outside, "f"), "utf8")).toBe("SECRET outside the root\n");
+    // Only the file outside has the hunk's line: a patch that applied (or found it applied) read it.
+    expect(results.filter((r) => !r.isError || r.error?.code === "ALREADY_APPLIED")).toEqual([]);
+    // The race was run, not dodged: calls met the link (OUTSIDE_ROOT) and the real directory (NO_MATCH).
+    const codes = new Set(results.map((r) => r.error?.code));
+    expect(codes.has("OUTSIDE_ROOT")).toBe(true);
+    expect(codes.has("NO_MATCH")).toBe(true);
+  }, 150_000);
+
   test("item 11: /proc/self/fd/N of a pipe is not a file under the root; suggestions never name paths outside the root", () => {
     const { tmp, work, stateDir } = setup();
     using _ = tmp;
@@ -591,6 +698,19 @@ describe("issue 11: output framing", () => {
     expect(readFileSync(join(work, "new\nline.txt"), "utf8")).toBe("x");
     const b = kt(["bash", "true", "--workdir", "sub\x1b[31m"], { cwd: work, stateDir });
     expect(b.stdout).toMatch(new RegExp(`^\\$ true\\n\\[exit code 0 · [0-9.]+s · cwd ${work}/sub\\\\x1b\\[31m\\]\\n$`));
+  });
+
+  test("item 17: apply_patch shows every path it names on one line: an escape or a newline (a quoted git path) never reaches the answer raw", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const add = kt(["patch", "*** Begin Patch\n*** Add File: e\x1b[31mvil\n+b\n*** End Patch"], { cwd: work, stateDir });
+    expect(add.stdout).toBe(`Success. Updated the following files:\nA ${work}/e\\x1b[31mvil\n`);
+    expect(readFileSync(join(work, "e\x1b[31mvil"), "utf8")).toBe("b\n");
+    const miss = kt(["patch", "*** Begin Patch\n*** Update File: gone\x07x\n@@\n-a\n+b\n*** End Patch"], { cwd: work, stateDir });
+    expect(miss.stdout).toBe(`Refusing to update ${work}/gone\\x07x: the file does not exist. Nothing was changed. To create it, use "*** Add File: gone\\x07x".\n`);
+    const git = kt(["patch", "--patch-file", "-"], { cwd: work, stateDir, stdin: '--- /dev/null\n+++ "b/q\\nx"\n@@ -0,0 +1 @@\n+x\n' });
+    expect(git.stdout).toBe(`Success. Updated the following files:\nA ${work}/q\\nx\n`);
+    expect(readFileSync(join(work, "q\nx"), "utf8")).toBe("x\n");
   });
 
   test.skipIf(!Bun.which("script"))("item 18: on a terminal, control characters in content are shown as pictures; piped, they are faithful", () => {

@@ -35,6 +35,18 @@ describe("kt patch on the command line", () => {
     expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("alpha\ngamma\n");
   });
 
+  test("a unified diff given whole as the positional (it starts with \"--- \") is the patch, not an unknown option; --name=value with a line break stays an option", () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    const r = kt(["patch", "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n alpha\n-beta\n+gamma\n"], opts);
+    expect({ exitCode: r.exitCode, stderr: r.stderr }).toEqual({ exitCode: 0, stderr: "" });
+    expect(r.stdout).toStartWith(`Success. Updated the following files:\nM ${work}/a.txt\n`);
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("alpha\ngamma\n");
+    const w = kt(["write", "b.txt", "--content=-one\ntwo\n"], opts);
+    expect(w.stdout).toBe(`Wrote ${work}/b.txt (2 lines).\n`);
+    expect(readFileSync(join(work, "b.txt"), "utf8")).toBe("-one\ntwo\n");
+  });
+
   test("--patch-file - reads the patch from stdin; --patch-file PATH from a file", () => {
     const { tmp, work, opts } = setup();
     using _ = tmp;

@@ -32,6 +32,7 @@ export class LineTransport implements Transport {
 
   async start(): Promise<void> {
     this.stdin.on("data", this.onData);
+    this.stdin.on("end", this.onEnd);
     this.stdout.on("error", this.onWriteError);
   }
 
@@ -43,6 +44,15 @@ export class LineTransport implements Transport {
       buf = buf.subarray(nl + 1);
     }
     if (buf.length > 0) this.take(buf);
+  };
+
+  /**
+   * The client closed stdin after a last message without its newline: that message is still
+   * answered (an over-long one with the error), not dropped unheard. Runs inside the "end"
+   * event, so the request is counted before `kt mcp` waits for what is still running.
+   */
+  private onEnd = (): void => {
+    if (this.skipping > 0 || this.size > 0) this.finishLine();
   };
 
   private take(piece: Buffer): void {
@@ -112,6 +122,7 @@ export class LineTransport implements Transport {
     if (this.closed) return;
     this.closed = true;
     this.stdin.off("data", this.onData);
+    this.stdin.off("end", this.onEnd);
     this.stdin.pause();
     this.onclose?.();
   }

@@ -5,11 +5,11 @@ import * as z from "zod/mini";
 import { statSync, type Stats } from "node:fs";
 import description from "./patch.txt" with { type: "text" };
 import { defineTool, KtError, type ToolContext } from "./tool.ts";
-import { absolutePath, fsError, realPath } from "../core/paths.ts";
+import { absolutePath, fsError, onOneLine, realPath } from "../core/paths.ts";
 import { getStamp, sha256, stale } from "../core/stamps.ts";
 import { BOM_BYTES, decodeUtf8, dominantEol, hasBom, sniffBinary } from "../core/text.ts";
 import { formatBytes } from "../core/truncate.ts";
-import { readIfExists } from "../core/writer.ts";
+import { readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
 import { unifiedDiff } from "../core/diff.ts";
 import { suggestions } from "./_suggest.ts";
@@ -78,7 +78,10 @@ export default defineTool({
 
 interface Plan {
   op: FileOp;
+  /** The absolute path as shown (control characters escaped, issue 11 item 17). */
   abs: string;
+  /** The absolute path as given, for looking up near names. */
+  given: string;
   real: string;
   /** Move destination. */
   to?: { abs: string; real: string };
@@ -104,11 +107,18 @@ function resolve(ctx: ToolContext, op: FileOp): Plan {
     if (exists(realPath(ctx, alt))) abs = alt;
   }
   const real = realPath(ctx, abs);
+  // Every path the patch names is shown on one line: a newline or escape in it (a quoted
+  // git path can hold one) must not forge a line of the answer or reach a terminal raw.
+  const shown = onOneLine(abs);
+  // A dry run refuses what the commit would: kt's own state is never a target.
+  refuseStateFiles(ctx, real, shown);
   if (op.kind === "update" && op.moveTo !== undefined) {
     const toAbs = absolutePath(ctx, op.moveTo);
-    return { op, abs, real, to: { abs: toAbs, real: realPath(ctx, toAbs) } };
+    const toReal = realPath(ctx, toAbs);
+    refuseStateFiles(ctx, toReal, onOneLine(toAbs));
+    return { op, abs: shown, given: abs, real, to: { abs: onOneLine(toAbs), real: toReal } };
   }
-  return { op, abs, real };
+  return { op, abs: shown, given: abs, real };
 }
 
 function exists(real: string): boolean {
@@ -147,7 +157,7 @@ function compute(ctx: ToolContext, plan: Plan, form: PatchForm): Done {
         "FILE_EXISTS",
         st.isDirectory()
           ? `Refusing to add ${abs}: a directory of that name exists. Nothing was changed. Choose another path for the new file.`
-          : `Refusing to add ${abs}: the file already exists. Nothing was changed. To change it, read it and use "*** Update File: ${op.path}" with hunks instead; to replace it whole, use "*** Delete File" and "*** Add File" in two steps, or the write tool.`,
+          : `Refusing to add ${abs}: the file already exists. Nothing was changed. To change it, read it and use "*** Update File: ${onOneLine(op.path)}" with hunks instead; to replace it whole, use "*** Delete File" and "*** Add File" in two steps, or the write tool.`,
       );
     }
     const bytes = Buffer.from(op.content, "utf8");
@@ -164,9 +174,9 @@ function compute(ctx: ToolContext, plan: Plan, form: PatchForm): Done {
   const verb = op.kind === "delete" ? "delete" : "update";
   const st = statOrNull(real, abs);
   if (!st) {
-    const near = suggestions(ctx, abs);
+    const near = suggestions(ctx, plan.given);
     const miss = near.length > 0 ? ` Did you mean one of these? ${near.join(", ")}.` : "";
-    const create = op.kind === "update" ? ` To create it, use "*** Add File: ${op.path}".` : "";
+    const create = op.kind === "update" ? ` To create it, use "*** Add File: ${onOneLine(op.path)}".` : "";
     throw new KtError("FILE_NOT_FOUND", `Refusing to ${verb} ${abs}: the file does not exist. Nothing was changed.${miss}${create}`);
   }
   if (st.isDirectory()) throw new KtError("IS_DIRECTORY", `Refusing to ${verb} ${abs}: it is a directory, not a file. Nothing was changed. Name a file inside it.`);
@@ -174,7 +184,9 @@ function compute(ctx: ToolContext, plan: Plan, form: PatchForm): Done {
   if (st.size > MAX_FILE_BYTES) {
     throw new KtError("FILE_TOO_LARGE", `${abs} is ${formatBytes(st.size)}, over the 10 MB limit for patch. Nothing was changed. Change it with bash (e.g. sed) or split the file.`);
   }
-  const bytes = readIfExists(real, abs);
+  // Read through a descriptor checked inside the root: content from outside it must never
+  // reach a diff, a dry run or a near-miss.
+  const bytes = readIfExists(real, abs, ctx);
   if (bytes === null) throw new KtError("FILE_NOT_FOUND", `Refusing to ${verb} ${abs}: the file does not exist. Nothing was changed.`);
   const baseSha = sha256(bytes);
   // A file the session has read must not have changed since; one it never read may be

@@ -70,12 +70,17 @@ export function parsePatch(text: string): Parsed {
   }
 }
 
+/** A Markdown code fence line: ``` or ```diff. */
+const FENCE = /^```[\w-]*$/;
+
 function formOf(lines: readonly string[], first: number): PatchForm | undefined {
   const line = lines[first];
   if (line === undefined) return undefined;
   if (line.trim() === "*** Begin Patch") return "envelope";
-  // A heredoc line around the envelope (`apply_patch <<'EOF'`), as models sometimes quote it.
-  if (/^(?:apply_patch\s+)?<<-?\s*['"]?\w+['"]?\s*$/.test(line.trim()) && lines[first + 1]?.trim() === "*** Begin Patch") return "envelope";
+  // A heredoc line (`apply_patch <<'EOF'`) or a Markdown fence (```patch) around the
+  // envelope, as models sometimes quote it.
+  const wrapper = /^(?:apply_patch\s+)?<<-?\s*['"]?\w+['"]?\s*$/.test(line.trim()) || FENCE.test(line.trim());
+  if (wrapper && lines[first + 1]?.trim() === "*** Begin Patch") return "envelope";
   for (let i = first; i < lines.length; i++) {
     const l = lines[i]!;
     if (l.startsWith("diff --git ") || l.startsWith("--- ") || l.startsWith("Index: ") || l.startsWith("diff ")) return "unified";
@@ -114,7 +119,7 @@ function parseEnvelope(lines: string[], first: number): FileOp[] {
     if (line.trim() === END) {
       for (let k = i + 1; k < lines.length; k++) {
         const rest = lines[k]!.trim();
-        if (rest !== "" && !/^['"]?\w+['"]?$/.test(rest)) throw new ParseError(k + 1, lines[k], `nothing after "${END}"`);
+        if (rest !== "" && !/^['"]?\w+['"]?$/.test(rest) && !FENCE.test(rest)) throw new ParseError(k + 1, lines[k], `nothing after "${END}"`);
       }
       break;
     }
@@ -217,6 +222,8 @@ interface FileHeader {
   renameFrom?: string;
   renameTo?: string;
   newMode?: number;
+  /** A `diff --git` header opened the file (its names may not be splittable: spaces). */
+  git: boolean;
   deleted: boolean;
   created: boolean;
   binary: boolean;
@@ -239,10 +246,12 @@ function parseUnified(lines: string[], first: number): FileOp[] {
     if (!isFileStart(lines, i)) {
       // A format-patch signature ("-- " then a version) ends the diff.
       if (l === "-- ") break;
+      // So does the closing Markdown fence of a diff quoted as ```diff … ```.
+      if (FENCE.test(l.trim()) && lines.slice(i + 1).every((rest) => rest.trim() === "")) break;
       throw new ParseError(i + 1, l, `a file header ("diff --git", or "--- P" followed by "+++ P") or a hunk header "@@ -a,b +c,d @@"`);
     }
-    const h: FileHeader = { deleted: false, created: false, binary: false, patchLine: i + 1 };
-    if (l.startsWith("diff --git ")) {
+    const h: FileHeader = { git: l.startsWith("diff --git "), deleted: false, created: false, binary: false, patchLine: i + 1 };
+    if (h.git) {
       const names = gitNames(l.slice("diff --git ".length));
       if (names) [h.gitOld, h.gitNew] = names;
       i++;
@@ -369,9 +378,11 @@ function stripPrefix(p: string | undefined, prefix: string, git: boolean): strin
 
 function unifiedOp(h: FileHeader, hunks: Hunk[], lines: string[]): FileOp {
   // git names carry a/ and b/; so do `diff -u` paths written as a/… b/… by many tools.
-  const git = h.gitOld !== undefined || ((h.old?.startsWith("a/") || h.old === DEV_NULL) && (h.neu?.startsWith("b/") || h.neu === DEV_NULL));
-  const old = stripPrefix(h.old ?? h.gitOld, "a/", git);
-  const neu = stripPrefix(h.neu ?? h.gitNew, "b/", git);
+  const git = h.git || ((h.old?.startsWith("a/") || h.old === DEV_NULL) && (h.neu?.startsWith("b/") || h.neu === DEV_NULL));
+  // A pure rename of names with spaces has neither "---"/"+++" lines nor a header that can be
+  // split: git's "rename from"/"rename to" lines name both (without a/ and b/).
+  const old = stripPrefix(h.old ?? h.gitOld, "a/", git) ?? h.renameFrom;
+  const neu = stripPrefix(h.neu ?? h.gitNew, "b/", git) ?? h.renameTo;
   const at = h.patchLine;
   if (old === undefined || neu === undefined) throw new ParseError(at, lines[at - 1], `"--- PATH" and "+++ PATH" lines naming the file`);
   if (h.created || old === DEV_NULL) {
@@ -389,7 +400,7 @@ function unifiedOp(h: FileHeader, hunks: Hunk[], lines: string[]): FileOp {
     return { kind: "add", path: neu, content, ...(h.newMode !== undefined ? { mode: h.newMode & 0o777 } : {}), patchLine: at };
   }
   if (h.deleted || neu === DEV_NULL) return { kind: "delete", path: old, patchLine: at };
-  if (h.gitOld === undefined) {
+  if (!h.git) {
     // Only git's headers say "rename"; `diff -u file.orig file` patches one file.
     if (hunks.length === 0) throw new ParseError(at, lines[at - 1], `hunks ("@@ -a,b +c,d @@") for ${old}: the diff changes nothing`);
     return { kind: "update", path: old, ...(old !== neu ? { altPath: neu } : {}), hunks, patchLine: at };

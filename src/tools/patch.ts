@@ -46,7 +46,7 @@ export default defineTool({
   annotations: { readOnlyHint: false, destructiveHint: true },
   async execute(input, ctx) {
     const parsed = parsePatch(input.patch);
-    if (!parsed.ok) throw parseFailure(parsed);
+    if (!parsed.ok) throw parseFailure(parsed, input.patch.trim() === "");
     const plans = parsed.ops.map((op) => resolve(ctx, op));
     duplicates(plans);
     const done = plans.map((plan) => compute(ctx, plan, parsed.form));
@@ -274,8 +274,8 @@ function quote(line: string): string {
   return excerpt(line, 1);
 }
 
-function parseFailure(p: Extract<ReturnType<typeof parsePatch>, { ok: false }>): KtError {
-  const at = p.found === undefined ? `the patch ends at line ${p.line - 1}` : `line ${p.line} is ${quote(p.found)}`;
+function parseFailure(p: Extract<ReturnType<typeof parsePatch>, { ok: false }>, empty: boolean): KtError {
+  const at = empty ? "the patch is empty" : p.found === undefined ? `the patch ends at line ${p.line - 1}` : `line ${p.line} is ${quote(p.found)}`;
   const forms = p.form === undefined
     ? ' A patch starts with "*** Begin Patch" and ends with "*** End Patch", or is a unified diff (diff -u / git diff).'
     : "";

@@ -269,6 +269,43 @@ describe("issue 11: hangs and crashes", () => {
     expect(readFileSync(join(work, "a.txt"), "utf8")).toBe(after.replaceAll("new", "newer"));
   }, 60_000);
 
+  // The bound must not blur a small change in a large file into a rewrite of all of it:
+  // past the budget, lines found once on each side anchor the diff (as patience diff does).
+  test("item 4: other shapes of large change finish with a diff that is a correct patch and counts only the lines that changed", async () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const N = 20_000;
+    const base = Array.from({ length: N }, (_, i) => `const value${i} = compute(${i}, "old");`);
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const shuffled = [...base].sort(() => random() - 0.5);
+    const shapes: Record<string, { lines: string[]; counts?: [number, number] }> = {
+      "every other line changed": { lines: base.map((l, i) => (i % 2 ? l : l.replace("old", "new"))), counts: [N / 2, N / 2] },
+      "a line in at the top, the last one out": { lines: ["import first;", ...base.slice(0, -1)], counts: [1, 1] },
+      "the two halves swapped": { lines: [...base.slice(N / 2), ...base.slice(0, N / 2)], counts: [N / 2, N / 2] },
+      "every third line replaced": { lines: base.map((l, i) => (i % 3 ? l : `x${i}`)), counts: [Math.ceil(N / 3), Math.ceil(N / 3)] },
+      reversed: { lines: [...base].reverse() },
+      shuffled: { lines: shuffled },
+    };
+    const before = `${base.join("\n")}\n`;
+    for (const [k, [name, { lines, counts }]] of Object.entries(shapes).entries()) {
+      const after = `${lines.join("\n")}\n`;
+      writeFileSync(join(work, `s${k}.txt`), before);
+      writeFileSync(join(tmp.path, "new.txt"), after);
+      const w = await ktWithin(20_000, ["write", `s${k}.txt`, "--content-file", join(tmp.path, "new.txt"), "--skip-read-check", "--json"], { cwd: work, stateDir });
+      expect({ name, hung: w.hung, exitCode: w.exitCode }).toEqual({ name, hung: false, exitCode: 0 });
+      const m = JSON.parse(w.stdout).metadata;
+      expect({ name, applies: applyPatch(before, m.diff) === after }).toEqual({ name, applies: true });
+      if (counts) expect({ name, counts: [m.additions, m.deletions] }).toEqual({ name, counts });
+    }
+    // An edit of the first and the last line of a large file is two small hunks, not a rewrite.
+    writeFileSync(join(work, "e.txt"), `MARK first\n${before}MARK last\n`);
+    const e = await ktWithin(20_000, ["edit", "e.txt", "--old-string", "MARK", "--new-string", "mark", "--replace-all", "--skip-read-check", "--json"], { cwd: work, stateDir });
+    const em = JSON.parse(e.stdout).metadata;
+    expect([em.title, em.additions, em.deletions]).toEqual([`Edit ${work}/e.txt · +2 −2`, 2, 2]);
+    expect(applyPatch(`MARK first\n${before}MARK last\n`, em.diff)).toBe(`mark first\n${before}mark last\n`);
+  }, 60_000);
+
   test("item 5: read of /proc/kmsg (a file that blocks until data comes) answers at once", async () => {
     const { tmp, work, stateDir } = setup();
     using _ = tmp;

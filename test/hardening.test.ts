@@ -680,6 +680,27 @@ describe("issue 11: confinement", () => {
     expect(kt(["read", ""], { cwd: work, stateDir }).stdout).toBe("The path is empty. Give the path of a file or directory (absolute preferred).\n");
   });
 
+  test("item 12: an empty --root (a script's unset variable) is refused everywhere, never read as no confinement; undo and history refuse a bad root as a usage error", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    writeFileSync(join(work, "a.txt"), "a\n");
+    const empty = "The root given with --root is empty. Give the directory kt is to be confined to, or leave --root out.";
+    const r = kt(["read", "/etc/passwd", "--root", ""], { cwd: work, stateDir });
+    expect([r.exitCode, r.stdout]).toEqual([1, `${empty}\n`]);
+    const c = kt(["call", "--jsonl", "--root", ""], { cwd: work, stateDir, stdin: `${JSON.stringify({ tool: "read", input: { file_path: "/etc/passwd" } })}\n` });
+    expect(c.stdout).not.toContain("root:");
+    expect(c.stderr).toStartWith(`kt call: ${empty}`);
+    const m = kt(["mcp", "--root", ""], { cwd: work, stateDir, stdin: "" });
+    expect([m.exitCode, m.stderr.split("\n")[0]]).toEqual([2, `kt mcp: ${empty}`]);
+    for (const [cmd, root, why] of [["undo", "", empty], ["history", "", empty], ["undo", "a.txt", "The root a.txt (from --root) is a file, not a directory. Give the directory kt is to be confined to."]] as const) {
+      const args = cmd === "undo" ? ["undo", "--last", "--root", root] : ["history", "a.txt", "--root", root];
+      const u = kt(args, { cwd: work, stateDir });
+      expect([u.exitCode, u.stderr.split("\n")[0]]).toEqual([2, `kt ${cmd}: ${why}`]);
+    }
+    // An empty KT_ROOT is unset, as empty environment variables usually are.
+    expect(kt(["read", "a.txt"], { cwd: work, stateDir, env: { KT_ROOT: "" } }).exitCode).toBe(0);
+  });
+
   test("item 13: two session names never share a directory: ending col/x leaves col_x's process and log alone", () => {
     const { tmp, work, stateDir } = setup();
     using _ = tmp;
@@ -714,6 +735,23 @@ describe("issue 11: processes (the writer's part)", () => {
     expect(existsSync(live)).toBe(true);
     expect(existsSync(other)).toBe(true);
   });
+});
+
+test("issue 11: item 16: apply_patch and undo remove stale temp files of dead kt processes in the directories they change", () => {
+  const { tmp, work, stateDir } = setup();
+  using _ = tmp;
+  mkdirSync(join(work, "sub"));
+  writeFileSync(join(work, "sub", "a.txt"), "a\n");
+  const dead = [join(work, "sub", ".a.txt.kt-99999999-abc123.tmp"), join(work, ".b.txt.kt-99999998-def456.tmp")];
+  for (const f of dead) writeFileSync(f, "half written");
+  const p = kt(["patch", "*** Begin Patch\n*** Update File: sub/a.txt\n-a\n+b\n*** Add File: b.txt\n+b\n*** End Patch"], { cwd: work, stateDir });
+  expect(p.exitCode).toBe(0);
+  for (const f of dead) expect(existsSync(f)).toBe(false);
+  writeFileSync(dead[0]!, "half written");
+  const u = kt(["undo", "--last"], { cwd: work, stateDir });
+  expect(u.exitCode).toBe(0);
+  expect(existsSync(dead[0]!)).toBe(false);
+  expect(readdirSync(join(work, "sub"))).toEqual(["a.txt"]);
 });
 
 describe("issue 11: output framing", () => {

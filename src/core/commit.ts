@@ -12,7 +12,7 @@ import { KtError, type ToolContext } from "../tools/tool.ts";
 import { fdHandle, fsError, verifyOpened } from "./paths.ts";
 import { dropStamp, putStamp, sha256, stale, type Verb } from "./stamps.ts";
 import { index, withWriteLock } from "./state.ts";
-import { discard, prepare, readIfExists, refuseStateFiles, type Temp } from "./writer.ts";
+import { discard, prepare, readIfExists, refuseStateFiles, removeStaleTemps, type Temp } from "./writer.ts";
 import { keepBlobs, markUndone, newGroup, recordChange, removeJournal, writeJournal, type HistoryState } from "./history.ts";
 
 export interface Change {
@@ -147,6 +147,8 @@ function openDir(ctx: ToolContext, dirs: Map<string, number>, change: Change): n
   }
   dirs.set(dir, fd);
   verifyOpened(ctx, fd, change.display, dir);
+  // Temp files a killed kt left here go, as the one-file writer does (issue 11 item 16).
+  removeStaleTemps(fdHandle(fd, dir));
   return fd;
 }
 

@@ -811,6 +811,11 @@ describe("issue 11: output framing", () => {
     expect(e.exitCode).toBe(1);
     expect(e.stdout).not.toContain("\0");
     expect(JSON.parse(kt(["edit", "late.txt", "--old-string", "nul", "--new-string", "x", "--skip-read-check", "--json"], { cwd: work, stateDir }).stdout).error.code).toBe("BINARY_FILE");
+    // apply_patch too: its snippet would echo the NUL.
+    const p = kt(["patch", "--patch-file", "-", "--json"], { cwd: work, stateDir, stdin: "*** Begin Patch\n*** Update File: late.txt\n@@\n-nul\0here\n+x\n*** End Patch\n" });
+    const patched = JSON.parse(p.stdout);
+    expect([patched.error.code, patched.content]).toEqual(["BINARY_FILE", `${work}/late.txt is a binary file (NUL bytes past its start, 5 KB); patch changes text files only. Nothing was changed.`]);
+    expect(readFileSync(join(work, "late.txt"), "utf8")).toBe(`${"text line\n".repeat(500)}nul\0here\n`);
   });
 
   test("item 20: kt call --jsonl stops at the first result nobody reads", () => {

@@ -205,7 +205,7 @@ function compute(ctx: ToolContext, plan: Plan, form: PatchForm): Done {
     };
   }
 
-  const kind = sniffBinary(real, bytes.subarray(0, 4096));
+  const kind = sniffBinary(real, bytes.subarray(0, 4096)) ?? (bytes.indexOf(0, 4096) !== -1 ? "NUL bytes past its start" : null);
   if (kind) throw new KtError("BINARY_FILE", `${abs} is a binary file (${kind}, ${formatBytes(bytes.length)}); patch changes text files only. Nothing was changed.`);
   if (before === null) {
     throw new KtError("BINARY_FILE", `${abs} is not valid UTF-8 text; patch refuses it because changing it would corrupt the bytes that cannot be decoded. Nothing was changed. Convert it first with bash (e.g. iconv).`);

@@ -2,7 +2,8 @@
 // new content, and only then write them all through the multi-file commit — or nothing.
 // All model-facing patch prose is here.
 import * as z from "zod/mini";
-import { statSync, type Stats } from "node:fs";
+import { lstatSync, statSync, type Stats } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import description from "./patch.txt" with { type: "text" };
 import { defineTool, KtError, type ToolContext } from "./tool.ts";
 import { absolutePath, fsError, onOneLine, realPath } from "../core/paths.ts";
@@ -78,6 +79,11 @@ export default defineTool({
 
 interface Plan {
   op: FileOp;
+  /**
+   * What a delete, or the source side of a move, removes: the named path itself when it is a
+   * symbolic link (the link goes, its target stays), else the real path.
+   */
+  removal: string;
   /** The absolute path as shown (control characters escaped, issue 11 item 17). */
   abs: string;
   /** The absolute path as given, for looking up near names. */
@@ -116,9 +122,18 @@ function resolve(ctx: ToolContext, op: FileOp): Plan {
     const toAbs = absolutePath(ctx, op.moveTo);
     const toReal = realPath(ctx, toAbs);
     refuseStateFiles(ctx, toReal, onOneLine(toAbs));
-    return { op, abs: shown, given: abs, real, to: { abs: onOneLine(toAbs), real: toReal } };
+    return { op, abs: shown, given: abs, real, removal: removalPath(ctx, abs, real), to: { abs: onOneLine(toAbs), real: toReal } };
   }
-  return { op, abs: shown, given: abs, real };
+  return { op, abs: shown, given: abs, real, removal: op.kind === "delete" ? removalPath(ctx, abs, real) : real };
+}
+
+function removalPath(ctx: ToolContext, abs: string, real: string): string {
+  try {
+    if (!lstatSync(abs).isSymbolicLink()) return real;
+  } catch {
+    return real;
+  }
+  return join(realPath(ctx, dirname(abs)), basename(abs));
 }
 
 function exists(real: string): boolean {
@@ -199,7 +214,7 @@ function compute(ctx: ToolContext, plan: Plan, form: PatchForm): Done {
     return {
       action: "delete",
       abs,
-      changes: [{ display: abs, real, baseSha, previous: bytes, bytes: null }],
+      changes: [{ display: abs, real: plan.removal, baseSha, previous: bytes, bytes: null }],
       placements: [],
       diff: unifiedDiff(abs, before ?? "", ""),
     };
@@ -237,7 +252,7 @@ function compute(ctx: ToolContext, plan: Plan, form: PatchForm): Done {
       movedFrom: abs,
       changes: [
         { display: plan.to.abs, real: plan.to.real, baseSha: null, previous: null, bytes: newBytes, mode: st.mode & 0o7777 },
-        { display: abs, real, baseSha, previous: bytes, bytes: null },
+        { display: abs, real: plan.removal, baseSha, previous: bytes, bytes: null },
       ],
       placements: applied.placements,
       lf: applied.lf,

@@ -174,6 +174,22 @@ function parseEnvelopeHunks(lines: string[], start: number, op: FileOp & { kind:
   };
   for (; lines[i] !== undefined && !header(lines[i]); i++) {
     const l = lines[i]!;
+    // A unified diff's header inside the envelope ("@@ -12,5 +12,6 @@", models mix the two
+    // forms): its numbers are hints as in a unified diff, and it names no context line.
+    const numbered = l.match(/^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/);
+    if (numbered) {
+      open(undefined, i);
+      hunk!.hint = { oldStart: +numbered[1]!, oldLines: numbered[2] === undefined ? 1 : +numbered[2], newStart: +numbered[3]!, newLines: numbered[4] === undefined ? 1 : +numbered[4] };
+      continue;
+    }
+    if (l.startsWith("\\") && hunk && hunk.lines.length > 0) {
+      // "\ No newline at end of file", copied from a unified diff: as there, it follows the
+      // last old line, the last new line, or a line of both.
+      const last = hunk.lines[hunk.lines.length - 1]!;
+      if (last.kind !== "+") hunk.oldNoNewline = true;
+      if (last.kind !== "-") hunk.newNoNewline = true;
+      continue;
+    }
     if (l === "@@" || l.startsWith("@@ ")) {
       // Two "@@ ctx" headers in a row narrow twice; kt keeps the last one, which is nearest the hunk.
       if (hunk && hunk.lines.length === 0) hunk.anchor = l.slice(3).trim() || hunk.anchor;

@@ -407,6 +407,37 @@ describe("issue 11: promises broken", () => {
     expect(readFileSync(join(work, "u.txt"))).toEqual(readFileSync(join(tmp.path, "utf8.txt")));
   });
 
+  test("item 7: bytes that are not UTF-8 in an argument, JSON on stdin, kt call (one call or --jsonl) or kt mcp are refused too, never written as U+FFFD", async () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const sh = (script: string) => {
+      const p = Bun.spawnSync(["bash", "-c", script], { cwd: work, env: { ...ENV(stateDir), KT } });
+      return { stdout: p.stdout.toString(), exitCode: p.exitCode };
+    };
+    const tail = "kt carries text fields as UTF-8 and will not replace bytes it cannot decode, so nothing was changed.";
+    const arg = sh(`"$KT" write a.txt --content "$(printf 'caf\\xe9')"`);
+    expect([arg.exitCode, arg.stdout]).toEqual([1, `A command-line argument (the value of --content) is not valid UTF-8 text (the first byte that is not UTF-8 is at offset 3). ${tail} Pass the text as UTF-8, or give it in a file with the matching --<field>-file option.\n`]);
+    // A real U+FFFD (valid UTF-8) is text like any other.
+    expect(sh(`"$KT" write ok.txt --content "�"`).exitCode).toBe(0);
+    const json = sh(`printf '{"file_path":"b.txt","content":"caf\\xe9"}' | "$KT" write --json`);
+    expect(JSON.parse(json.stdout).content).toBe(`Invalid input for tool "write": stdin is not valid UTF-8 text (the first byte that is not UTF-8 is at offset 35). ${tail} Send the text as UTF-8 (e.g. convert it with iconv -f latin1 -t utf-8).`);
+    const one = sh(`printf '{"tool":"write","input":{"file_path":"c.txt","content":"\\xfe"}}' | "$KT" call`);
+    expect(one.stdout).toStartWith("The call on stdin is not valid UTF-8 text (the first byte that is not UTF-8 is at offset 56).");
+    const lines = sh(`printf '{"tool":"write","input":{"file_path":"d.txt","content":"\\xfe"}}\\n{"tool":"write","input":{"file_path":"e.txt","content":"fine"}}\\n' | "$KT" call --jsonl`);
+    const [bad, good] = lines.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect([bad.isError, bad.error.code, bad.content.split(" (")[0]]).toEqual([true, "INVALID_ARGS", "Line 1 of the calls is not valid UTF-8 text"]);
+    expect(good.isError).toBe(false);
+    const mcp = new RawMcp(work, stateDir);
+    await mcp.initialize();
+    mcp.proc.stdin.write(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"write","arguments":{"file_path":"m.txt","content":"'), Buffer.from([0xe9]), Buffer.from('"}}}\n')]));
+    mcp.proc.stdin.flush();
+    const refused = await mcp.reply(null);
+    expect(refused.error!.code).toBe(-32700);
+    expect(refused.error!.message).toStartWith("Parse error: the line is not valid UTF-8");
+    expect(await mcp.end()).toBe(0);
+    expect(readdirSync(work).sort()).toEqual(["e.txt", "ok.txt"]);
+  });
+
   describe("item 8: a damaged index is set aside and rebuilt, with a notice", () => {
     const damage: Record<string, (index: string) => void> = {
       "a table dropped": (index) => {

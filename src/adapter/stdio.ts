@@ -5,6 +5,7 @@
 // the server cleanly instead of crashing it.
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { decodeUtf8Exact, invalidUtf8At } from "../core/text.ts";
 
 /** The longest message line kept; a longer one is skipped to its end and answered with an error. */
 export const MAX_LINE_BYTES = 10 * 1024 * 1024;
@@ -74,9 +75,16 @@ export class LineTransport implements Transport {
       this.reject(null, ErrorCode.InvalidRequest, `Message too large: a line of ${size.toLocaleString("en")} bytes is over kt mcp's limit of ${MAX_LINE_BYTES.toLocaleString("en")} bytes, so it was not read. Send smaller messages (a large file is better written from a file with kt write --content-file).`);
       return;
     }
-    const line = Buffer.concat(this.parts, this.size).toString("utf8").replace(/\r$/, "");
+    const bytes = Buffer.concat(this.parts, this.size);
     this.parts = [];
     this.size = 0;
+    const decoded = decodeUtf8Exact(bytes);
+    if (decoded === null) {
+      // JSON-RPC messages are UTF-8; bytes that are not must not reach a tool as U+FFFD.
+      this.reject(null, ErrorCode.ParseError, `Parse error: the line is not valid UTF-8 (the first byte that is not UTF-8 is at offset ${invalidUtf8At(bytes)}), so it was not read. Send messages as UTF-8.`);
+      return;
+    }
+    const line = decoded.replace(/\r$/, "");
     if (line.trim() === "") return;
     let value: unknown;
     try {

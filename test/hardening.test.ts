@@ -21,10 +21,10 @@ const ENV = (stateDir: string, extra: Record<string, string> = {}) => ({
 });
 
 /** The binary with a deadline: a hang is a failure, not a stuck suite. */
-async function ktWithin(ms: number, args: string[], opts: { cwd: string; stateDir: string; stdin?: string | Uint8Array }) {
+async function ktWithin(ms: number, args: string[], opts: { cwd: string; stateDir: string; stdin?: string | Uint8Array; env?: Record<string, string> }) {
   const proc = Bun.spawn([KT, ...args], {
     cwd: opts.cwd,
-    env: ENV(opts.stateDir),
+    env: ENV(opts.stateDir, opts.env),
     stdin: opts.stdin === undefined ? "ignore" : typeof opts.stdin === "string" ? Buffer.from(opts.stdin) : opts.stdin,
     stdout: "pipe",
     stderr: "pipe",
@@ -315,6 +315,13 @@ describe("issue 11: hangs and crashes", () => {
     expect([0, 1]).toContain(r.exitCode);
     if (r.exitCode === 1) expect(r.stdout).toMatch(/^(\/proc\/kmsg has nothing to read now and would make kt wait|Permission denied: \/proc\/kmsg|Cannot access \/proc\/kmsg)/);
     expect(r.stderr).toBe("");
+    // grep too, with either engine: rg and the built-in reader would block on it.
+    for (const engine of ["rg", "builtin"]) {
+      const g = await ktWithin(10_000, ["grep", "x", "/proc/kmsg"], { cwd: work, stateDir, env: { KT_GREP_ENGINE: engine } });
+      expect({ engine, hung: g.hung }).toEqual({ engine, hung: false });
+      expect([0, 1]).toContain(g.exitCode);
+      if (g.exitCode === 1) expect(g.stdout).toMatch(/^(\/proc\/kmsg has nothing to read now and would make kt wait|Permission denied: \/proc\/kmsg|Cannot access \/proc\/kmsg)/);
+    }
     // A FIFO is refused before it is opened (opening one blocks until a writer comes).
     Bun.spawnSync(["mkfifo", join(work, "p")]);
     const f = await ktWithin(10_000, ["read", "p"], { cwd: work, stateDir });

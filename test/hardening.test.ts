@@ -322,6 +322,10 @@ describe("issue 11: hangs and crashes", () => {
       expect([0, 1]).toContain(g.exitCode);
       if (g.exitCode === 1) expect(g.stdout).toMatch(/^(\/proc\/kmsg has nothing to read now and would make kt wait|Permission denied: \/proc\/kmsg|Cannot access \/proc\/kmsg)/);
     }
+    // Met in a walk, the built-in engine opens it without blocking: reported, never waited on.
+    const walk = await ktWithin(30_000, ["grep", "x", "/proc", "--include", "kmsg"], { cwd: work, stateDir, env: { KT_GREP_ENGINE: "builtin" } });
+    expect([walk.hung, walk.exitCode]).toEqual([false, 0]);
+    if (r.exitCode === 0 || r.stdout.startsWith("/proc/kmsg has nothing to read now")) expect(walk.stdout).toContain("could not be searched completely (the pattern backtracked too long on a line, or reading failed), so these results are partial: /proc/kmsg.");
     // A FIFO is refused before it is opened (opening one blocks until a writer comes).
     Bun.spawnSync(["mkfifo", join(work, "p")]);
     const f = await ktWithin(10_000, ["read", "p"], { cwd: work, stateDir });

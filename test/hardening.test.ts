@@ -21,10 +21,10 @@ const ENV = (stateDir: string, extra: Record<string, string> = {}) => ({
 });
 
 /** The binary with a deadline: a hang is a failure, not a stuck suite. */
-async function ktWithin(ms: number, args: string[], opts: { cwd: string; stateDir: string; stdin?: string | Uint8Array }) {
+async function ktWithin(ms: number, args: string[], opts: { cwd: string; stateDir: string; stdin?: string | Uint8Array; env?: Record<string, string> }) {
   const proc = Bun.spawn([KT, ...args], {
     cwd: opts.cwd,
-    env: ENV(opts.stateDir),
+    env: ENV(opts.stateDir, opts.env),
     stdin: opts.stdin === undefined ? "ignore" : typeof opts.stdin === "string" ? Buffer.from(opts.stdin) : opts.stdin,
     stdout: "pipe",
     stderr: "pipe",
@@ -128,6 +128,32 @@ describe("issue 11: hangs and crashes", () => {
     expect(readFileSync(index).subarray(0, 16)).toEqual(before.subarray(0, 16));
   });
 
+  test("item 1: apply_patch, dry run or not, never adds, changes, moves into or deletes a file of the state directory", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    writeFileSync(join(work, "a.txt"), "a\n");
+    expect(kt(["read", "a.txt"], { cwd: work, stateDir }).exitCode).toBe(0);
+    const index = join(stateDir, "index.db");
+    symlinkSync(stateDir, join(work, "st"));
+    const refusal = (path: string) =>
+      `Refusing to write ${path}: it is inside kt's own state directory ${stateDir}, which holds kt's index, logs and process pipes. Files there are read, never written, with kt's tools.\n`;
+    const cases: [string, string][] = [
+      [`*** Begin Patch\n*** Add File: ../state/evil\n+x\n*** End Patch`, join(stateDir, "evil")],
+      [`*** Begin Patch\n*** Delete File: ${index}\n*** End Patch`, index],
+      [`*** Begin Patch\n*** Update File: a.txt\n*** Move to: st/moved\n@@\n-a\n+b\n*** End Patch`, join(work, "st", "moved")],
+      [`--- /dev/null\n+++ b/st/uni\n@@ -0,0 +1 @@\n+x\n`, join(work, "st", "uni")],
+    ];
+    for (const [patch, path] of cases) {
+      for (const dry of [[], ["--dry-run"]]) {
+        const r = kt(["patch", patch, ...dry], { cwd: work, stateDir });
+        expect({ patch, dry, exitCode: r.exitCode, stdout: r.stdout }).toEqual({ patch, dry, exitCode: 1, stdout: refusal(path) });
+      }
+    }
+    for (const made of ["evil", "moved", "uni"]) expect(existsSync(join(stateDir, made))).toBe(false);
+    expect(lstatSync(index).isFile()).toBe(true);
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("a\n");
+  });
+
   test("item 1: under kt mcp, a write to the session's own stdin FIFO is refused and the server keeps answering", async () => {
     const { tmp, work, stateDir } = setup();
     using _ = tmp;
@@ -200,6 +226,25 @@ describe("issue 11: hangs and crashes", () => {
     expect(await mcp.end()).toBe(0);
   }, 30_000);
 
+  test("item 3: a last line without its newline is still answered when stdin closes: an over-long one with the error, a request with its result", async () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const long = new RawMcp(work, stateDir);
+    await long.initialize();
+    long.send("x".repeat(11 * 1024 * 1024));
+    expect(await long.end()).toBe(0);
+    const tooLarge = await long.reply(null, 1000);
+    expect(tooLarge.error!.code).toBe(-32600);
+    expect(tooLarge.error!.message).toStartWith("Message too large: a line of 11,534,336 bytes is over kt mcp's limit of 10,485,760 bytes");
+
+    const last = new RawMcp(work, stateDir);
+    await last.initialize();
+    last.send(JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "write", arguments: { file_path: "last.txt", content: "end\n" } } }));
+    expect(await last.end()).toBe(0);
+    expect((await last.reply(9, 1000)).result.content[0].text).toBe(`Wrote ${work}/last.txt (1 line).`);
+    expect(readFileSync(join(work, "last.txt"), "utf8")).toBe("end\n");
+  }, 30_000);
+
   // Not a timing: before the bound, the 20,000-line cases took 60 s and 120 s; bench/write times 100,000 lines.
   test("item 4: replacing a 20,000-line file and a replace-all over 20,000 lines finish, with a diff that is a correct patch", async () => {
     const { tmp, work, stateDir } = setup();
@@ -224,6 +269,43 @@ describe("issue 11: hangs and crashes", () => {
     expect(readFileSync(join(work, "a.txt"), "utf8")).toBe(after.replaceAll("new", "newer"));
   }, 60_000);
 
+  // The bound must not blur a small change in a large file into a rewrite of all of it:
+  // past the budget, lines found once on each side anchor the diff (as patience diff does).
+  test("item 4: other shapes of large change finish with a diff that is a correct patch and counts only the lines that changed", async () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const N = 20_000;
+    const base = Array.from({ length: N }, (_, i) => `const value${i} = compute(${i}, "old");`);
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const shuffled = [...base].sort(() => random() - 0.5);
+    const shapes: Record<string, { lines: string[]; counts?: [number, number] }> = {
+      "every other line changed": { lines: base.map((l, i) => (i % 2 ? l : l.replace("old", "new"))), counts: [N / 2, N / 2] },
+      "a line in at the top, the last one out": { lines: ["import first;", ...base.slice(0, -1)], counts: [1, 1] },
+      "the two halves swapped": { lines: [...base.slice(N / 2), ...base.slice(0, N / 2)], counts: [N / 2, N / 2] },
+      "every third line replaced": { lines: base.map((l, i) => (i % 3 ? l : `x${i}`)), counts: [Math.ceil(N / 3), Math.ceil(N / 3)] },
+      reversed: { lines: [...base].reverse() },
+      shuffled: { lines: shuffled },
+    };
+    const before = `${base.join("\n")}\n`;
+    for (const [k, [name, { lines, counts }]] of Object.entries(shapes).entries()) {
+      const after = `${lines.join("\n")}\n`;
+      writeFileSync(join(work, `s${k}.txt`), before);
+      writeFileSync(join(tmp.path, "new.txt"), after);
+      const w = await ktWithin(20_000, ["write", `s${k}.txt`, "--content-file", join(tmp.path, "new.txt"), "--skip-read-check", "--json"], { cwd: work, stateDir });
+      expect({ name, hung: w.hung, exitCode: w.exitCode }).toEqual({ name, hung: false, exitCode: 0 });
+      const m = JSON.parse(w.stdout).metadata;
+      expect({ name, applies: applyPatch(before, m.diff) === after }).toEqual({ name, applies: true });
+      if (counts) expect({ name, counts: [m.additions, m.deletions] }).toEqual({ name, counts });
+    }
+    // An edit of the first and the last line of a large file is two small hunks, not a rewrite.
+    writeFileSync(join(work, "e.txt"), `MARK first\n${before}MARK last\n`);
+    const e = await ktWithin(20_000, ["edit", "e.txt", "--old-string", "MARK", "--new-string", "mark", "--replace-all", "--skip-read-check", "--json"], { cwd: work, stateDir });
+    const em = JSON.parse(e.stdout).metadata;
+    expect([em.title, em.additions, em.deletions]).toEqual([`Edit ${work}/e.txt · +2 −2`, 2, 2]);
+    expect(applyPatch(`MARK first\n${before}MARK last\n`, em.diff)).toBe(`mark first\n${before}mark last\n`);
+  }, 60_000);
+
   test("item 5: read of /proc/kmsg (a file that blocks until data comes) answers at once", async () => {
     const { tmp, work, stateDir } = setup();
     using _ = tmp;
@@ -233,6 +315,17 @@ describe("issue 11: hangs and crashes", () => {
     expect([0, 1]).toContain(r.exitCode);
     if (r.exitCode === 1) expect(r.stdout).toMatch(/^(\/proc\/kmsg has nothing to read now and would make kt wait|Permission denied: \/proc\/kmsg|Cannot access \/proc\/kmsg)/);
     expect(r.stderr).toBe("");
+    // grep too, with either engine: rg and the built-in reader would block on it.
+    for (const engine of ["rg", "builtin"]) {
+      const g = await ktWithin(10_000, ["grep", "x", "/proc/kmsg"], { cwd: work, stateDir, env: { KT_GREP_ENGINE: engine } });
+      expect({ engine, hung: g.hung }).toEqual({ engine, hung: false });
+      expect([0, 1]).toContain(g.exitCode);
+      if (g.exitCode === 1) expect(g.stdout).toMatch(/^(\/proc\/kmsg has nothing to read now and would make kt wait|Permission denied: \/proc\/kmsg|Cannot access \/proc\/kmsg)/);
+    }
+    // Met in a walk, the built-in engine opens it without blocking: reported, never waited on.
+    const walk = await ktWithin(30_000, ["grep", "x", "/proc", "--include", "kmsg"], { cwd: work, stateDir, env: { KT_GREP_ENGINE: "builtin" } });
+    expect([walk.hung, walk.exitCode]).toEqual([false, 0]);
+    if (r.exitCode === 0 || r.stdout.startsWith("/proc/kmsg has nothing to read now")) expect(walk.stdout).toContain("could not be searched completely (the pattern backtracked too long on a line, or reading failed), so these results are partial: /proc/kmsg.");
     // A FIFO is refused before it is opened (opening one blocks until a writer comes).
     Bun.spawnSync(["mkfifo", join(work, "p")]);
     const f = await ktWithin(10_000, ["read", "p"], { cwd: work, stateDir });
@@ -323,6 +416,37 @@ describe("issue 11: promises broken", () => {
     writeFileSync(join(tmp.path, "utf8.txt"), "naïve — ✓\n");
     expect(kt(["write", "u.txt", "--content-file", join(tmp.path, "utf8.txt")], { cwd: work, stateDir }).exitCode).toBe(0);
     expect(readFileSync(join(work, "u.txt"))).toEqual(readFileSync(join(tmp.path, "utf8.txt")));
+  });
+
+  test("item 7: bytes that are not UTF-8 in an argument, JSON on stdin, kt call (one call or --jsonl) or kt mcp are refused too, never written as U+FFFD", async () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const sh = (script: string) => {
+      const p = Bun.spawnSync(["bash", "-c", script], { cwd: work, env: { ...ENV(stateDir), KT } });
+      return { stdout: p.stdout.toString(), exitCode: p.exitCode };
+    };
+    const tail = "kt carries text fields as UTF-8 and will not replace bytes it cannot decode, so nothing was changed.";
+    const arg = sh(`"$KT" write a.txt --content "$(printf 'caf\\xe9')"`);
+    expect([arg.exitCode, arg.stdout]).toEqual([1, `A command-line argument (the value of --content) is not valid UTF-8 text (the first byte that is not UTF-8 is at offset 3). ${tail} Pass the text as UTF-8, or give it in a file with the matching --<field>-file option.\n`]);
+    // A real U+FFFD (valid UTF-8) is text like any other.
+    expect(sh(`"$KT" write ok.txt --content "�"`).exitCode).toBe(0);
+    const json = sh(`printf '{"file_path":"b.txt","content":"caf\\xe9"}' | "$KT" write --json`);
+    expect(JSON.parse(json.stdout).content).toBe(`Invalid input for tool "write": stdin is not valid UTF-8 text (the first byte that is not UTF-8 is at offset 35). ${tail} Send the text as UTF-8 (e.g. convert it with iconv -f latin1 -t utf-8).`);
+    const one = sh(`printf '{"tool":"write","input":{"file_path":"c.txt","content":"\\xfe"}}' | "$KT" call`);
+    expect(one.stdout).toStartWith("The call on stdin is not valid UTF-8 text (the first byte that is not UTF-8 is at offset 56).");
+    const lines = sh(`printf '{"tool":"write","input":{"file_path":"d.txt","content":"\\xfe"}}\\n{"tool":"write","input":{"file_path":"e.txt","content":"fine"}}\\n' | "$KT" call --jsonl`);
+    const [bad, good] = lines.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect([bad.isError, bad.error.code, bad.content.split(" (")[0]]).toEqual([true, "INVALID_ARGS", "Line 1 of the calls is not valid UTF-8 text"]);
+    expect(good.isError).toBe(false);
+    const mcp = new RawMcp(work, stateDir);
+    await mcp.initialize();
+    mcp.proc.stdin.write(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"write","arguments":{"file_path":"m.txt","content":"'), Buffer.from([0xe9]), Buffer.from('"}}}\n')]));
+    mcp.proc.stdin.flush();
+    const refused = await mcp.reply(null);
+    expect(refused.error!.code).toBe(-32700);
+    expect(refused.error!.message).toStartWith("Parse error: the line is not valid UTF-8");
+    expect(await mcp.end()).toBe(0);
+    expect(readdirSync(work).sort()).toEqual(["e.txt", "ok.txt"]);
   });
 
   describe("item 8: a damaged index is set aside and rebuilt, with a notice", () => {
@@ -502,6 +626,68 @@ describe("issue 11: confinement", () => {
     expect(writes.length).toBe(300);
   }, 150_000);
 
+  // The same race against apply_patch, whose many-file commit installs through opened
+  // directories too: each call adds root/d/pN.txt and updates root/d/f by a hunk that fits
+  // only the file outside the root, so a read through the link would show as a change there.
+  test("item 10: the same swap never lets apply_patch read, add or change a file outside the root (300 attempts)", async () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const root = join(work, "root");
+    const outside = join(work, "outside");
+    mkdirSync(join(root, "d"), { recursive: true });
+    mkdirSync(outside);
+    writeFileSync(join(root, "d", "f"), "inside\n");
+    writeFileSync(join(outside, "f"), "SECRET outside the root\n");
+    const flipper = Bun.spawn(
+      [process.execPath, "-e", `
+        const { existsSync, renameSync, rmSync, symlinkSync } = require("node:fs");
+        const [d, saved, outside] = process.argv.slice(-3);
+        for (;;) {
+          try { renameSync(d, saved); } catch {}
+          try { symlinkSync(outside, d); } catch {}
+          if (existsSync(saved)) {
+            try { rmSync(d, { recursive: true, force: true }); renameSync(saved, d); } catch {}
+          }
+          const until = performance.now() + Math.random() * 0.3;
+          while (performance.now() < until);
+        }`, join(root, "d"), join(root, "d.saved"), outside],
+      { stdout: "ignore", stderr: "ignore" },
+    );
+    let lines: string[];
+    try {
+      const calls: string[] = [];
+      for (let i = 0; i < 300; i++) {
+        const patch = [
+          "*** Begin Patch",
+          `*** Add File: ${join(root, "d", `p${i}.txt`)}`,
+          `+attempt ${i}`,
+          `*** Update File: ${join(root, "d", "f")}`,
+          "@@",
+          "-SECRET outside the root",
+          `+changed by attempt ${i}`,
+          "*** End Patch",
+        ].join("\n");
+        calls.push(JSON.stringify({ tool: "apply_patch", input: { patch } }));
+      }
+      const run = await ktWithin(120_000, ["call", "--jsonl", "--root", root], { cwd: root, stateDir, stdin: `${calls.join("\n")}\n` });
+      expect(run.hung).toBe(false);
+      lines = run.stdout.trim().split("\n");
+    } finally {
+      flipper.kill("SIGKILL");
+      await flipper.exited;
+    }
+    expect(lines).toHaveLength(300);
+    const results = lines.map((l) => JSON.parse(l) as { content: string; isError: boolean; error?: { code: string } });
+    expect(readdirSync(outside)).toEqual(["f"]);
+    expect(readFileSync(join(outside, "f"), "utf8")).toBe("SECRET outside the root\n");
+    // Only the file outside has the hunk's line: a patch that applied (or found it applied) read it.
+    expect(results.filter((r) => !r.isError || r.error?.code === "ALREADY_APPLIED")).toEqual([]);
+    // The race was run, not dodged: calls met the link (OUTSIDE_ROOT) and the real directory (NO_MATCH).
+    const codes = new Set(results.map((r) => r.error?.code));
+    expect(codes.has("OUTSIDE_ROOT")).toBe(true);
+    expect(codes.has("NO_MATCH")).toBe(true);
+  }, 150_000);
+
   test("item 11: /proc/self/fd/N of a pipe is not a file under the root; suggestions never name paths outside the root", () => {
     const { tmp, work, stateDir } = setup();
     using _ = tmp;
@@ -534,6 +720,27 @@ describe("issue 11: confinement", () => {
       expect(JSON.parse(e.stdout).content).toBe("The path is empty. Give the path of a file or directory (absolute preferred).");
     }
     expect(kt(["read", ""], { cwd: work, stateDir }).stdout).toBe("The path is empty. Give the path of a file or directory (absolute preferred).\n");
+  });
+
+  test("item 12: an empty --root (a script's unset variable) is refused everywhere, never read as no confinement; undo and history refuse a bad root as a usage error", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    writeFileSync(join(work, "a.txt"), "a\n");
+    const empty = "The root given with --root is empty. Give the directory kt is to be confined to, or leave --root out.";
+    const r = kt(["read", "/etc/passwd", "--root", ""], { cwd: work, stateDir });
+    expect([r.exitCode, r.stdout]).toEqual([1, `${empty}\n`]);
+    const c = kt(["call", "--jsonl", "--root", ""], { cwd: work, stateDir, stdin: `${JSON.stringify({ tool: "read", input: { file_path: "/etc/passwd" } })}\n` });
+    expect(c.stdout).not.toContain("root:");
+    expect(c.stderr).toStartWith(`kt call: ${empty}`);
+    const m = kt(["mcp", "--root", ""], { cwd: work, stateDir, stdin: "" });
+    expect([m.exitCode, m.stderr.split("\n")[0]]).toEqual([2, `kt mcp: ${empty}`]);
+    for (const [cmd, root, why] of [["undo", "", empty], ["history", "", empty], ["undo", "a.txt", "The root a.txt (from --root) is a file, not a directory. Give the directory kt is to be confined to."]] as const) {
+      const args = cmd === "undo" ? ["undo", "--last", "--root", root] : ["history", "a.txt", "--root", root];
+      const u = kt(args, { cwd: work, stateDir });
+      expect([u.exitCode, u.stderr.split("\n")[0]]).toEqual([2, `kt ${cmd}: ${why}`]);
+    }
+    // An empty KT_ROOT is unset, as empty environment variables usually are.
+    expect(kt(["read", "a.txt"], { cwd: work, stateDir, env: { KT_ROOT: "" } }).exitCode).toBe(0);
   });
 
   test("item 13: two session names never share a directory: ending col/x leaves col_x's process and log alone", () => {
@@ -572,6 +779,23 @@ describe("issue 11: processes (the writer's part)", () => {
   });
 });
 
+test("issue 11: item 16: apply_patch and undo remove stale temp files of dead kt processes in the directories they change", () => {
+  const { tmp, work, stateDir } = setup();
+  using _ = tmp;
+  mkdirSync(join(work, "sub"));
+  writeFileSync(join(work, "sub", "a.txt"), "a\n");
+  const dead = [join(work, "sub", ".a.txt.kt-99999999-abc123.tmp"), join(work, ".b.txt.kt-99999998-def456.tmp")];
+  for (const f of dead) writeFileSync(f, "half written");
+  const p = kt(["patch", "*** Begin Patch\n*** Update File: sub/a.txt\n-a\n+b\n*** Add File: b.txt\n+b\n*** End Patch"], { cwd: work, stateDir });
+  expect(p.exitCode).toBe(0);
+  for (const f of dead) expect(existsSync(f)).toBe(false);
+  writeFileSync(dead[0]!, "half written");
+  const u = kt(["undo", "--last"], { cwd: work, stateDir });
+  expect(u.exitCode).toBe(0);
+  expect(existsSync(dead[0]!)).toBe(false);
+  expect(readdirSync(join(work, "sub"))).toEqual(["a.txt"]);
+});
+
 describe("issue 11: output framing", () => {
   test("item 17: a newline or escape in a path never forges a line or reaches the terminal raw", () => {
     const { tmp, work, stateDir } = setup();
@@ -591,6 +815,19 @@ describe("issue 11: output framing", () => {
     expect(readFileSync(join(work, "new\nline.txt"), "utf8")).toBe("x");
     const b = kt(["bash", "true", "--workdir", "sub\x1b[31m"], { cwd: work, stateDir });
     expect(b.stdout).toMatch(new RegExp(`^\\$ true\\n\\[exit code 0 · [0-9.]+s · cwd ${work}/sub\\\\x1b\\[31m\\]\\n$`));
+  });
+
+  test("item 17: apply_patch shows every path it names on one line: an escape or a newline (a quoted git path) never reaches the answer raw", () => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const add = kt(["patch", "*** Begin Patch\n*** Add File: e\x1b[31mvil\n+b\n*** End Patch"], { cwd: work, stateDir });
+    expect(add.stdout).toBe(`Success. Updated the following files:\nA ${work}/e\\x1b[31mvil\n`);
+    expect(readFileSync(join(work, "e\x1b[31mvil"), "utf8")).toBe("b\n");
+    const miss = kt(["patch", "*** Begin Patch\n*** Update File: gone\x07x\n@@\n-a\n+b\n*** End Patch"], { cwd: work, stateDir });
+    expect(miss.stdout).toBe(`Refusing to update ${work}/gone\\x07x: the file does not exist. Nothing was changed. To create it, use "*** Add File: gone\\x07x".\n`);
+    const git = kt(["patch", "--patch-file", "-"], { cwd: work, stateDir, stdin: '--- /dev/null\n+++ "b/q\\nx"\n@@ -0,0 +1 @@\n+x\n' });
+    expect(git.stdout).toBe(`Success. Updated the following files:\nA ${work}/q\\nx\n`);
+    expect(readFileSync(join(work, "q\nx"), "utf8")).toBe("x\n");
   });
 
   test.skipIf(!Bun.which("script"))("item 18: on a terminal, control characters in content are shown as pictures; piped, they are faithful", () => {
@@ -616,6 +853,11 @@ describe("issue 11: output framing", () => {
     expect(e.exitCode).toBe(1);
     expect(e.stdout).not.toContain("\0");
     expect(JSON.parse(kt(["edit", "late.txt", "--old-string", "nul", "--new-string", "x", "--skip-read-check", "--json"], { cwd: work, stateDir }).stdout).error.code).toBe("BINARY_FILE");
+    // apply_patch too: its snippet would echo the NUL.
+    const p = kt(["patch", "--patch-file", "-", "--json"], { cwd: work, stateDir, stdin: "*** Begin Patch\n*** Update File: late.txt\n@@\n-nul\0here\n+x\n*** End Patch\n" });
+    const patched = JSON.parse(p.stdout);
+    expect([patched.error.code, patched.content]).toEqual(["BINARY_FILE", `${work}/late.txt is a binary file (NUL bytes past its start, 5 KB); patch changes text files only. Nothing was changed.`]);
+    expect(readFileSync(join(work, "late.txt"), "utf8")).toBe(`${"text line\n".repeat(500)}nul\0here\n`);
   });
 
   test("item 20: kt call --jsonl stops at the first result nobody reads", () => {

@@ -2,7 +2,7 @@
 // JSON, the "input" alias, kt call under the name apply_patch, MCP), --trace and --dry-run,
 // stamps after a patch, the parser's corners, and the commit's rollback when an install fails.
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -33,6 +33,18 @@ describe("kt patch on the command line", () => {
     expect(r.stdout.startsWith(`Success. Updated the following files:\nM ${work}/a.txt\n`)).toBe(true);
     expect(r.stderr).toBe("");
     expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("alpha\ngamma\n");
+  });
+
+  test("a unified diff given whole as the positional (it starts with \"--- \") is the patch, not an unknown option; --name=value with a line break stays an option", () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    const r = kt(["patch", "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n alpha\n-beta\n+gamma\n"], opts);
+    expect({ exitCode: r.exitCode, stderr: r.stderr }).toEqual({ exitCode: 0, stderr: "" });
+    expect(r.stdout).toStartWith(`Success. Updated the following files:\nM ${work}/a.txt\n`);
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("alpha\ngamma\n");
+    const w = kt(["write", "b.txt", "--content=-one\ntwo\n"], opts);
+    expect(w.stdout).toBe(`Wrote ${work}/b.txt (2 lines).\n`);
+    expect(readFileSync(join(work, "b.txt"), "utf8")).toBe("-one\ntwo\n");
   });
 
   test("--patch-file - reads the patch from stdin; --patch-file PATH from a file", () => {
@@ -187,6 +199,26 @@ describe("the parser", () => {
     expect(parsePatch("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n a\n?b\n")).toMatchObject({ ok: false, line: 5 });
     expect(parsePatch("--- a/x\n+++ b/x\n@@ garbage @@\n")).toMatchObject({ ok: false, line: 3 });
     expect(parsePatch("")).toMatchObject({ ok: false, line: 1 });
+  });
+});
+
+describe("symbolic links", () => {
+  test("an update writes through a link to its target; a delete or a move removes the link itself, never its target", () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    writeFileSync(join(work, "t.txt"), "target\n");
+    for (const l of ["u.txt", "d.txt", "m.txt"]) symlinkSync("t.txt", join(work, l));
+    const u = kt(["patch", "*** Begin Patch\n*** Update File: u.txt\n@@\n-target\n+through\n*** End Patch"], opts);
+    expect(u.exitCode).toBe(0);
+    expect([lstatSync(join(work, "u.txt")).isSymbolicLink(), readFileSync(join(work, "t.txt"), "utf8")]).toEqual([true, "through\n"]);
+    const d = kt(["patch", "*** Begin Patch\n*** Delete File: d.txt\n*** End Patch"], opts);
+    expect(d.stdout).toBe(`Success. Updated the following files:\nD ${work}/d.txt\n`);
+    expect(existsSync(join(work, "d.txt"))).toBe(false);
+    expect(readFileSync(join(work, "t.txt"), "utf8")).toBe("through\n");
+    const m = kt(["patch", "*** Begin Patch\n*** Update File: m.txt\n*** Move to: moved.txt\n@@\n-through\n+moved\n*** End Patch"], opts);
+    expect(m.exitCode).toBe(0);
+    expect(readdirSync(work).sort()).toEqual(["a.txt", "moved.txt", "t.txt", "u.txt"]);
+    expect([readFileSync(join(work, "moved.txt"), "utf8"), readFileSync(join(work, "t.txt"), "utf8")]).toEqual(["moved\n", "through\n"]);
   });
 });
 

@@ -5,6 +5,7 @@
 // the server cleanly instead of crashing it.
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { decodeUtf8Exact, invalidUtf8At } from "../core/text.ts";
 
 /** The longest message line kept; a longer one is skipped to its end and answered with an error. */
 export const MAX_LINE_BYTES = 10 * 1024 * 1024;
@@ -32,6 +33,7 @@ export class LineTransport implements Transport {
 
   async start(): Promise<void> {
     this.stdin.on("data", this.onData);
+    this.stdin.on("end", this.onEnd);
     this.stdout.on("error", this.onWriteError);
   }
 
@@ -43,6 +45,15 @@ export class LineTransport implements Transport {
       buf = buf.subarray(nl + 1);
     }
     if (buf.length > 0) this.take(buf);
+  };
+
+  /**
+   * The client closed stdin after a last message without its newline: that message is still
+   * answered (an over-long one with the error), not dropped unheard. Runs inside the "end"
+   * event, so the request is counted before `kt mcp` waits for what is still running.
+   */
+  private onEnd = (): void => {
+    if (this.skipping > 0 || this.size > 0) this.finishLine();
   };
 
   private take(piece: Buffer): void {
@@ -64,9 +75,16 @@ export class LineTransport implements Transport {
       this.reject(null, ErrorCode.InvalidRequest, `Message too large: a line of ${size.toLocaleString("en")} bytes is over kt mcp's limit of ${MAX_LINE_BYTES.toLocaleString("en")} bytes, so it was not read. Send smaller messages (a large file is better written from a file with kt write --content-file).`);
       return;
     }
-    const line = Buffer.concat(this.parts, this.size).toString("utf8").replace(/\r$/, "");
+    const bytes = Buffer.concat(this.parts, this.size);
     this.parts = [];
     this.size = 0;
+    const decoded = decodeUtf8Exact(bytes);
+    if (decoded === null) {
+      // JSON-RPC messages are UTF-8; bytes that are not must not reach a tool as U+FFFD.
+      this.reject(null, ErrorCode.ParseError, `Parse error: the line is not valid UTF-8 (the first byte that is not UTF-8 is at offset ${invalidUtf8At(bytes)}), so it was not read. Send messages as UTF-8.`);
+      return;
+    }
+    const line = decoded.replace(/\r$/, "");
     if (line.trim() === "") return;
     let value: unknown;
     try {
@@ -112,6 +130,7 @@ export class LineTransport implements Transport {
     if (this.closed) return;
     this.closed = true;
     this.stdin.off("data", this.onData);
+    this.stdin.off("end", this.onEnd);
     this.stdin.pause();
     this.onclose?.();
   }

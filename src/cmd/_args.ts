@@ -6,6 +6,8 @@ import type * as z from "zod/mini";
 import { KtError, type Tool } from "../tools/tool.ts";
 import { UsageError } from "./exit.ts";
 import { flag, parseSwitches } from "./switches.ts";
+import { decodeUtf8Exact, invalidUtf8At } from "../core/text.ts";
+import { invalidInput } from "../core/result.ts";
 
 export { UsageError };
 
@@ -73,7 +75,7 @@ export function parseToolArgv(tool: Tool, argv: readonly string[]): ParsedArgv {
   }
   const longText = new Set(tool.longText ?? []);
   let stdinUsed = false;
-  let problem: KtError | undefined;
+  let problem: KtError | undefined = argvNotUtf8(argv);
 
   // A tool's input fields, after the switches: returns how many arguments after the flag it used.
   const field = (name: string, inline: string | undefined, next: string | undefined): number | undefined => {
@@ -153,7 +155,6 @@ function parseJson(text: string, flag: string): unknown {
   }
 }
 
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
  * The text of a --<field>-file, byte for byte. Text fields are UTF-8 strings, so bytes that
@@ -166,9 +167,9 @@ function readText(source: string | number, flag: string): string | KtError {
   } catch (error) {
     throw new UsageError(`--${flag}: cannot read ${source === 0 ? "stdin" : source}: ${(error as Error).message}`);
   }
-  try {
-    return utf8.decode(bytes);
-  } catch {
+  const text = decodeUtf8Exact(bytes);
+  if (text !== null) return text;
+  {
     const what = source === 0 ? "stdin" : String(source);
     return new KtError(
       "INVALID_ARGS",
@@ -177,30 +178,50 @@ function readText(source: string | number, flag: string): string | KtError {
   }
 }
 
-/** Where the first byte that is not UTF-8 sits, for the refusal's prose. */
 function invalidAt(bytes: Uint8Array): string {
-  let i = 0;
-  while (i < bytes.length) {
-    const b = bytes[i]!;
-    const n = b < 0x80 ? 0 : b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : -1;
-    if (n === -1) break;
-    let ok = i + n < bytes.length || n === 0;
-    for (let k = 1; ok && k <= n; k++) ok = (bytes[i + k]! & 0xc0) === 0x80;
-    // Overlong forms, surrogates and code points past U+10FFFF are invalid too; the decoder
-    // already refused the whole, so a rare miss here only moves the offset shown.
-    if (!ok || !utf8Ok(bytes.subarray(i, i + n + 1))) break;
-    i += n + 1;
-  }
-  return `the first byte that is not UTF-8 is at offset ${i}`;
+  return `the first byte that is not UTF-8 is at offset ${invalidUtf8At(bytes)}`;
 }
 
-function utf8Ok(bytes: Uint8Array): boolean {
+/**
+ * Text that reached kt some other way than a --<field>-file (stdin JSON, a call line): bytes
+ * that are not UTF-8 are refused with prose rather than turned into U+FFFD.
+ */
+export function strictText(bytes: Uint8Array, what: string, tool?: string): string | KtError {
+  const text = decodeUtf8Exact(bytes);
+  if (text !== null) return text;
+  const detail = `${what} is not valid UTF-8 text (${invalidAt(bytes)})`;
+  const next = "kt carries text fields as UTF-8 and will not replace bytes it cannot decode, so nothing was changed. Send the text as UTF-8 (e.g. convert it with iconv -f latin1 -t utf-8).";
+  return new KtError("INVALID_ARGS", tool === undefined ? `${detail}. ${next}` : invalidInput(tool, detail, next));
+}
+
+/**
+ * An argument the runtime had to decode with U+FFFD: the raw command line (Linux, from
+ * /proc/self/cmdline) tells whether it held bytes that are not UTF-8, which would else be
+ * written as U+FFFD. Returns the refusal, or undefined.
+ */
+export function argvNotUtf8(argv: readonly string[]): KtError | undefined {
+  if (!argv.some((a) => a.includes("\uFFFD"))) return undefined;
+  let raw: Buffer;
   try {
-    utf8.decode(bytes);
-    return true;
+    raw = readFileSync("/proc/self/cmdline");
   } catch {
-    return false;
+    return undefined;
   }
+  const args: Buffer[] = [];
+  for (let start = 0; start < raw.length; ) {
+    const end = raw.indexOf(0, start);
+    args.push(raw.subarray(start, end === -1 ? raw.length : end));
+    start = end === -1 ? raw.length : end + 1;
+  }
+  for (const [k, bytes] of args.entries()) {
+    if (decodeUtf8Exact(bytes) !== null) continue;
+    const shown = (decodeUtf8Exact(args[k - 1] ?? Buffer.alloc(0)) ?? "").startsWith("--") ? ` (the value of ${decodeUtf8Exact(args[k - 1]!)})` : "";
+    return new KtError(
+      "INVALID_ARGS",
+      `A command-line argument${shown} is not valid UTF-8 text (${invalidAt(bytes)}). kt carries text fields as UTF-8 and will not replace bytes it cannot decode, so nothing was changed. Pass the text as UTF-8, or give it in a file with the matching --<field>-file option.`,
+    );
+  }
+  return undefined;
 }
 
 function suggestFlag(name: string, known: string[]): string {

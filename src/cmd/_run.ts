@@ -15,6 +15,11 @@ export function newCallId(): string {
 
 /** The context a tool runs in, from switches, the environment and the working directory. */
 export function contextFrom(options: Options, env = process.env): ToolContext {
+  // An empty --root (a script's unset variable) must not mean "no confinement"; an empty
+  // KT_ROOT is unset, as empty environment variables usually are.
+  if (options.root === "") {
+    throw new KtError("INVALID_ARGS", "The root given with --root is empty. Give the directory kt is to be confined to, or leave --root out.");
+  }
   const rootFlag = options.root ?? env.KT_ROOT;
   let root: string | undefined;
   if (rootFlag) {

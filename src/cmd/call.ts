@@ -7,7 +7,7 @@ import { decodeCallText } from "../adapter/call.ts";
 import { internalResult, runCall } from "../adapter/dispatch.ts";
 import { replyText, type ReplyFormat } from "../adapter/reply.ts";
 import { errorResult, KtError, type ToolContext, type ToolResult } from "../tools/tool.ts";
-import { baseOptions, UsageError, type Options } from "./_args.ts";
+import { baseOptions, strictText, UsageError, type Options } from "./_args.ts";
 import { contextFrom, EXIT, newCallId, onTerminal, writeAll } from "./_run.ts";
 import { exitCode } from "./exit.ts";
 import { stdinIsTerminal } from "./tool.ts";
@@ -68,7 +68,9 @@ async function runOne(base: ToolContext, format: ReplyFormat): Promise<number> {
   if (stdinIsTerminal()) {
     throw new UsageError(`no call: pipe one tool call as JSON on stdin, e.g. echo '{"tool":"read","input":{"file_path":"a.ts"}}' | kt call`);
   }
-  const decoded = decodeCallText(readFileSync(0, "utf8"), "stdin");
+  const text = strictText(readFileSync(0), "The call on stdin");
+  if (text instanceof KtError) return answer(errorResult("call", text), format, base.callId);
+  const decoded = decodeCallText(text, "stdin");
   if (!decoded.ok) return answer(errorResult("call", decoded.error), format, decoded.id ?? base.callId);
   const callId = decoded.call.id ?? base.callId;
   const result = await runCall(decoded.call, { ...base, callId });
@@ -90,11 +92,15 @@ async function runLines(base: ToolContext, format: ReplyFormat): Promise<number>
   let lineNo = 0;
   for await (const line of stdinLines()) {
     lineNo++;
-    if (line.trim() === "") continue;
-    const decoded = decodeCallText(line, `line ${lineNo}`);
+    const text = strictText(line, `Line ${lineNo} of the calls`);
+    if (typeof text === "string" && text.trim() === "") continue;
+    const decoded = typeof text === "string" ? decodeCallText(text, `line ${lineNo}`) : undefined;
     let callId: string;
     let result: ToolResult;
-    if (!decoded.ok) {
+    if (!decoded) {
+      callId = newCallId();
+      result = errorResult("call", text as KtError);
+    } else if (!decoded.ok) {
       callId = decoded.id ?? newCallId();
       result = errorResult("call", decoded.error);
     } else {
@@ -112,28 +118,30 @@ async function runLines(base: ToolContext, format: ReplyFormat): Promise<number>
   return EXIT.ok;
 }
 
-/** stdin split on "\n" (a trailing "\r" dropped), each line yielded as soon as it is complete. */
-async function* stdinLines(): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
+/**
+ * stdin split on "\n" (a trailing "\r" dropped), each line's bytes yielded as soon as it is
+ * complete; each line is decoded on its own, so one that is not UTF-8 is refused alone.
+ */
+async function* stdinLines(): AsyncGenerator<Uint8Array> {
   // Pieces of the line still being received: a long line arriving in many chunks is
   // joined once, not re-copied per chunk.
-  let parts: string[] = [];
-  const take = (last: string): string => {
+  let parts: Uint8Array[] = [];
+  const take = (last: Uint8Array): Uint8Array => {
     parts.push(last);
-    const line = parts.join("");
+    const line = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
     parts = [];
-    return line.endsWith("\r") ? line.slice(0, -1) : line;
+    return line[line.length - 1] === 13 ? line.subarray(0, -1) : line;
   };
   for await (const chunk of Bun.stdin.stream()) {
-    const text = decoder.decode(chunk, { stream: true });
     let start = 0;
     let nl: number;
-    while ((nl = text.indexOf("\n", start)) !== -1) {
-      yield take(text.slice(start, nl));
+    while ((nl = chunk.indexOf(10, start)) !== -1) {
+      yield take(chunk.subarray(start, nl));
       start = nl + 1;
     }
-    if (start < text.length) parts.push(text.slice(start));
+    // Copied: the stream may reuse the chunk's memory.
+    if (start < chunk.length) parts.push(Uint8Array.prototype.slice.call(chunk, start));
   }
-  const last = take(decoder.decode());
-  if (last !== "") yield last;
+  const last = take(new Uint8Array(0));
+  if (last.length > 0) yield last;
 }

@@ -145,6 +145,12 @@ export function parseSwitches(
       positionals.push(...argv.slice(i + 1));
       break;
     }
+    // No option holds a line break before its "=": such an argument is text (a unified diff
+    // given whole starts with "--- "), never an unknown option.
+    if (arg.includes("\n") && !/^--[A-Za-z][\w-]*=/.test(arg)) {
+      positionals.push(arg);
+      continue;
+    }
     if (!arg.startsWith("--")) {
       if (arg.startsWith("-") && arg !== "-" && !/^-\d/.test(arg)) throw new UsageError(`unknown option ${arg}`);
       positionals.push(arg);

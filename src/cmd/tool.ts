@@ -4,7 +4,7 @@ import type { ArgsDef, CommandDef } from "citty";
 import * as z from "zod/mini";
 import { errorResult, KtError, type Tool, type ToolResult } from "../tools/tool.ts";
 import { invalidInput, REWRITE } from "../core/result.ts";
-import { fieldKinds, parseToolArgv, UsageError, type Options } from "./_args.ts";
+import { fieldKinds, parseToolArgv, strictText, UsageError, type Options } from "./_args.ts";
 import { contextFrom, emit } from "./_run.ts";
 import { switchArgs } from "./switches.ts";
 
@@ -23,7 +23,8 @@ export async function runTool(tool: Tool, argv: readonly string[]): Promise<numb
   let raw: unknown = parsed.input;
   if (!parsed.given) {
     if (stdinIsTerminal()) throw new UsageError(`no input: give ${tool.primary.toUpperCase()} or flags, or pipe a JSON object on stdin (kt ${tool.name} --help)`);
-    const text = readFileSync(0, "utf8");
+    const text = strictText(readFileSync(0), "stdin", tool.name);
+    if (text instanceof KtError) return finish(errorResult(tool.name, text), parsed.options);
     const decoded = decodeJson(tool.name, text);
     if (decoded instanceof KtError) return finish(errorResult(tool.name, decoded), parsed.options);
     raw = decoded;

@@ -55,7 +55,17 @@ function parse(argv: readonly string[], command: "history" | "undo"): Args {
 }
 
 function context(args: Args): ToolContext {
-  return contextFrom({ ...baseOptions(), ...(args.session ? { session: args.session } : {}), ...(args.stateDir ? { stateDir: args.stateDir } : {}), ...(args.root ? { root: args.root } : {}) });
+  try {
+    return contextOf(args);
+  } catch (error) {
+    // A root that does not exist, is a file or is empty: the command line is wrong.
+    if (error instanceof KtError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+function contextOf(args: Args): ToolContext {
+  return contextFrom({ ...baseOptions(), ...(args.session ? { session: args.session } : {}), ...(args.stateDir ? { stateDir: args.stateDir } : {}), ...(args.root !== undefined ? { root: args.root } : {}) });
 }
 
 /** Runs `fn`, turning a KtError into its prose on stdout and exit 1. */

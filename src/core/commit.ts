@@ -6,13 +6,13 @@
 // installed are put back. A kill at any instant leaves each file old or new (renames are
 // atomic), and only this change's files differ; its journal (history.ts) lets
 // `kt undo --last` revert such a torn change.
-import { chmodSync, closeSync, fsync, mkdirSync, openSync, renameSync, rmdirSync, statSync, unlinkSync } from "node:fs";
-import { dirname } from "node:path";
+import { chmodSync, closeSync, constants, fsync, fsyncSync, mkdirSync, openSync, renameSync, rmdirSync, statSync, unlinkSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { KtError, type ToolContext } from "./result.ts";
-import { fsError } from "./paths.ts";
+import { fdHandle, fsError, verifyOpened } from "./paths.ts";
 import { dropStamp, getStamp, putStamp, sha256, stale, type Verb } from "./stamps.ts";
 import { index, withWriteLock } from "./state.ts";
-import { discard, prepare, readIfExists, syncDir, type Temp } from "./writer.ts";
+import { discard, prepare, readIfExists, refuseStateFiles, removeStaleTemps, type Temp } from "./writer.ts";
 import { keepBlobs, markUndone, newGroup, recordChange, removeJournal, writeJournal, type HistoryState } from "./history.ts";
 
 export interface Change {
@@ -51,6 +51,13 @@ export interface CommitOptions {
 
 interface Staged {
   change: Change;
+  /**
+   * The file as reached through its opened parent directory (verified inside the root after
+   * opening): every stat, temp file, re-check, rename and unlink goes through it, so a
+   * directory swapped for a symbolic link after the paths were checked cannot send any of
+   * them elsewhere (issue 11 item 10).
+   */
+  target: string;
   temp?: Temp;
   /** Mode the file had before (for putting it back). */
   previousMode: number | null;
@@ -60,17 +67,21 @@ interface Staged {
 export async function commitChanges(ctx: ToolContext, changes: readonly Change[], opts: CommitOptions): Promise<void> {
   const created: string[] = [];
   const staged: Staged[] = [];
+  const dirs = new Map<string, number>();
   let journal: string | undefined;
   try {
+    // kt's own state (index, logs, process pipes) is never a target, whatever tool asks.
+    for (const change of changes) refuseStateFiles(ctx, change.real, change.display);
     for (const change of changes) {
-      const previousMode = modeOf(change.real);
+      if (change.bytes !== null) makeParents(dirname(change.real), change.display, created);
+      const target = join(fdHandle(openDir(ctx, dirs, change), dirname(change.real)), basename(change.real));
+      const previousMode = modeOf(target);
       if (change.bytes === null) {
-        staged.push({ change, previousMode });
+        staged.push({ change, target, previousMode });
         continue;
       }
-      makeParents(dirname(change.real), change.display, created);
-      const temp = prepare(change.real, change.bytes, change.display, false);
-      staged.push({ change, temp, previousMode });
+      const temp = prepare(target, change.bytes, change.display, false);
+      staged.push({ change, target, temp, previousMode });
       if (change.mode !== undefined && previousMode === null) {
         try {
           chmodSync(temp.path, change.mode);
@@ -110,6 +121,7 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
   } catch (error) {
     if (journal) removeJournal(journal);
     for (const s of staged) if (s.temp) discard(s.temp.path);
+    closeAll(dirs);
     for (const dir of created.reverse()) {
       try {
         rmdirSync(dir);
@@ -119,7 +131,43 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
     }
     throw error;
   }
-  for (const dir of new Set(staged.map((s) => dirname(s.change.real)))) syncDir(dir);
+  for (const fd of dirs.values()) {
+    try {
+      fsyncSync(fd);
+    } catch {
+      // Some file systems refuse fsync on directories; the renames themselves are atomic.
+    }
+  }
+  closeAll(dirs);
+}
+
+/** The parent directory of a change, opened once per commit and verified inside the root. */
+function openDir(ctx: ToolContext, dirs: Map<string, number>, change: Change): number {
+  const dir = dirname(change.real);
+  const open = dirs.get(dir);
+  if (open !== undefined) return open;
+  let fd: number;
+  try {
+    fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  } catch (error) {
+    throw fsError(error, dirname(change.display));
+  }
+  dirs.set(dir, fd);
+  verifyOpened(ctx, fd, change.display, dir);
+  // Temp files a killed kt left here go, as the one-file writer does (issue 11 item 16).
+  removeStaleTemps(fdHandle(fd, dir));
+  return fd;
+}
+
+function closeAll(dirs: Map<string, number>): void {
+  for (const fd of dirs.values()) {
+    try {
+      closeSync(fd);
+    } catch {
+      // Already closed.
+    }
+  }
+  dirs.clear();
 }
 
 function modeOf(path: string): number | null {
@@ -160,7 +208,7 @@ function makeParents(dir: string, display: string, created: string[]): void {
  */
 function recheck(ctx: ToolContext, s: Staged, verb: Verb): void {
   const change = s.change;
-  const current = readIfExists(change.real, change.display);
+  const current = readIfExists(s.target, change.display);
   if (change.baseSha === null) {
     if (current !== null) {
       throw new KtError("FILE_EXISTS", `Refusing to create ${change.display}: a file appeared there while the change was being prepared. Nothing was changed. Read it, then change it as an update.`);
@@ -174,7 +222,7 @@ function recheck(ctx: ToolContext, s: Staged, verb: Verb): void {
   if (sha === change.baseSha) return;
   if (!change.redo || getStamp(ctx, change.real)?.sha256 !== sha) throw stale(change.display, verb);
   const bytes = change.redo(current);
-  const temp = prepare(change.real, bytes, change.display);
+  const temp = prepare(s.target, bytes, change.display);
   if (s.temp) discard(s.temp.path);
   s.temp = temp;
   s.change = { ...change, baseSha: sha, previous: current, bytes };
@@ -195,12 +243,12 @@ function install(ctx: ToolContext, staged: readonly Staged[], opts: CommitOption
       if (i > 0) pause();
       const temp = s.temp;
       if (temp) {
-        renameSync(temp.path, s.change.real);
+        renameSync(temp.path, s.target);
         s.temp = undefined;
         done.push(s);
         putStamp(ctx, s.change.real, { mtimeMs: temp.mtimeMs, size: temp.size, sha256: sha256(s.change.bytes!) });
       } else {
-        unlinkSync(s.change.real);
+        unlinkSync(s.target);
         done.push(s);
         dropStamp(ctx, s.change.real);
       }
@@ -248,12 +296,12 @@ function rollback(done: readonly Staged[]): string[] {
     const { change } = s;
     try {
       if (change.previous === null) {
-        unlinkSync(change.real);
+        unlinkSync(s.target);
         continue;
       }
-      const temp = prepare(change.real, change.previous, change.display);
+      const temp = prepare(s.target, change.previous, change.display);
       if (s.previousMode !== null) chmodSync(temp.path, s.previousMode);
-      renameSync(temp.path, change.real);
+      renameSync(temp.path, s.target);
     } catch {
       failed.push(change.display);
     }

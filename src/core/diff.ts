@@ -2,8 +2,12 @@
 // it must never decide whether (or how slowly) a write completes. Only the lines between
 // the common head and tail are diffed; the precise line diff (package `diff`, Myers) runs
 // there under a budget of edit length and time, and past it the diff is a coarse one that
-// is still a correct patch: everything between the common head and tail replaced in one hunk.
-import { formatPatch, structuredPatch, type StructuredPatch } from "diff";
+// is still a correct patch. Past the budget, lines that occur once in each text and keep their
+// order (patience diff's anchors) split the changed lines into gaps, each diffed precisely
+// under a share of the budget or else replaced whole: two edits at the ends of a large file
+// stay two small hunks. Only texts without such anchors get the one coarse hunk: everything
+// between the common head and tail replaced.
+import { diffArrays, formatPatch, structuredPatch, type StructuredPatch } from "diff";
 
 export interface Diff {
   patch: string;
@@ -22,7 +26,8 @@ export function unifiedDiff(path: string, before: string, after: string, opts: {
   const a = before.replace(/\r\n/g, "\n");
   const b = after.replace(/\r\n/g, "\n");
   const span = changedSpan(a, b);
-  const patch = (opts.precise === false ? undefined : preciseDiff(path, a, b, span)) ?? coarseDiff(path, a, b, span);
+  const precise = opts.precise === false ? undefined : preciseDiff(path, a, b, span);
+  const patch = precise ?? (opts.precise === false ? undefined : anchoredDiff(path, a, b, span)) ?? coarseDiff(path, a, b, span);
   let additions = 0;
   let deletions = 0;
   for (const hunk of patch.hunks) {
@@ -139,6 +144,165 @@ function coarseDiff(path: string, a: string, b: string, s: Span): StructuredPatc
     const context = before.length + after.length;
     // formatPatch writes an empty side's start as the line before the hunk, as diff -u does.
     hunks.push({ oldStart: s.line + 1, oldLines: context + removed.length, newStart: s.line + 1, newLines: context + added.length, lines });
+  }
+  return { oldFileName: path, newFileName: path, oldHeader: "", newHeader: "", hunks };
+}
+
+/** A run of old lines replaced by new ones; `at` is the 0-based old line where it starts. */
+export interface LineChange {
+  at: number;
+  removed: string[];
+  added: string[];
+}
+
+/** Budget of the gaps between anchors, all together (Myers work, as WORK). */
+const GAP_WORK = 8_000_000;
+
+/**
+ * The changed lines between the common head and tail, split at their anchors: lines found
+ * exactly once in each side, in an order both keep (the longest increasing run). Linear in
+ * the lines but for the runs (n log n). Only for texts ending in a newline (both); undefined
+ * when nothing anchors them, so that the caller's coarse hunk says the same more cheaply.
+ */
+function anchoredDiff(path: string, a: string, b: string, s: Span): StructuredPatch | undefined {
+  if (!(a.endsWith("\n") && b.endsWith("\n"))) return undefined;
+  const oldLines = splitLines(a.slice(s.headEnd, s.tailA));
+  const newLines = splitLines(b.slice(s.headEnd, s.tailB));
+  const seen = new Map<string, { a: number; b: number; at: number; bt: number }>();
+  oldLines.forEach((l, i) => {
+    const e = seen.get(l);
+    if (e) e.a++;
+    else seen.set(l, { a: 1, b: 0, at: i, bt: -1 });
+  });
+  newLines.forEach((l, j) => {
+    const e = seen.get(l);
+    if (e) {
+      e.b++;
+      e.bt = j;
+    }
+  });
+  const pairs: [number, number][] = [];
+  for (const e of seen.values()) if (e.a === 1 && e.b === 1) pairs.push([e.at, e.bt]);
+  if (pairs.length === 0) return undefined;
+  pairs.sort((x, y) => x[0] - y[0]);
+  const anchors = increasingRun(pairs);
+
+  const changes: LineChange[] = [];
+  const put = (at: number, removed: string[], added: string[]) => {
+    if (removed.length === 0 && added.length === 0) return;
+    const last = changes[changes.length - 1];
+    if (last && last.at + last.removed.length === at) {
+      last.removed.push(...removed);
+      last.added.push(...added);
+    } else changes.push({ at, removed, added });
+  };
+  // The gaps share one budget of work and of time; past either, a gap is replaced whole.
+  let budget = GAP_WORK;
+  const deadline = Date.now() + MAX_MS;
+  let i = 0;
+  let j = 0;
+  for (const [ai, bj] of [...anchors, [oldLines.length, newLines.length] as [number, number]]) {
+    // The gap before this anchor, less the lines it starts and ends with in both.
+    let i0 = i;
+    let j0 = j;
+    while (i0 < ai && j0 < bj && oldLines[i0] === newLines[j0]) [i0, j0] = [i0 + 1, j0 + 1];
+    let i1 = ai;
+    let j1 = bj;
+    while (i1 > i0 && j1 > j0 && oldLines[i1 - 1] === newLines[j1 - 1]) [i1, j1] = [i1 - 1, j1 - 1];
+    const ga = oldLines.slice(i0, i1);
+    const gb = newLines.slice(j0, j1);
+    const size = ga.length + gb.length;
+    const maxEditLength = Math.min(size, Math.floor(budget / Math.max(1, size)));
+    const left = deadline - Date.now();
+    // One line for one (after the trimming, they differ): nothing for Myers to find.
+    const plain = ga.length === 0 || gb.length === 0 || (ga.length === 1 && gb.length === 1);
+    const parts = plain || maxEditLength < 1 || left <= 0 ? undefined : diffArrays(ga, gb, { maxEditLength, timeout: left });
+    if (!plain) {
+      // Myers costs about the gap's lines times its edit length (or the most it was allowed).
+      const edits = parts ? parts.reduce((n, p) => n + (p.added || p.removed ? p.value.length : 0), 0) : maxEditLength;
+      budget -= size * Math.max(1, edits);
+    }
+    if (parts) {
+      let o = i0;
+      for (const part of parts) {
+        if (part.added) put(o, [], [...part.value]);
+        else if (part.removed) {
+          put(o, [...part.value], []);
+          o += part.value.length;
+        } else o += part.value.length;
+      }
+    } else put(i0, ga, gb);
+    i = ai + 1;
+    j = bj + 1;
+  }
+  const head = countNewlines(a, s.headEnd);
+  return lineChangesPatch(path, splitLines(a), changes.map((c) => ({ ...c, at: c.at + head })));
+}
+
+/** The longest run of pairs (sorted by their first) whose seconds increase: patience sorting. */
+function increasingRun(pairs: readonly [number, number][]): [number, number][] {
+  const tails: number[] = [];
+  const back: number[] = new Array(pairs.length);
+  for (let k = 0; k < pairs.length; k++) {
+    const v = pairs[k]![1];
+    let lo = 0;
+    let hi = tails.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (pairs[tails[mid]!]![1] < v) lo = mid + 1;
+      else hi = mid;
+    }
+    back[k] = lo > 0 ? tails[lo - 1]! : -1;
+    tails[lo] = k;
+  }
+  const out: [number, number][] = [];
+  for (let k = tails.length > 0 ? tails[tails.length - 1]! : -1; k !== -1; k = back[k]!) out.push(pairs[k]!);
+  return out.reverse();
+}
+
+/** The lines of a text ending in "\n" (or empty), without their "\n". */
+function splitLines(text: string): string[] {
+  return text === "" ? [] : text.slice(0, -1).split("\n");
+}
+
+/**
+ * Hunks as diff -u lays them out, with CONTEXT lines around each change; changes closer
+ * than twice the context share a hunk. `old` is every line of the old text (ending in a
+ * newline); `changes` are sorted and disjoint.
+ */
+export function lineChangesPatch(path: string, old: readonly string[], changes: readonly LineChange[]): StructuredPatch {
+  const hunks: StructuredPatch["hunks"] = [];
+  let delta = 0;
+  for (let k = 0; k < changes.length; ) {
+    const from = Math.max(0, changes[k]!.at - CONTEXT);
+    const body: string[] = old.slice(from, changes[k]!.at).map((l) => ` ${l}`);
+    let oldCount = body.length;
+    let newCount = body.length;
+    let end = changes[k]!.at;
+    for (; k < changes.length; k++) {
+      const c = changes[k]!;
+      if (c.at - end > 2 * CONTEXT) break;
+      for (const l of old.slice(end, c.at)) body.push(` ${l}`);
+      oldCount += c.at - end;
+      newCount += c.at - end;
+      for (const l of c.removed) body.push(`-${l}`);
+      for (const l of c.added) body.push(`+${l}`);
+      oldCount += c.removed.length;
+      newCount += c.added.length;
+      end = c.at + c.removed.length;
+    }
+    const tail = old.slice(end, end + CONTEXT);
+    for (const l of tail) body.push(` ${l}`);
+    oldCount += tail.length;
+    newCount += tail.length;
+    hunks.push({
+      oldStart: oldCount === 0 ? from : from + 1,
+      oldLines: oldCount,
+      newStart: newCount === 0 ? from + delta : from + delta + 1,
+      newLines: newCount,
+      lines: body,
+    });
+    delta += newCount - oldCount;
   }
   return { oldFileName: path, newFileName: path, oldHeader: "", newHeader: "", hunks };
 }

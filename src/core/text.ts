@@ -95,3 +95,31 @@ function magicKind(s: Uint8Array): string | null {
   if (starts(0x25, 0x50, 0x44, 0x46)) return "PDF document";
   return null;
 }
+
+/** Where the first byte that is not UTF-8 sits, for a refusal's prose. */
+export function invalidUtf8At(bytes: Uint8Array): number {
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i]!;
+    const n = b < 0x80 ? 0 : b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : -1;
+    if (n === -1) break;
+    let ok = i + n < bytes.length || n === 0;
+    for (let k = 1; ok && k <= n; k++) ok = (bytes[i + k]! & 0xc0) === 0x80;
+    // Overlong forms, surrogates and code points past U+10FFFF are invalid too; the decoder
+    // already refused the whole, so a rare miss here only moves the offset shown.
+    if (!ok || decodeUtf8Exact(bytes.subarray(i, i + n + 1)) === null) break;
+    i += n + 1;
+  }
+  return i;
+}
+
+/** Strict UTF-8 without BOM handling: the bytes as they are, or null. */
+export function decodeUtf8Exact(bytes: Uint8Array): string | null {
+  try {
+    return exact.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+const exact = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });

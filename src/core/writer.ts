@@ -211,7 +211,7 @@ const TEMP = /^\..+\.kt-(\d+)-[a-z0-9]+\.tmp$/;
  * A kt killed between creating its temp file and renaming it leaves the temp file behind;
  * the next write in the directory removes those of processes that no longer exist.
  */
-function removeStaleTemps(dir: string): void {
+export function removeStaleTemps(dir: string): void {
   let names: string[];
   try {
     names = readdirSync(dir);

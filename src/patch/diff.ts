@@ -2,18 +2,13 @@
 // whole-file diff: only each replaced span is diffed (a few lines), then the hunks are laid out
 // with three lines of context as `diff -u` does. A whole-file diff of 20 files cost more than
 // locating all their hunks.
-import { diffArrays, formatPatch, type StructuredPatch } from "diff";
+import { diffArrays, formatPatch } from "diff";
 import type { Edit } from "../replacer/index.ts";
-import type { Diff } from "../core/diff.ts";
+import { lineChangesPatch, type Diff, type LineChange } from "../core/diff.ts";
 
 const CONTEXT = 3;
 
-interface Change {
-  /** 0-based line of the old text where the change starts. */
-  at: number;
-  removed: string[];
-  added: string[];
-}
+type Change = LineChange;
 
 function lines(text: string): string[] {
   if (text === "") return [];
@@ -46,43 +41,11 @@ export function editsDiff(path: string, work: string, edits: readonly Edit[]): D
     }
   }
 
-  const hunks: StructuredPatch["hunks"] = [];
   let additions = 0;
   let deletions = 0;
-  let delta = 0;
-  for (let k = 0; k < changes.length; ) {
-    const from = Math.max(0, changes[k]!.at - CONTEXT);
-    const body: string[] = old.slice(from, changes[k]!.at).map((l) => ` ${l}`);
-    let oldCount = body.length;
-    let newCount = body.length;
-    let end = changes[k]!.at;
-    for (; k < changes.length; k++) {
-      const c = changes[k]!;
-      // Changes closer than twice the context share a hunk, as in diff -u.
-      if (c.at - end > 2 * CONTEXT) break;
-      for (const l of old.slice(end, c.at)) body.push(` ${l}`);
-      oldCount += c.at - end;
-      newCount += c.at - end;
-      for (const l of c.removed) body.push(`-${l}`);
-      for (const l of c.added) body.push(`+${l}`);
-      oldCount += c.removed.length;
-      newCount += c.added.length;
-      deletions += c.removed.length;
-      additions += c.added.length;
-      end = c.at + c.removed.length;
-    }
-    const tail = old.slice(end, end + CONTEXT);
-    for (const l of tail) body.push(` ${l}`);
-    oldCount += tail.length;
-    newCount += tail.length;
-    hunks.push({
-      oldStart: oldCount === 0 ? from : from + 1,
-      oldLines: oldCount,
-      newStart: newCount === 0 ? from + delta : from + delta + 1,
-      newLines: newCount,
-      lines: body,
-    });
-    delta += newCount - oldCount;
+  for (const c of changes) {
+    additions += c.added.length;
+    deletions += c.removed.length;
   }
-  return { patch: formatPatch({ oldFileName: path, newFileName: path, oldHeader: "", newHeader: "", hunks }), additions, deletions };
+  return { patch: formatPatch(lineChangesPatch(path, old, changes)), additions, deletions };
 }

@@ -70,12 +70,17 @@ export function parsePatch(text: string): Parsed {
   }
 }
 
+/** A Markdown code fence line: ``` or ```diff. */
+const FENCE = /^```[\w-]*$/;
+
 function formOf(lines: readonly string[], first: number): PatchForm | undefined {
   const line = lines[first];
   if (line === undefined) return undefined;
   if (line.trim() === "*** Begin Patch") return "envelope";
-  // A heredoc line around the envelope (`apply_patch <<'EOF'`), as models sometimes quote it.
-  if (/^(?:apply_patch\s+)?<<-?\s*['"]?\w+['"]?\s*$/.test(line.trim()) && lines[first + 1]?.trim() === "*** Begin Patch") return "envelope";
+  // A heredoc line (`apply_patch <<'EOF'`) or a Markdown fence (```patch) around the
+  // envelope, as models sometimes quote it.
+  const wrapper = /^(?:apply_patch\s+)?<<-?\s*['"]?\w+['"]?\s*$/.test(line.trim()) || FENCE.test(line.trim());
+  if (wrapper && lines[first + 1]?.trim() === "*** Begin Patch") return "envelope";
   for (let i = first; i < lines.length; i++) {
     const l = lines[i]!;
     if (l.startsWith("diff --git ") || l.startsWith("--- ") || l.startsWith("Index: ") || l.startsWith("diff ")) return "unified";
@@ -114,7 +119,7 @@ function parseEnvelope(lines: string[], first: number): FileOp[] {
     if (line.trim() === END) {
       for (let k = i + 1; k < lines.length; k++) {
         const rest = lines[k]!.trim();
-        if (rest !== "" && !/^['"]?\w+['"]?$/.test(rest)) throw new ParseError(k + 1, lines[k], `nothing after "${END}"`);
+        if (rest !== "" && !/^['"]?\w+['"]?$/.test(rest) && !FENCE.test(rest)) throw new ParseError(k + 1, lines[k], `nothing after "${END}"`);
       }
       break;
     }
@@ -169,6 +174,22 @@ function parseEnvelopeHunks(lines: string[], start: number, op: FileOp & { kind:
   };
   for (; lines[i] !== undefined && !header(lines[i]); i++) {
     const l = lines[i]!;
+    // A unified diff's header inside the envelope ("@@ -12,5 +12,6 @@", models mix the two
+    // forms): its numbers are hints as in a unified diff, and it names no context line.
+    const numbered = l.match(/^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/);
+    if (numbered) {
+      open(undefined, i);
+      hunk!.hint = { oldStart: +numbered[1]!, oldLines: numbered[2] === undefined ? 1 : +numbered[2], newStart: +numbered[3]!, newLines: numbered[4] === undefined ? 1 : +numbered[4] };
+      continue;
+    }
+    if (l.startsWith("\\") && hunk && hunk.lines.length > 0) {
+      // "\ No newline at end of file", copied from a unified diff: as there, it follows the
+      // last old line, the last new line, or a line of both.
+      const last = hunk.lines[hunk.lines.length - 1]!;
+      if (last.kind !== "+") hunk.oldNoNewline = true;
+      if (last.kind !== "-") hunk.newNoNewline = true;
+      continue;
+    }
     if (l === "@@" || l.startsWith("@@ ")) {
       // Two "@@ ctx" headers in a row narrow twice; kt keeps the last one, which is nearest the hunk.
       if (hunk && hunk.lines.length === 0) hunk.anchor = l.slice(3).trim() || hunk.anchor;
@@ -217,6 +238,8 @@ interface FileHeader {
   renameFrom?: string;
   renameTo?: string;
   newMode?: number;
+  /** A `diff --git` header opened the file (its names may not be splittable: spaces). */
+  git: boolean;
   deleted: boolean;
   created: boolean;
   binary: boolean;
@@ -239,10 +262,12 @@ function parseUnified(lines: string[], first: number): FileOp[] {
     if (!isFileStart(lines, i)) {
       // A format-patch signature ("-- " then a version) ends the diff.
       if (l === "-- ") break;
+      // So does the closing Markdown fence of a diff quoted as ```diff … ```.
+      if (FENCE.test(l.trim()) && lines.slice(i + 1).every((rest) => rest.trim() === "")) break;
       throw new ParseError(i + 1, l, `a file header ("diff --git", or "--- P" followed by "+++ P") or a hunk header "@@ -a,b +c,d @@"`);
     }
-    const h: FileHeader = { deleted: false, created: false, binary: false, patchLine: i + 1 };
-    if (l.startsWith("diff --git ")) {
+    const h: FileHeader = { git: l.startsWith("diff --git "), deleted: false, created: false, binary: false, patchLine: i + 1 };
+    if (h.git) {
       const names = gitNames(l.slice("diff --git ".length));
       if (names) [h.gitOld, h.gitNew] = names;
       i++;
@@ -369,9 +394,11 @@ function stripPrefix(p: string | undefined, prefix: string, git: boolean): strin
 
 function unifiedOp(h: FileHeader, hunks: Hunk[], lines: string[]): FileOp {
   // git names carry a/ and b/; so do `diff -u` paths written as a/… b/… by many tools.
-  const git = h.gitOld !== undefined || ((h.old?.startsWith("a/") || h.old === DEV_NULL) && (h.neu?.startsWith("b/") || h.neu === DEV_NULL));
-  const old = stripPrefix(h.old ?? h.gitOld, "a/", git);
-  const neu = stripPrefix(h.neu ?? h.gitNew, "b/", git);
+  const git = h.git || ((h.old?.startsWith("a/") || h.old === DEV_NULL) && (h.neu?.startsWith("b/") || h.neu === DEV_NULL));
+  // A pure rename of names with spaces has neither "---"/"+++" lines nor a header that can be
+  // split: git's "rename from"/"rename to" lines name both (without a/ and b/).
+  const old = stripPrefix(h.old ?? h.gitOld, "a/", git) ?? h.renameFrom;
+  const neu = stripPrefix(h.neu ?? h.gitNew, "b/", git) ?? h.renameTo;
   const at = h.patchLine;
   if (old === undefined || neu === undefined) throw new ParseError(at, lines[at - 1], `"--- PATH" and "+++ PATH" lines naming the file`);
   if (h.created || old === DEV_NULL) {
@@ -389,7 +416,7 @@ function unifiedOp(h: FileHeader, hunks: Hunk[], lines: string[]): FileOp {
     return { kind: "add", path: neu, content, ...(h.newMode !== undefined ? { mode: h.newMode & 0o777 } : {}), patchLine: at };
   }
   if (h.deleted || neu === DEV_NULL) return { kind: "delete", path: old, patchLine: at };
-  if (h.gitOld === undefined) {
+  if (!h.git) {
     // Only git's headers say "rename"; `diff -u file.orig file` patches one file.
     if (hunks.length === 0) throw new ParseError(at, lines[at - 1], `hunks ("@@ -a,b +c,d @@") for ${old}: the diff changes nothing`);
     return { kind: "update", path: old, ...(old !== neu ? { altPath: neu } : {}), hunks, patchLine: at };

@@ -3,7 +3,7 @@
 // skipped (rg stops at the first NUL and reports it; the rg engine drops such files
 // too). A UTF-8 BOM is dropped and UTF-16 with a BOM is decoded, as rg does. A chunk
 // that is not valid UTF-8 is searched with the regex whose classes skip U+FFFD.
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, openSync, readSync } from "node:fs";
 import { relative } from "node:path";
 import { isUtf8 } from "node:buffer";
 import type { Compiled } from "./regex.ts";
@@ -168,7 +168,8 @@ export type Matcher = Pick<Compiled, "js" | "jsValid" | "prefilter" | "anchors" 
 export function searchFile(abs: string, matchers: readonly Matcher[]): FileResult[] | null | "unreadable" | "skipped" {
   let fd: number;
   try {
-    fd = openSync(abs, "r");
+    // Non-blocking: a file that waits for data (/proc/kmsg) fails at once instead of hanging the search.
+    fd = openSync(abs, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   } catch (error) {
     return failure(error);
   }

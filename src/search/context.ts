@@ -1,7 +1,7 @@
 // Lines around grep's matches (context, before, after), read from each file after the
 // search, only for the matches shown or saved: both engines report matching lines alike,
 // so the context added here is the same bytes whichever engine searched.
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, openSync, readSync } from "node:fs";
 import type { Hit } from "./collect.ts";
 
 /** One line of a file's block: a match (":" after its number) or context ("-"); null
@@ -51,7 +51,8 @@ function readLines(abs: string, ranges: readonly [number, number][]): Map<number
   const out = new Map<number, string>();
   let fd: number;
   try {
-    fd = openSync(abs, "r");
+    // Non-blocking: a file that waits for data (/proc/kmsg) fails at once instead of hanging the search.
+    fd = openSync(abs, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   } catch {
     return out;
   }

@@ -3,7 +3,7 @@
 // literal leading directories of a pattern or include become the walk root (entered even
 // when ignored, hidden or noise), a noise name written in the path or the pattern is not
 // skipped, and a segment written with a leading "." lets the walk see hidden entries.
-import { accessSync, constants, statSync } from "node:fs";
+import { accessSync, closeSync, constants, openSync, readSync, statSync } from "node:fs";
 import { isAbsolute, join, relative } from "node:path";
 import picomatch from "picomatch";
 import { KtError, type ToolContext } from "../core/result.ts";
@@ -64,6 +64,22 @@ export interface PlanInput {
   type?: string;
 }
 
+function probeNonBlocking(real: string, abs: string): void {
+  let fd: number;
+  try {
+    fd = openSync(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  } catch (error) {
+    throw fsError(error, abs);
+  }
+  try {
+    readSync(fd, Buffer.alloc(1), 0, 1, null);
+  } catch (error) {
+    throw fsError(error, abs);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export function makePlan(ctx: ToolContext, input: PlanInput, started = performance.now()): SearchPlan {
   const abs = absolutePath(ctx, input.path ?? ".");
   const real = realPath(ctx, abs);
@@ -76,16 +92,19 @@ export function makePlan(ctx: ToolContext, input: PlanInput, started = performan
   }
   const file = st.isFile();
   if (!file && !st.isDirectory()) {
-    throw new KtError("INVALID_ARGS", `${abs} is not a regular file or directory (it is a device, socket or pipe); ${input.tool} cannot search it. Give a directory or a file.`);
+    throw new KtError("INVALID_ARGS", `${onOneLine(abs)} is not a regular file or directory (it is a device, socket or pipe); ${input.tool} cannot search it. Give a directory or a file.`);
   }
   if (file && input.tool === "glob") {
-    throw new KtError("NOT_A_DIRECTORY", `${abs} is a file, not a directory; glob lists files below a directory. Give the directory as path (e.g. ${displayPath(ctx, join(abs, ".."))}) and the file name as pattern, or use read on the file.`);
+    throw new KtError("NOT_A_DIRECTORY", `${onOneLine(abs)} is a file, not a directory; glob lists files below a directory. Give the directory as path (e.g. ${onOneLine(displayPath(ctx, join(abs, "..")))}) and the file name as pattern, or use read on the file.`);
   }
   try {
     accessSync(real, file ? constants.R_OK : constants.R_OK | constants.X_OK);
   } catch (error) {
     throw fsError(error, abs);
   }
+  // A "file" of size 0 may be one that waits for data (/proc/kmsg): rg and the built-in
+  // engine would block on it for ever. One non-blocking read tells.
+  if (file && st.size === 0) probeNonBlocking(real, abs);
   const named = new Set<string>();
   for (const part of (input.path ?? "").split(/[\\/]/)) named.add(part);
   let glob: string | null = null;

@@ -2,14 +2,15 @@
 // new content, and only then write them all through the multi-file commit — or nothing.
 // All model-facing patch prose is here.
 import * as z from "zod/mini";
-import { statSync, type Stats } from "node:fs";
+import { lstatSync, statSync, type Stats } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import description from "./patch.txt" with { type: "text" };
 import { defineTool, KtError, type ToolContext } from "./tool.ts";
-import { absolutePath, fsError, realPath } from "../core/paths.ts";
+import { absolutePath, fsError, onOneLine, realPath } from "../core/paths.ts";
 import { getStamp, sha256 } from "../core/stamps.ts";
 import { BOM_BYTES, decodeUtf8, dominantEol, hasBom, MAX_FILE_BYTES, sniffBinary } from "../core/text.ts";
 import { formatBytes } from "../core/truncate.ts";
-import { freshContent, readIfExists } from "../core/writer.ts";
+import { freshContent, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
 import { unifiedDiff } from "../core/diff.ts";
 import { suggestions } from "../core/suggest.ts";
@@ -45,7 +46,7 @@ export default defineTool({
   annotations: { readOnlyHint: false, destructiveHint: true },
   async execute(input, ctx) {
     const parsed = parsePatch(input.patch);
-    if (!parsed.ok) throw parseFailure(parsed);
+    if (!parsed.ok) throw parseFailure(parsed, input.patch.trim() === "");
     const plans = parsed.ops.map((op) => resolve(ctx, op));
     duplicates(plans);
     const done = plans.map((plan) => compute(ctx, plan, parsed.form));
@@ -91,7 +92,15 @@ export default defineTool({
 
 interface Plan {
   op: FileOp;
+  /**
+   * What a delete, or the source side of a move, removes: the named path itself when it is a
+   * symbolic link (the link goes, its target stays), else the real path.
+   */
+  removal: string;
+  /** The absolute path as shown (control characters escaped, issue 11 item 17). */
   abs: string;
+  /** The absolute path as given, for looking up near names. */
+  given: string;
   real: string;
   /** Move destination. */
   to?: { abs: string; real: string };
@@ -117,11 +126,27 @@ function resolve(ctx: ToolContext, op: FileOp): Plan {
     if (exists(realPath(ctx, alt))) abs = alt;
   }
   const real = realPath(ctx, abs);
+  // Every path the patch names is shown on one line: a newline or escape in it (a quoted
+  // git path can hold one) must not forge a line of the answer or reach a terminal raw.
+  const shown = onOneLine(abs);
+  // A dry run refuses what the commit would: kt's own state is never a target.
+  refuseStateFiles(ctx, real, shown);
   if (op.kind === "update" && op.moveTo !== undefined) {
     const toAbs = absolutePath(ctx, op.moveTo);
-    return { op, abs, real, to: { abs: toAbs, real: realPath(ctx, toAbs) } };
+    const toReal = realPath(ctx, toAbs);
+    refuseStateFiles(ctx, toReal, onOneLine(toAbs));
+    return { op, abs: shown, given: abs, real, removal: removalPath(ctx, abs, real), to: { abs: onOneLine(toAbs), real: toReal } };
   }
-  return { op, abs, real };
+  return { op, abs: shown, given: abs, real, removal: op.kind === "delete" ? removalPath(ctx, abs, real) : real };
+}
+
+function removalPath(ctx: ToolContext, abs: string, real: string): string {
+  try {
+    if (!lstatSync(abs).isSymbolicLink()) return real;
+  } catch {
+    return real;
+  }
+  return join(realPath(ctx, dirname(abs)), basename(abs));
 }
 
 function exists(real: string): boolean {
@@ -160,7 +185,7 @@ function compute(ctx: ToolContext, plan: Plan, form: PatchForm): Done {
         "FILE_EXISTS",
         st.isDirectory()
           ? `Refusing to add ${abs}: a directory of that name exists. Nothing was changed. Choose another path for the new file.`
-          : `Refusing to add ${abs}: the file already exists. Nothing was changed. To change it, read it and use "*** Update File: ${op.path}" with hunks instead; to replace it whole, use "*** Delete File" and "*** Add File" in two steps, or the write tool.`,
+          : `Refusing to add ${abs}: the file already exists. Nothing was changed. To change it, read it and use "*** Update File: ${onOneLine(op.path)}" with hunks instead; to replace it whole, use "*** Delete File" and "*** Add File" in two steps, or the write tool.`,
       );
     }
     const bytes = Buffer.from(op.content, "utf8");
@@ -177,9 +202,9 @@ function compute(ctx: ToolContext, plan: Plan, form: PatchForm): Done {
   const verb = op.kind === "delete" ? "delete" : "update";
   const st = statOrNull(real, abs);
   if (!st) {
-    const near = suggestions(ctx, abs);
+    const near = suggestions(ctx, plan.given);
     const miss = near.length > 0 ? ` Did you mean one of these? ${near.join(", ")}.` : "";
-    const create = op.kind === "update" ? ` To create it, use "*** Add File: ${op.path}".` : "";
+    const create = op.kind === "update" ? ` To create it, use "*** Add File: ${onOneLine(op.path)}".` : "";
     throw new KtError("FILE_NOT_FOUND", `Refusing to ${verb} ${abs}: the file does not exist. Nothing was changed.${miss}${create}`);
   }
   if (st.isDirectory()) throw new KtError("IS_DIRECTORY", `Refusing to ${verb} ${abs}: it is a directory, not a file. Nothing was changed. Name a file inside it.`);
@@ -187,7 +212,9 @@ function compute(ctx: ToolContext, plan: Plan, form: PatchForm): Done {
   if (st.size > MAX_FILE_BYTES) {
     throw new KtError("FILE_TOO_LARGE", `${abs} is ${formatBytes(st.size)}, over the 10 MB limit for patch. Nothing was changed. Change it with bash (e.g. sed) or split the file.`);
   }
-  const read = readIfExists(real, abs);
+  // Read through a descriptor checked inside the root: content from outside it must never
+  // reach a diff, a dry run or a near-miss.
+  const read = readIfExists(real, abs, ctx);
   if (read === null) throw new KtError("FILE_NOT_FOUND", `Refusing to ${verb} ${abs}: the file does not exist. Nothing was changed.`);
   // A file the session has read must not have changed since (a stamp that lags a parallel
   // kt write of this session is settled under the lock); one it never read may be patched,
@@ -215,13 +242,13 @@ function fromBytes(ctx: ToolContext, plan: Plan, op: Exclude<FileOp, { kind: "ad
     return {
       action: "delete",
       abs,
-      changes: [{ display: abs, real, baseSha, previous: bytes, bytes: null }],
+      changes: [{ display: abs, real: plan.removal, baseSha, previous: bytes, bytes: null }],
       placements: [],
       diff: unifiedDiff(abs, before ?? "", ""),
     };
   }
 
-  const kind = sniffBinary(real, bytes.subarray(0, 4096));
+  const kind = sniffBinary(real, bytes.subarray(0, 4096)) ?? (bytes.indexOf(0, 4096) !== -1 ? "NUL bytes past its start" : null);
   if (kind) throw new KtError("BINARY_FILE", `${abs} is a binary file (${kind}, ${formatBytes(bytes.length)}); patch changes text files only. Nothing was changed.`);
   if (before === null) {
     throw new KtError("BINARY_FILE", `${abs} is not valid UTF-8 text; patch refuses it because changing it would corrupt the bytes that cannot be decoded. Nothing was changed. Convert it first with bash (e.g. iconv).`);
@@ -253,7 +280,7 @@ function fromBytes(ctx: ToolContext, plan: Plan, op: Exclude<FileOp, { kind: "ad
       movedFrom: abs,
       changes: [
         { display: plan.to.abs, real: plan.to.real, baseSha: null, previous: null, bytes: newBytes, mode: st.mode & 0o7777 },
-        { display: abs, real, baseSha, previous: bytes, bytes: null },
+        { display: abs, real: plan.removal, baseSha, previous: bytes, bytes: null },
       ],
       placements: applied.placements,
       lf: applied.lf,
@@ -290,8 +317,8 @@ function quote(line: string): string {
   return excerpt(line, 1);
 }
 
-function parseFailure(p: Extract<ReturnType<typeof parsePatch>, { ok: false }>): KtError {
-  const at = p.found === undefined ? `the patch ends at line ${p.line - 1}` : `line ${p.line} is ${quote(p.found)}`;
+function parseFailure(p: Extract<ReturnType<typeof parsePatch>, { ok: false }>, empty: boolean): KtError {
+  const at = empty ? "the patch is empty" : p.found === undefined ? `the patch ends at line ${p.line - 1}` : `line ${p.line} is ${quote(p.found)}`;
   const forms = p.form === undefined
     ? ' A patch starts with "*** Begin Patch" and ends with "*** End Patch", or is a unified diff (diff -u / git diff).'
     : "";

@@ -61,11 +61,11 @@ const END_BYTES = 64 * 1024;
  * does for pipes): rendered through the emulator, head and tail kept when it is too long.
  * Line counts are the log's (its newlines), which offsets page by.
  */
-export async function terminalView(path: string, from: number, to: number, limits: Limits, spill: (full: string | undefined) => string | undefined): Promise<View> {
+export async function terminalView(path: string, from: number, to: number, limits: Limits, spill: (full: string | undefined) => string | undefined, known?: { newlines: number }): Promise<View> {
   const bytes = Math.max(0, to - from);
   if (bytes === 0) return { text: "", lines: 0, newlines: 0 };
   const size = sizeAt(path, from);
-  const { newlines, endsWithNewline } = countRaw(path, from, to);
+  const { newlines, endsWithNewline } = known ? { newlines: known.newlines, endsWithNewline: readBytes(path, to - 1, to)[0] === 10 } : countRaw(path, from, to);
   const lines = newlines + (endsWithNewline ? 0 : 1);
   if (bytes <= WHOLE_BYTES && newlines <= WHOLE_NEWLINES) {
     const shown = await renderLines(readBytes(path, from, to), size);
@@ -127,8 +127,37 @@ export async function terminalPage(path: string, from: number, size: number, lim
 
 // ---- the screen --------------------------------------------------------------------
 
-/** How much of the log's end a screen is rebuilt from: a screen is drawn by its recent bytes. */
-const REPLAY_BYTES = 4 * 1024 * 1024;
+/**
+ * How much of the log's end a screen is rebuilt from: a screen is drawn by its recent bytes
+ * (the emulator takes 10–50 MB/s, so this is tens of milliseconds at most).
+ */
+const REPLAY_BYTES = 256 * 1024;
+
+/** Modes a program sets once, long before the bytes replayed: [set, reset], the one seen last holds. */
+const MODES: [string, string][] = [
+  ["\x1b[?1049h", "\x1b[?1049l"],
+  ["\x1b[?1047h", "\x1b[?1047l"],
+  ["\x1b[?47h", "\x1b[?47l"],
+  ["\x1b[?1h", "\x1b[?1l"],
+];
+
+/** The mode-setting sequences in force at byte `end` of the log, found by searching back from it. */
+function modesBefore(path: string, end: number): string {
+  const found = new Map<number, { at: number; seq: string }>();
+  const step = 1024 * 1024;
+  for (let to = end; to > 0 && found.size < MODES.length; to -= step) {
+    const from = Math.max(0, to - step);
+    // Overlap a little so a sequence cut by the chunk edge is still found.
+    const chunk = readBytes(path, from, Math.min(end, to + 8));
+    MODES.forEach(([set, reset], i) => {
+      if (found.has(i)) return;
+      const s = chunk.lastIndexOf(set);
+      const r = chunk.lastIndexOf(reset);
+      if (s >= 0 || r >= 0) found.set(i, s > r ? { at: from + s, seq: set } : { at: from + r, seq: reset });
+    });
+  }
+  return [...found.values()].sort((a, b) => a.at - b.at).map((f) => f.seq).join("");
+}
 
 export interface Screen extends Size {
   /** Each row as the terminal shows it, trailing spaces dropped. */
@@ -149,6 +178,10 @@ export async function screenOf(path: string): Promise<Screen> {
   const first = sizeAt(path, start);
   const term = emulator(first, 0);
   try {
+    if (start > 0) {
+      const modes = modesBefore(path, start);
+      if (modes !== "") await feed(term, Buffer.from(modes));
+    }
     let at = start;
     for (const s of all) {
       if (s.at <= start) continue;

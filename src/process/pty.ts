@@ -4,7 +4,11 @@
 // to the supervisor applies the size a `ps resize` asked for (src/process/terminal.ts).
 import type { Subprocess } from "bun";
 import { closeSync, constants, createReadStream, fstatSync, openSync, writeSync } from "node:fs";
+import { setPriority } from "node:os";
 import { recordSize, takeResizeRequest, type Size } from "./terminal.ts";
+
+/** The niceness of the thread that relays a terminal's output to the log. */
+const RELAY_NICE = 10;
 
 export interface OnTerminal {
   child: Subprocess;
@@ -44,6 +48,14 @@ export function spawnOnTerminal(opts: { command: string; cwd: string; env: Recor
     // setsid: the command leads its own session and process group (the terminal's).
     detached: true,
   });
+  // The terminal's bytes pass through this process (they go straight to the log on pipes), so
+  // a firehose keeps it busy: at a lower priority than kt's own calls, which then stay quick
+  // however many terminals print. The command was started before, at the caller's priority.
+  try {
+    setPriority(0, RELAY_NICE);
+  } catch {
+    // Not allowed here: the relay runs at the normal priority.
+  }
   const terminal = child.terminal!;
   // What kt calls write to the FIFO, typed into the terminal. The supervisor's holder of the
   // FIFO (opened read-write) means this reader never sees end-of-file.

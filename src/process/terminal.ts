@@ -118,7 +118,7 @@ function clamp(n: number, lo: number, hi: number): number {
 
 
 /** A region of a log as model text: rendered through the emulator for a terminal, cleaned as today for pipes. */
-export async function logView(path: string, from: number, to: number, limits: Limits, spill: (full: string | undefined) => string | undefined): Promise<View> {
+export async function logView(path: string, from: number, to: number, limits: Limits, spill: (full: string | undefined) => string | undefined, known?: { newlines: number }): Promise<View> {
   if (!isTerminal(path)) return view(path, from, to, limits, spill);
-  return (await import("./emulator.ts")).terminalView(path, from, to, limits, spill);
+  return (await import("./emulator.ts")).terminalView(path, from, to, limits, spill, known);
 }

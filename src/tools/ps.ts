@@ -278,20 +278,21 @@ async function takeNew(ctx: ToolContext, row: ProcessRow): Promise<NewOutput | u
 async function takeNewRendered(ctx: ToolContext, row: ProcessRow): Promise<NewOutput | undefined> {
   const range = advanceCursor(ctx, row);
   if (!range) return undefined;
-  const shown = await logView(row.log_path, range.from, range.to, READ_LIMITS, () => row.log_path);
+  const shown = await logView(row.log_path, range.from, range.to, READ_LIMITS, () => row.log_path, { newlines: range.newlines });
   return { text: shown.text, first: range.line + 1, last: range.line + shown.lines, ...(shown.truncation ? { truncation: shown.truncation } : {}) };
 }
 
 /** Moves the session's cursor to the end of the log; the region it passed, undefined when none. */
-function advanceCursor(ctx: ToolContext, row: ProcessRow): { from: number; to: number; line: number } | undefined {
+function advanceCursor(ctx: ToolContext, row: ProcessRow): { from: number; to: number; line: number; newlines: number } | undefined {
   const db = index(ctx);
   return withWriteLock(db, () => {
     const cursor = byKey(db, row.key) ?? row;
     const size = logSize(row.log_path);
     const from = Math.min(cursor.cursor_byte, size);
     if (from >= size) return undefined;
-    setCursor(db, row.key, size, cursor.cursor_line + countNewlines(row.log_path, from, size));
-    return { from, to: size, line: cursor.cursor_line };
+    const newlines = countNewlines(row.log_path, from, size);
+    setCursor(db, row.key, size, cursor.cursor_line + newlines);
+    return { from, to: size, line: cursor.cursor_line, newlines };
   });
 }
 

@@ -84,6 +84,7 @@ export function takeResizeRequest(logPath: string): Size | undefined {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
+    unlinkSync(path);
   } catch {
     return undefined;
   }

@@ -4,7 +4,7 @@ import { describe, expect, test } from "bun:test";
 import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { keyBytes, keysToBytes, needsCursorMode } from "../src/process/keys.ts";
-import { renderLines, screenOf, terminalView } from "../src/process/emulator.ts";
+import { emulatedLines, plainLines, renderLines, screenOf, terminalView } from "../src/process/emulator.ts";
 import { createTerm, currentSize, recordSize, takeResizeRequest, requestResize } from "../src/process/terminal.ts";
 import { READ_LIMITS } from "../src/tools/ps.ts";
 import { tempDir } from "./_helpers.ts";
@@ -61,6 +61,27 @@ describe("the emulator", () => {
   test("carriage returns, erasures and colours are applied; wrapped lines are whole", async () => {
     const raw = Buffer.from("\x1b[31mred\x1b[0m plain\r\nprogress 10%\rprogress 100%\r\nabc\x1b[2K\rxyz\r\n" + "w".repeat(30) + "\r\n");
     expect(await renderLines(raw, { cols: 20, rows: 5 })).toEqual(["red plain", "progress 100%", "xyz", "w".repeat(30)]);
+  });
+
+  test("lines that need no emulator read as the emulator shows them; anything else goes to it", async () => {
+    const size = { cols: 20, rows: 5 };
+    const samples = [
+      "plain\r\nlines\r\n",
+      "\x1b[1;31mred\x1b[0m and \x1b[38:2::1:2:3mtrue colour\x1b[m\r\n",
+      "\r\n\r\nafter blank lines\r\n\r\n\r\n",
+      "a line longer than twenty columns, with  spaces   where it wraps and trailing spaces   \r\n",
+      "ünïcödé ✓ 字\r\nno final newline",
+      "   \r\n  indented\r\n",
+    ];
+    for (const sample of samples) {
+      const raw = Buffer.from(sample);
+      const plain = plainLines(raw);
+      expect(plain, JSON.stringify(sample)).toBeDefined();
+      expect([sample, plain]).toEqual([sample, await emulatedLines(raw, size)]);
+    }
+    for (const needsIt of ["over\rwrite\r\n", "erase\x1b[2K\r\n", "\x1b[Hhome", "tab\there\r\n", "lone\nfeed", "back\bspace"]) {
+      expect(plainLines(Buffer.from(needsIt)), JSON.stringify(needsIt)).toBeUndefined();
+    }
   });
 
   test("rows above the first thing drawn are no output", async () => {

@@ -1,15 +1,41 @@
 // The headless terminal emulator (@xterm/headless) that turns a terminal's log into what
 // a model sees (SPEC §7.4): rendered lines of new output, log pages, or the screen. Loaded
-// only when a process has a terminal, so no other kt call pays for it.
-import xterm from "@xterm/headless";
+// only when a process has a terminal, so no other kt call pays for it; the emulator itself
+// is loaded only for bytes that need it (see plainLines).
+import type xtermType from "@xterm/headless";
 import { headTailBudgets, joinCut, takeLines, type Limits } from "../core/truncate.ts";
 import { logSize, readBytes, type View } from "./log.ts";
 import { DEFAULT_COLS, DEFAULT_ROWS, sizeAt, sizes, type Size } from "./terminal.ts";
 
-type XTerm = InstanceType<typeof xterm.Terminal>;
+type XTerm = InstanceType<typeof xtermType.Terminal>;
 
-function emulator(size: Size, scrollback: number): XTerm {
-  return new xterm.Terminal({ cols: size.cols, rows: size.rows, scrollback, allowProposedApi: true, convertEol: false });
+let loaded: typeof xtermType | undefined;
+
+async function emulator(size: Size, scrollback: number): Promise<XTerm> {
+  loaded ??= (await import("@xterm/headless")).default;
+  return new loaded.Terminal({ cols: size.cols, rows: size.rows, scrollback, allowProposedApi: true, convertEol: false });
+}
+
+// Lines ended by CR LF (a terminal's newline), printable text and colour changes only.
+// eslint-disable-next-line no-control-regex
+const PLAIN = /^(?:[^\x00-\x1f\x7f]|\r\n|\x1b\[[0-9;:]*m)*$/;
+// eslint-disable-next-line no-control-regex
+const SGR = /\x1b\[[0-9;:]*m/g;
+
+/**
+ * What the emulator would show for bytes that only print lines (no cursor moves, erasures,
+ * lone carriage returns, tabs or other controls, colour aside), without starting it: the
+ * common case of a program that prints a log, and the whole of a firehose. Undefined when
+ * the bytes need the emulator.
+ */
+export function plainLines(raw: Uint8Array): string[] | undefined {
+  const text = new TextDecoder().decode(raw);
+  if (!PLAIN.test(text)) return undefined;
+  const lines = text.replace(SGR, "").split("\r\n").map((l) => l.replace(/\s+$/, ""));
+  while (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
+  let first = 0;
+  while (first < lines.length && lines[first] === "") first++;
+  return lines.slice(first);
 }
 
 function feed(term: XTerm, data: Uint8Array): Promise<void> {
@@ -22,10 +48,16 @@ function feed(term: XTerm, data: Uint8Array): Promise<void> {
  */
 export async function renderLines(raw: Uint8Array, size: Size): Promise<string[]> {
   if (raw.length === 0) return [];
+  return plainLines(raw) ?? emulatedLines(raw, size);
+}
+
+/** renderLines through the emulator, whatever the bytes. */
+export async function emulatedLines(raw: Uint8Array, size: Size): Promise<string[]> {
+  if (raw.length === 0) return [];
   // Enough scrollback for every row the bytes can make: one per newline, one per full width, one screen.
   let newlines = 0;
   for (let i = 0; i < raw.length; i++) if (raw[i] === 10) newlines++;
-  const term = emulator(size, Math.min(200_000, newlines + Math.ceil(raw.length / size.cols) + size.rows + 10));
+  const term = await emulator(size, Math.min(200_000, newlines + Math.ceil(raw.length / size.cols) + size.rows + 10));
   try {
     await feed(term, raw);
     const buffer = term.buffer.active;
@@ -33,7 +65,8 @@ export async function renderLines(raw: Uint8Array, size: Size): Promise<string[]
     for (let i = 0; i < buffer.length; i++) {
       const line = buffer.getLine(i);
       if (!line) continue;
-      const text = line.translateToString(true);
+      // Untrimmed: the spaces where the terminal wrapped a line belong to the line.
+      const text = line.translateToString(false);
       if (line.isWrapped && lines.length > 0) lines[lines.length - 1] += text;
       else lines.push(text);
     }
@@ -176,7 +209,7 @@ export async function screenOf(path: string): Promise<Screen> {
   const start = Math.max(0, end - REPLAY_BYTES);
   const all = sizes(path);
   const first = sizeAt(path, start);
-  const term = emulator(first, 0);
+  const term = await emulator(first, 0);
   try {
     if (start > 0) {
       const modes = modesBefore(path, start);

@@ -5,7 +5,7 @@
 import type { Subprocess } from "bun";
 import { closeSync, constants, createReadStream, fstatSync, openSync, writeSync } from "node:fs";
 import { setPriority } from "node:os";
-import { recordSize, takeResizeRequest, type Size } from "./terminal.ts";
+import { recordSize, takeResizeRequest, writeCheckpoint, type Size } from "./terminal.ts";
 
 /** The niceness of the thread that relays a terminal's output to the log. */
 const RELAY_NICE = 10;
@@ -17,9 +17,40 @@ export interface OnTerminal {
   close(): void;
 }
 
+/**
+ * A terminal's output is paced to RELAY_BYTES_PER_S: past it, the relay stops reading for the
+ * rest of a PACE_MS window, the terminal's buffer fills and the program waits in its write. On
+ * a terminal the kernel's line discipline works on every byte in the writer's name and at its
+ * priority, so unpaced firehoses would take the whole machine, kt's own calls with it.
+ */
+const RELAY_BYTES_PER_S = 512 * 1024;
+const PACE_MS = 50;
+/** How often the relay records how many newlines the log holds. */
+const CHECKPOINT_BYTES = 512 * 1024;
+let windowStart = 0;
+let windowBytes = 0;
+
+function pace(bytes: number): void {
+  const now = performance.now();
+  if (now - windowStart >= PACE_MS) {
+    windowStart = now;
+    windowBytes = 0;
+  }
+  windowBytes += bytes;
+  if (windowBytes >= (RELAY_BYTES_PER_S * PACE_MS) / 1000) {
+    Bun.sleepSync(Math.max(1, PACE_MS - (performance.now() - windowStart)));
+    windowStart = performance.now();
+    windowBytes = 0;
+  }
+}
+
 export function spawnOnTerminal(opts: { command: string; cwd: string; env: Record<string, string>; log: string; stdin?: string; size: Size }): OnTerminal {
   const logFd = openSync(opts.log, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, 0o600);
   let written = fstatSync(logFd).size;
+  // The log's newlines, counted as they pass, so that a kt call reading a firehose's output
+  // counts only what came since the last checkpoint (src/process/terminal.ts).
+  let newlines = 0;
+  let checkpointed = written;
   let ended: () => void = () => {};
   const eof = new Promise<void>((resolve) => (ended = resolve));
   const child = Bun.spawn(["bash", "-c", opts.command], {
@@ -30,6 +61,7 @@ export function spawnOnTerminal(opts: { command: string; cwd: string; env: Recor
       rows: opts.size.rows,
       name: "xterm-256color",
       data(_term, data) {
+        pace(data.length);
         let at = 0;
         while (at < data.length) {
           try {
@@ -39,7 +71,16 @@ export function spawnOnTerminal(opts: { command: string; cwd: string; env: Recor
             break;
           }
         }
+        for (let i = 0; i < data.length; i++) if (data[i] === 10) newlines++;
         written += data.length;
+        if (written - checkpointed >= CHECKPOINT_BYTES) {
+          checkpointed = written;
+          try {
+            writeCheckpoint(opts.log, written, newlines);
+          } catch {
+            // The state directory is going away; kt then counts the lines itself.
+          }
+        }
       },
       exit() {
         ended();

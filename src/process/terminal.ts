@@ -10,7 +10,7 @@
 // was resized. A resize is asked for by writing `<name>.resize` and sending SIGWINCH to the
 // supervisor. The emulator itself is in src/process/emulator.ts, loaded only for terminals.
 import type { Limits } from "../core/truncate.ts";
-import { view, type View } from "./log.ts";
+import { countNewlines, view, type View } from "./log.ts";
 import { appendFileSync, existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 
 export const DEFAULT_COLS = 120;
@@ -97,8 +97,36 @@ export function recordSize(logPath: string, at: number, size: Size): void {
   appendFileSync(termPath(logPath), `${at} ${size.cols} ${size.rows}\n`);
 }
 
+function checkpointPath(logPath: string): string {
+  return logPath.replace(/\.log$/, "") + ".lines";
+}
+
+/** The relay's record: the first `bytes` of the log hold `newlines` newlines. */
+export function writeCheckpoint(logPath: string, bytes: number, newlines: number): void {
+  const path = checkpointPath(logPath);
+  writeFileSync(`${path}.tmp`, `${bytes} ${newlines}\n`, { mode: 0o600 });
+  renameSync(`${path}.tmp`, path);
+}
+
+/**
+ * Newlines in [from, to) of a terminal's log, given `before` newlines in [0, from): counted
+ * from the relay's checkpoint when it lies in the region, so a read of a firehose's output
+ * costs what came since the checkpoint, not the whole region.
+ */
+export function newlinesBetween(logPath: string, from: number, to: number, before: number): number {
+  let checkpoint: { bytes: number; newlines: number } | undefined;
+  try {
+    const [bytes, newlines] = readFileSync(checkpointPath(logPath), "utf8").trim().split(" ").map(Number);
+    if (Number.isInteger(bytes) && Number.isInteger(newlines)) checkpoint = { bytes: bytes!, newlines: newlines! };
+  } catch {
+    // No checkpoint yet (under 512 KB of output): count.
+  }
+  if (!checkpoint || checkpoint.bytes <= from || checkpoint.bytes > to || checkpoint.newlines < before) return countNewlines(logPath, from, to);
+  return checkpoint.newlines - before + countNewlines(logPath, checkpoint.bytes, to);
+}
+
 export function removeTermFiles(logPath: string): void {
-  for (const path of [termPath(logPath), resizePath(logPath)]) {
+  for (const path of [termPath(logPath), resizePath(logPath), checkpointPath(logPath)]) {
     try {
       unlinkSync(path);
     } catch {

@@ -16,7 +16,7 @@ import { isSameProcess } from "../process/identity.ts";
 import { terminate } from "../process/kill-tree.ts";
 import { holdsOf, stopRow } from "../process/stop.ts";
 import { countNewlines, lineStart, logSize, pageFrom, readBytes, totalLines, view } from "../process/log.ts";
-import { currentSize, DEFAULT_COLS, DEFAULT_ROWS, isTerminal, logView, MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS, requestResize, type Size } from "../process/terminal.ts";
+import { currentSize, newlinesBetween, DEFAULT_COLS, DEFAULT_ROWS, isTerminal, logView, MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS, requestResize, type Size } from "../process/terminal.ts";
 import { KEY_NAMES, keysToBytes, needsCursorMode } from "../process/keys.ts";
 import { sendToFifo } from "../process/stdin.ts";
 import { byId, byKey, isFinal, leaderEnded, markNotified, reconcile, running, setCursor, visible, type ProcessRow } from "../process/registry.ts";
@@ -290,7 +290,7 @@ function advanceCursor(ctx: ToolContext, row: ProcessRow): { from: number; to: n
     const size = logSize(row.log_path);
     const from = Math.min(cursor.cursor_byte, size);
     if (from >= size) return undefined;
-    const newlines = countNewlines(row.log_path, from, size);
+    const newlines = isTerminal(row.log_path) ? newlinesBetween(row.log_path, from, size, cursor.cursor_line) : countNewlines(row.log_path, from, size);
     setCursor(db, row.key, size, cursor.cursor_line + newlines);
     return { from, to: size, line: cursor.cursor_line, newlines };
   });

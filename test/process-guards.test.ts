@@ -64,28 +64,30 @@ describe("state-only commands are refused", () => {
 });
 
 describe("refusal prose (golden)", () => {
-  const drive = `If you must drive it interactively, start it with process {"action":"start","command":"..."} and send input with {"action":"write","id":"pN","input":"...\\n"}.`;
+  // SPEC §7.4: each refusal names the same command started on a terminal.
+  const drive = (command: string) =>
+    `To drive it yourself, run it on a terminal: process {"action":"start","command":${JSON.stringify(command)},"tty":true}, then {"action":"read","id":"pN","screen":true} shows its screen and {"action":"write","id":"pN","input":"...","keys":["Enter"]} types into it.`;
   test("editor", () => {
     expect(refusal("vim a.txt")!.prose).toBe(
-      `Refusing to run "vim a.txt": vim is an interactive editor that needs a terminal, and bash runs commands with stdin closed, so it would hang or quit. Change files with the edit and write tools, and look at them with read.`,
+      `Refusing to run "vim a.txt": vim is an interactive editor that needs a terminal, and bash runs commands with stdin closed, so it would hang or quit. Change files with the edit and write tools, and look at them with read. ${drive("vim a.txt")}`,
     );
   });
   test("pager", () => {
     expect(refusal("less log.txt")!.prose).toBe(
-      `Refusing to run "less log.txt": less is an interactive pager. Look at a file with read (offset and limit page through large ones), or run the command that produces the text on its own — output is never paged here (PAGER=cat).`,
+      `Refusing to run "less log.txt": less is an interactive pager. Look at a file with read (offset and limit page through large ones), or run the command that produces the text on its own — output is never paged here (PAGER=cat). ${drive("less log.txt")}`,
     );
   });
   test("monitor", () => {
-    expect(refusal("htop")!.prose).toBe(`Refusing to run "htop": htop is a full-screen interactive program. For a one-time snapshot use "top -b -n 1" or "ps aux". ${drive}`);
+    expect(refusal("htop")!.prose).toBe(`Refusing to run "htop": htop is a full-screen interactive program. For a one-time snapshot use "top -b -n 1" or "ps aux". ${drive("htop")}`);
   });
   test("git", () => {
     expect(refusal("git add -p")!.prose).toBe(
-      `Refusing to run "git add -p": it opens an interactive git prompt or editor, and bash has no terminal. Use the non-interactive form: "git add <paths>" instead of "git add -p", "git rebase <branch>" (or GIT_SEQUENCE_EDITOR with a script) instead of "git rebase -i".`,
+      `Refusing to run "git add -p": it opens an interactive git prompt or editor, and bash has no terminal. Use the non-interactive form: "git add <paths>" instead of "git add -p", "git rebase <branch>" (or GIT_SEQUENCE_EDITOR with a script) instead of "git rebase -i". ${drive("git add -p")}`,
     );
   });
   test("repl", () => {
     expect(refusal("python3")!.prose).toBe(
-      `Refusing to run "python3": without a script python3 starts an interactive REPL, and bash runs commands with stdin closed. Run a script or a one-liner instead (e.g. python3 -c '...'). ${drive}`,
+      `Refusing to run "python3": without a script python3 starts an interactive REPL, and bash runs commands with stdin closed. Run a script or a one-liner instead (e.g. python3 -c '...'). ${drive("python3")}`,
     );
     expect(refusal("node")!.prose).toContain(`(e.g. node -e '...')`);
   });

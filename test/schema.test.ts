@@ -18,6 +18,13 @@ const SECTION_7_3: Record<string, string[]> = {
   grep: ["pattern", "path", "include", "output_mode", "context", "before", "after", "case_sensitive", "fixed_strings", "multiline", "type", "head_limit", "offset"],
   glob: ["pattern", "path", "head_limit", "offset"],
 };
+/** §4's fields of bash and process plus those SPEC §7.4 (terminals) adds: tty, cols, rows; keys and screen for process. */
+const SECTION_7_4: Record<string, string[]> = {
+  bash: ["command", "timeout_ms", "workdir", "tty", "cols", "rows"],
+  process: ["action", "command", "id", "input", "offset", "keys", "screen", "tty", "cols", "rows"],
+};
+/** Where §7 (which wins over §4) gives a tool more than five fields, exactly those. */
+const SECTION_7: Record<string, string[]> = { ...SECTION_7_3, ...SECTION_7_4 };
 
 describe("kt schema snapshots", () => {
   for (const tool of tools) {
@@ -66,8 +73,8 @@ describe("every tool's schema", () => {
       expect(schema.additionalProperties).toBe(false);
       const fields = Object.keys(schema.properties);
       expect(fields.length).toBeGreaterThan(0);
-      // SPEC §4: at most 5 model-facing parameters; §7.3 gives grep and glob exactly these.
-      if (SECTION_7_3[name]) expect(fields).toEqual(SECTION_7_3[name]!);
+      // SPEC §4: at most 5 model-facing parameters; §7.3 and §7.4 give grep, glob, bash and process exactly these.
+      if (SECTION_7[name]) expect(fields).toEqual(SECTION_7[name]!);
       else expect(fields.length).toBeLessThanOrEqual(5);
       for (const field of fields) {
         expect(field).toMatch(/^[a-z][a-z0-9_]*$/); // snake_case, the canonical spelling

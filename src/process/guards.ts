@@ -189,12 +189,13 @@ export function checkCommand(command: string): void {
 
 function interactive(kind: Kind, name: string, shown: string): KtError {
   const start = `Refusing to run "${shown}":`;
-  const drive = `If you must drive it interactively, start it with process {"action":"start","command":"..."} and send input with {"action":"write","id":"pN","input":"...\\n"}.`;
+  // SPEC §7.4: on a terminal the program can be driven — the same command, with tty.
+  const drive = `To drive it yourself, run it on a terminal: process {"action":"start","command":${JSON.stringify(shown)},"tty":true}, then {"action":"read","id":"pN","screen":true} shows its screen and {"action":"write","id":"pN","input":"...","keys":["Enter"]} types into it.`;
   const prose: Record<Kind, string> = {
-    editor: `${start} ${name} is an interactive editor that needs a terminal, and bash runs commands with stdin closed, so it would hang or quit. Change files with the edit and write tools, and look at them with read.`,
-    pager: `${start} ${name} is an interactive pager. Look at a file with read (offset and limit page through large ones), or run the command that produces the text on its own — output is never paged here (PAGER=cat).`,
+    editor: `${start} ${name} is an interactive editor that needs a terminal, and bash runs commands with stdin closed, so it would hang or quit. Change files with the edit and write tools, and look at them with read. ${drive}`,
+    pager: `${start} ${name} is an interactive pager. Look at a file with read (offset and limit page through large ones), or run the command that produces the text on its own — output is never paged here (PAGER=cat). ${drive}`,
     monitor: `${start} ${name} is a full-screen interactive program. For a one-time snapshot use "top -b -n 1" or "ps aux". ${drive}`,
-    git: `${start} it opens an interactive git prompt or editor, and bash has no terminal. Use the non-interactive form: "git add <paths>" instead of "git add -p", "git rebase <branch>" (or GIT_SEQUENCE_EDITOR with a script) instead of "git rebase -i".`,
+    git: `${start} it opens an interactive git prompt or editor, and bash has no terminal. Use the non-interactive form: "git add <paths>" instead of "git add -p", "git rebase <branch>" (or GIT_SEQUENCE_EDITOR with a script) instead of "git rebase -i". ${drive}`,
     repl: `${start} without a script ${name} starts an interactive REPL, and bash runs commands with stdin closed. Run a script or a one-liner instead (e.g. ${name === "node" || name === "nodejs" || name === "deno" ? `${name} -e '...'` : name === "irb" ? "ruby -e '...'" : `${name} -c '...'`}). ${drive}`,
   };
   return new KtError("INTERACTIVE_COMMAND", prose[kind]);

@@ -8,6 +8,7 @@ import { unlinkSync } from "node:fs";
 import { withWriteLock } from "../core/state.ts";
 import { END_WORDS, endedStatus, type EndWord } from "./ending.ts";
 import { isSameProcess } from "./identity.ts";
+import { removeTermFiles } from "./terminal.ts";
 
 export type Status = "starting" | "running" | EndWord;
 
@@ -268,6 +269,7 @@ export function remove(db: Database, row: Pick<ProcessRow, "key" | "log_path" | 
   db.query("DELETE FROM processes WHERE key = ?").run(row.key);
   if (!keepLog) unlinkQuietly(row.log_path);
   if (row.stdin_path) unlinkQuietly(row.stdin_path);
+  removeTermFiles(row.log_path);
 }
 
 /**

@@ -9,6 +9,7 @@ import { index, sessionDir, withWriteLock } from "../core/state.ts";
 import { KtError, type ToolContext } from "../core/result.ts";
 import { shortCommand } from "./format.ts";
 import { processStart } from "./identity.ts";
+import { createTerm, type Size } from "./terminal.ts";
 import { byKey, insert, MAX_RUNNING, nextId, prune, remove, running, runningTwin, type ProcessRow } from "./registry.ts";
 
 /** What the supervisor is told, as one JSON argument. */
@@ -20,6 +21,8 @@ export interface SupervisorSpec {
   log: string;
   /** FIFO that becomes the command's stdin; absent: stdin is /dev/null. */
   stdin?: string;
+  /** Run on a pseudo-terminal of this size (SPEC §7.4); absent: pipes. */
+  tty?: Size;
   /** The process whose end ends the session (a generated MCP session's server). */
   owner?: { pid: number; start: string };
 }
@@ -45,6 +48,8 @@ export interface LaunchOptions {
   origin: "ps" | "bash";
   /** ps: visible as pN at once, stdin kept open through a FIFO, counted against the cap. */
   managed: boolean;
+  /** On a pseudo-terminal of this size; its stdin is a FIFO whichever the origin, so a command bash moves to the background can still be typed to. */
+  tty?: Size;
 }
 
 export function launch(ctx: ToolContext, opts: LaunchOptions): Launched {
@@ -72,7 +77,7 @@ export function launch(ctx: ToolContext, opts: LaunchOptions): Launched {
       command: opts.command,
       cwd: opts.cwd,
       log_path: join(dir, `${name}.log`),
-      stdin_path: opts.managed ? join(dir, `${name}.in`) : null,
+      stdin_path: opts.managed || opts.tty ? join(dir, `${name}.in`) : null,
     });
     if (opts.managed) prune(db, ctx.session);
     return key;
@@ -81,6 +86,7 @@ export function launch(ctx: ToolContext, opts: LaunchOptions): Launched {
   try {
     closeSync(openSync(row.log_path, "a", 0o600));
     if (row.stdin_path) makeFifo(row.stdin_path);
+    if (opts.tty) createTerm(row.log_path, opts.tty);
     const ownerStart = ctx.sessionOwner !== undefined ? processStart(ctx.sessionOwner) : undefined;
     const spec: SupervisorSpec = {
       stateDir,
@@ -89,6 +95,7 @@ export function launch(ctx: ToolContext, opts: LaunchOptions): Launched {
       cwd: opts.cwd,
       log: row.log_path,
       ...(row.stdin_path ? { stdin: row.stdin_path } : {}),
+      ...(opts.tty ? { tty: opts.tty } : {}),
       ...(ownerStart ? { owner: { pid: ctx.sessionOwner!, start: ownerStart } } : {}),
     };
     const supervisor = Bun.spawn([...selfCommand(), SUPERVISE, JSON.stringify(spec)], {

@@ -13,6 +13,7 @@ import { anyChildLeft, becomeSubreaper, groupExists, held } from "./descendants.
 import { GRACE_MS, terminate } from "./kill-tree.ts";
 import { isSameProcess, processStart } from "./identity.ts";
 import type { SupervisorSpec } from "./spawn.ts";
+import { spawnOnTerminal, type OnTerminal } from "./pty.ts";
 
 export async function supervise(argv: string[]): Promise<number> {
   const spec = parseSpec(argv[0]);
@@ -27,14 +28,20 @@ export async function supervise(argv: string[]): Promise<number> {
   // `ps write` of a lone Ctrl-D asks for end of input: let go of the FIFO, so the command
   // reads end-of-file once the writer that asked has closed its end.
   process.on("SIGUSR2", () => {
-    if (holder === undefined) return;
+    // On a terminal, end of input is the Ctrl-D byte itself (the terminal makes it end-of-file).
+    if (holder === undefined || spec.tty) return;
     closeSync(holder);
     holder = undefined;
   });
-  const stdinFd = spec.stdin ? openSync(spec.stdin, constants.O_RDONLY) : undefined;
+  let onTerminal: OnTerminal | undefined;
+  const stdinFd = spec.stdin && !spec.tty ? openSync(spec.stdin, constants.O_RDONLY) : undefined;
   let child: ReturnType<typeof Bun.spawn>;
   try {
-    child = Bun.spawn(["bash", "-c", spec.command], {
+    // SPEC §7.4: on a pseudo-terminal, which the supervisor reads into the log itself.
+    if (spec.tty) {
+      onTerminal = spawnOnTerminal({ command: spec.command, cwd: spec.cwd, env: commandEnv(process.env, markerValue(spec.stateDir, spec.key)), log: spec.log, ...(spec.stdin ? { stdin: spec.stdin } : {}), size: spec.tty });
+      child = onTerminal.child;
+    } else child = Bun.spawn(["bash", "-c", spec.command], {
       cwd: spec.cwd,
       env: commandEnv(process.env, markerValue(spec.stateDir, spec.key)),
       stdin: stdinFd ?? "ignore",
@@ -127,6 +134,11 @@ export async function supervise(argv: string[]): Promise<number> {
   }
   clearInterval(watch);
   if (ending) await ending;
+  // Nothing holds the terminal any more: its last bytes reach the log before the end is recorded.
+  if (onTerminal) {
+    await onTerminal.drained(TERMINAL_DRAIN_MS);
+    onTerminal.close();
+  }
   // A removed or replaced index has no row of this command to update.
   if (orphaned === undefined || orphaned === "owner gone") {
     record(spec, (db) => recordEnd(db, spec.key, child.exitCode, signal, orphaned !== undefined));
@@ -143,6 +155,8 @@ export async function supervise(argv: string[]): Promise<number> {
 }
 
 const WATCH_MS = 1000;
+/** How long the last output of a terminal whose command ended may take to arrive. */
+const TERMINAL_DRAIN_MS = 1000;
 const SUBREAPER_AFTER_MS = 25;
 const LEFT_POLL_MS = 200;
 const LEFT_SWEEP_MS = 1000;

@@ -13,7 +13,8 @@ import { spillFile, type Limits } from "../core/truncate.ts";
 import { endWord, shellEnd } from "../process/ending.ts";
 import { budget, seconds, shortCommand } from "../process/format.ts";
 import { checkCommand } from "../process/guards.ts";
-import { logSize, view } from "../process/log.ts";
+import { logSize } from "../process/log.ts";
+import { DEFAULT_COLS, DEFAULT_ROWS, logView, MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS } from "../process/terminal.ts";
 import { notFoundHint } from "../process/not-found.ts";
 import { assignId, byKey, isFinal, leaderEnded, nextId, prune, remove, setCursor, type ProcessRow } from "../process/registry.ts";
 import { launch } from "../process/spawn.ts";
@@ -34,6 +35,10 @@ export const Parameters = z.strictObject({
     ),
   ),
   workdir: z.optional(z.string().check(z.describe("Working directory for the command. Defaults to the current working directory. Use this instead of 'cd'."))),
+  // SPEC §7.4: terminals.
+  tty: z.optional(z.boolean().check(z.describe("Run the command on a pseudo-terminal, for programs that behave differently without one (colour, progress bars, prompts that give up). Default false: pipes, stdin closed."))),
+  cols: z.optional(z.int().check(z.minimum(MIN_COLS), z.maximum(MAX_COLS), z.describe(`With tty: terminal width in columns. Default ${DEFAULT_COLS}.`))),
+  rows: z.optional(z.int().check(z.minimum(MIN_ROWS), z.maximum(MAX_ROWS), z.describe(`With tty: terminal height in rows. Default ${DEFAULT_ROWS}.`))),
 });
 
 export default defineTool({
@@ -41,7 +46,7 @@ export default defineTool({
   description: description.trim(),
   parameters: Parameters,
   primary: "command",
-  examples: ["kt bash 'npm test'", "kt bash 'make -j2' --workdir build --timeout-ms 300000"],
+  examples: ["kt bash 'npm test'", "kt bash 'make -j2' --workdir build --timeout-ms 300000", "kt bash --tty 'npm install'       # on a 120×40 pseudo-terminal"],
   longText: ["command"],
   aliases: { cmd: "command", cwd: "workdir", timeout: "timeout_ms" },
   annotations: { readOnlyHint: false, destructiveHint: true },
@@ -51,8 +56,12 @@ export default defineTool({
     checkCommand(command);
     const cwd = workdir(ctx, input.workdir);
     const timeout = Math.min(input.timeout_ms ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS);
+    if (input.tty !== true && (input.cols !== undefined || input.rows !== undefined)) {
+      throw invalidArgs("bash", `"cols" and "rows" size a terminal: give "tty": true with them to run the command on one, or leave them out for pipes`);
+    }
+    const tty = input.tty === true ? { cols: input.cols ?? DEFAULT_COLS, rows: input.rows ?? DEFAULT_ROWS } : undefined;
     const db = index(ctx);
-    const { row, supervisor } = launch(ctx, { command, cwd, origin: "bash", managed: false });
+    const { row, supervisor } = launch(ctx, { command, cwd, origin: "bash", managed: false, ...(tty ? { tty } : {}) });
     const interrupt = interruption(ctx.signal);
     try {
       const outcome = await waitForSupervisor(supervisor, timeout, interrupt.signal, () => leaderEnded(byKey(db, row.key)));
@@ -60,9 +69,9 @@ export default defineTool({
       if (outcome === "left") return await leftBehind(ctx, row);
       if (outcome === "exited") {
         const ended = await waitForEnd(db, row.key, 2000);
-        if (ended && isFinal(ended.status)) return finished(ctx, ended);
+        if (ended && isFinal(ended.status)) return await finished(ctx, ended);
       }
-      return handOver(ctx, row, timeout);
+      return await handOver(ctx, row, timeout);
     } finally {
       interrupt.dispose();
       supervisor.unref();
@@ -94,7 +103,7 @@ function notADirectory(abs: string): KtError {
 }
 
 /** The command ended within the budget: its whole output, and no trace left in ps list. */
-function finished(ctx: ToolContext, row: ProcessRow): ToolOutput {
+async function finished(ctx: ToolContext, row: ProcessRow): Promise<ToolOutput> {
   const db = index(ctx);
   if (row.status === "failed") {
     remove(db, row);
@@ -102,7 +111,7 @@ function finished(ctx: ToolContext, row: ProcessRow): ToolOutput {
   }
   const size = logSize(row.log_path);
   let logKept = false;
-  const shown = view(row.log_path, 0, size, LIMITS, (full) => {
+  const shown = await logView(row.log_path, 0, size, LIMITS, (full) => {
     if (full !== undefined) return spillFile(ctx, "bash", full);
     // Too large to copy: the log itself becomes the spill file.
     const target = join(sessionDir(ctx.stateDir, ctx.session, "spill"), `bash-${safeName(ctx.callId)}.txt`);
@@ -163,7 +172,7 @@ async function leftBehind(ctx: ToolContext, launched: ProcessRow): Promise<ToolO
   }
   const row = byKey(db, launched.key) ?? launched;
   const size = logSize(row.log_path);
-  const shown = view(row.log_path, 0, size, LIMITS, () => row.log_path);
+  const shown = await logView(row.log_path, 0, size, LIMITS, () => row.log_path);
   setCursor(db, row.key, size, shown.newlines);
   const durationMs = Date.now() - row.started_at;
   const leader = shellEnd(row);
@@ -184,13 +193,13 @@ async function leftBehind(ctx: ToolContext, launched: ProcessRow): Promise<ToolO
 }
 
 /** The budget ran out: the command becomes process pN; the reader's cursor starts where this result ends. */
-function handOver(ctx: ToolContext, launched: ProcessRow, timeout: number): ToolOutput {
+async function handOver(ctx: ToolContext, launched: ProcessRow, timeout: number): Promise<ToolOutput> {
   const db = index(ctx);
   const id = adopt(ctx, launched.key);
   // It ended just as the budget ran out: an ordinary result.
   if (id === undefined) return finished(ctx, byKey(db, launched.key) ?? launched);
   const size = logSize(launched.log_path);
-  const shown = view(launched.log_path, 0, size, LIMITS, () => launched.log_path);
+  const shown = await logView(launched.log_path, 0, size, LIMITS, () => launched.log_path);
   setCursor(db, launched.key, size, shown.newlines);
   const durationMs = Date.now() - launched.started_at;
   return {
@@ -213,7 +222,7 @@ async function cancel(ctx: ToolContext, launched: ProcessRow): Promise<never> {
   const db = index(ctx);
   const { row } = await stopRow(ctx, byKey(db, launched.key) ?? launched, 1000);
   const size = logSize(launched.log_path);
-  const shown = view(launched.log_path, 0, size, LIMITS, (full) => (full === undefined ? undefined : spillFile(ctx, "bash", full)));
+  const shown = await logView(launched.log_path, 0, size, LIMITS, (full) => (full === undefined ? undefined : spillFile(ctx, "bash", full)));
   remove(db, row);
   throw new KtError(
     "CANCELLED",

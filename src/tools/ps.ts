@@ -15,7 +15,9 @@ import { clock, shortCommand } from "../process/format.ts";
 import { isSameProcess } from "../process/identity.ts";
 import { terminate } from "../process/kill-tree.ts";
 import { holdsOf, stopRow } from "../process/stop.ts";
-import { lineStart, logSize, pageFrom, readBytes, totalLines, view } from "../process/log.ts";
+import { countNewlines, lineStart, logSize, pageFrom, readBytes, totalLines, view } from "../process/log.ts";
+import { currentSize, newlinesBetween, DEFAULT_COLS, DEFAULT_ROWS, isTerminal, logView, MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS, requestResize, type Size } from "../process/terminal.ts";
+import { KEY_NAMES, keysToBytes, needsCursorMode } from "../process/keys.ts";
 import { sendToFifo } from "../process/stdin.ts";
 import { byId, byKey, isFinal, leaderEnded, markNotified, readAtCursor, reconcile, running, setCursor, visible, type ProcessRow } from "../process/registry.ts";
 import { launch } from "../process/spawn.ts";
@@ -29,11 +31,19 @@ export const READ_LIMITS: Limits = { maxLines: 300, maxBytes: 20 * 1024, headLin
 const TOOL = "process";
 
 export const Parameters = z.strictObject({
-  action: z.enum(["start", "list", "read", "write", "stop"]).check(z.describe("The operation to perform.")),
+  action: z.enum(["start", "list", "read", "write", "resize", "stop"]).check(z.describe("The operation to perform.")),
   command: z.optional(z.string().check(z.describe("Shell command to launch. Required for 'start'."))),
   id: z.optional(z.string().check(z.describe('Process id, e.g. "p3". Required for \'read\', \'write\', \'stop\'.'))),
   input: z.optional(z.string().check(z.describe("Text to send to stdin. Required for 'write'. End with \\n to submit a line; a lone \\u0004 (Ctrl-D) closes stdin (end of input)."))),
   offset: z.optional(z.int().check(z.minimum(1), z.describe("For 'read': 1-based output line to read from, instead of 'new output since last read'."))),
+  // SPEC §7.4: terminals.
+  keys: z.optional(
+    z.array(z.string()).check(z.describe('For \'write\' to a tty process: keys sent after input, as a terminal sends them, e.g. ["Enter"], ["Up"], ["C-c"], ["Esc", ":", "w", "q", "Enter"] (names: Enter, Tab, Esc, Space, Backspace, Delete, Up, Down, Left, Right, Home, End, PageUp, PageDown, F1-F12; C-x is Ctrl+x, M-x is Alt+x; or one character).')),
+  ),
+  screen: z.optional(z.boolean().check(z.describe("For 'read' of a tty process: return the current screen (its rows and the cursor) instead of new output."))),
+  tty: z.optional(z.boolean().check(z.describe("For 'start': run the command on a pseudo-terminal, for programs that need one (REPLs, editors, pagers, top, prompts, progress bars). Default false: pipes."))),
+  cols: z.optional(z.int().check(z.minimum(MIN_COLS), z.maximum(MAX_COLS), z.describe(`For 'start' with tty, and 'resize': terminal width in columns. Default ${DEFAULT_COLS}.`))),
+  rows: z.optional(z.int().check(z.minimum(MIN_ROWS), z.maximum(MAX_ROWS), z.describe(`For 'start' with tty, and 'resize': terminal height in rows. Default ${DEFAULT_ROWS}.`))),
 });
 
 type Input = z.infer<typeof Parameters>;
@@ -51,6 +61,10 @@ export default defineTool({
     "kt ps read p1 --offset 1      # page the whole log from line 1",
     "kt ps write p1 'rs\\n'         # \\n, \\t, \\xHH are decoded in this argument",
     "kt ps write p1 '\\x04'         # Ctrl-D: end of input",
+    "kt ps start --tty python3     # on a 120×40 pseudo-terminal (--cols, --rows)",
+    "kt ps read p1 --screen        # a tty process's screen: rows and cursor",
+    `kt ps write p1 --keys '["C-c"]'`,
+    "kt ps resize p1 100 30        # columns, rows",
     "kt ps stop p1",
   ],
   longText: ["command", "input"],
@@ -66,6 +80,8 @@ export default defineTool({
         return read(input, ctx);
       case "write":
         return write(input, ctx);
+      case "resize":
+        return resize(input, ctx);
       case "stop":
         return stop(input, ctx);
     }
@@ -100,6 +116,12 @@ function cliPositionals(args: string[]): Record<string, string> {
       if (rest[0] !== undefined) fields.id = rest[0];
       extra(1);
       break;
+    case "resize":
+      if (rest[0] !== undefined) fields.id = rest[0];
+      if (rest[1] !== undefined) fields.cols = rest[1];
+      if (rest[2] !== undefined) fields.rows = rest[2];
+      extra(3);
+      break;
     default:
       extra(0);
   }
@@ -118,8 +140,9 @@ export function unescape(text: string): string {
 async function start(input: Input, ctx: ToolContext): Promise<ToolOutput> {
   const command = input.command;
   if (command === undefined || command.trim() === "") throw invalidArgs(TOOL, `action "start" needs parameter "command", the shell command to launch`);
+  const tty = terminalSize(input, "start");
   const db = index(ctx);
-  const { row: launched, supervisor } = launch(ctx, { command, cwd: ctx.cwd, origin: "ps", managed: true });
+  const { row: launched, supervisor } = launch(ctx, { command, cwd: ctx.cwd, origin: "ps", managed: true, ...(tty ? { tty } : {}) });
   supervisor.unref();
   const id = launched.id!;
   await waitForOutput(launched.log_path, 0, START_WAIT_MS, START_QUIET_MS, supervisor.exited);
@@ -134,7 +157,7 @@ async function start(input: Input, ctx: ToolContext): Promise<ToolOutput> {
     }
   }
   const size = logSize(row.log_path);
-  const shown = view(row.log_path, 0, size, START_LIMITS, () => row.log_path);
+  const shown = await logView(row.log_path, 0, size, START_LIMITS, () => row.log_path);
   setCursor(db, row.key, size, shown.newlines);
   const where = `cwd ${onOneLine(row.cwd)} · log ${onOneLine(row.log_path)}`;
   const meta = { processId: id, ...(shown.truncation ? { truncation: shown.truncation } : {}) };
@@ -153,16 +176,20 @@ async function start(input: Input, ctx: ToolContext): Promise<ToolOutput> {
       extra: { status: row.status, exitCode: row.exit_code, logPath: row.log_path },
     };
   }
-  const lines = [`Started ${id} (pid ${row.pid ?? "not yet known"}): ${shortCommand(command, 200)}`, where];
+  const lines = [`Started ${id} (pid ${row.pid ?? "not yet known"}${tty ? `, on a ${tty.cols}×${tty.rows} terminal` : ""}): ${shortCommand(command, 200)}`, where];
   if (shown.text === "") lines.push(`No output yet (waited ${START_WAIT_MS / 1000}s).`);
   else lines.push(`First output (waited up to ${START_WAIT_MS / 1000}s):`, indent(shown.text));
-  lines.push(`Use process {"action":"read","id":"${id}"} for new output.`);
+  lines.push(
+    tty
+      ? `Use process {"action":"read","id":"${id}"} for new output, {"action":"read","id":"${id}","screen":true} for the screen, {"action":"write","id":"${id}","keys":["Enter"]} to type.`
+      : `Use process {"action":"read","id":"${id}"} for new output.`,
+  );
   return {
     content: lines.join("\n"),
     title: `Process start ${shortCommand(command, 40)} · ${id} running`,
     exitCode: null,
     ...meta,
-    extra: { status: "running", pid: row.pid, logPath: row.log_path },
+    extra: { status: "running", pid: row.pid, logPath: row.log_path, ...(tty ? { tty } : {}) },
   };
 }
 
@@ -197,13 +224,16 @@ function list(ctx: ToolContext): ToolOutput {
 
 function listDetail(ctx: ToolContext, r: ProcessRow, now: number): string {
   if (leaderEnded(r)) return `${clock(now - r.started_at)}  ${leftDetail(r, held(holdsOf(ctx.stateDir, r)))}`;
-  if (!isFinal(r.status)) return `${clock(now - r.started_at)}  pid ${r.pid ?? "?"}`;
+  if (!isFinal(r.status)) {
+    const tty = isTerminal(r.log_path) ? currentSize(r.log_path) : undefined;
+    return `${clock(now - r.started_at)}  pid ${r.pid ?? "?"}${tty ? `  tty ${tty.cols}×${tty.rows}` : ""}`;
+  }
   return endDetail(r, now);
 }
 
 // ---- read --------------------------------------------------------------------------
 
-function read(input: Input, ctx: ToolContext): ToolOutput {
+async function read(input: Input, ctx: ToolContext): Promise<ToolOutput> {
   const db = index(ctx);
   const row = find(ctx, input, "read");
   if (!existsSync(row.log_path)) {
@@ -214,6 +244,7 @@ function read(input: Input, ctx: ToolContext): ToolOutput {
       processId: row.id!,
     };
   }
+  if (input.screen === true) return readScreen(ctx, row);
   return input.offset !== undefined ? readFrom(ctx, row, input.offset) : readNew(ctx, row);
 }
 
@@ -225,7 +256,8 @@ interface NewOutput {
 }
 
 /** Output since the session's cursor, advancing the cursor past it. */
-function takeNew(ctx: ToolContext, row: ProcessRow): NewOutput | undefined {
+async function takeNew(ctx: ToolContext, row: ProcessRow): Promise<NewOutput | undefined> {
+  if (isTerminal(row.log_path)) return takeNewRendered(ctx, row);
   return readAtCursor<NewOutput>(index(ctx), row.key, { byte: row.cursor_byte, line: row.cursor_line }, (cursor) => {
     const size = logSize(row.log_path);
     const from = Math.min(cursor.byte, size);
@@ -236,9 +268,31 @@ function takeNew(ctx: ToolContext, row: ProcessRow): NewOutput | undefined {
   });
 }
 
-function readNew(ctx: ToolContext, row: ProcessRow): ToolOutput {
+/**
+ * A terminal's output since the cursor: the cursor is moved under the lock (so two reads never
+ * show the same bytes), the rendering through the emulator happens after it.
+ */
+async function takeNewRendered(ctx: ToolContext, row: ProcessRow): Promise<NewOutput | undefined> {
+  const range = advanceCursor(ctx, row);
+  if (!range) return undefined;
+  const shown = await logView(row.log_path, range.from, range.to, READ_LIMITS, () => row.log_path, { newlines: range.newlines });
+  return { text: shown.text, first: range.line + 1, last: range.line + shown.lines, ...(shown.truncation ? { truncation: shown.truncation } : {}) };
+}
+
+/** Moves the session's cursor to the end of the log; the region it passed, undefined when none. */
+function advanceCursor(ctx: ToolContext, row: ProcessRow): { from: number; to: number; line: number; newlines: number } | undefined {
+  return readAtCursor(index(ctx), row.key, { byte: row.cursor_byte, line: row.cursor_line }, (cursor) => {
+    const size = logSize(row.log_path);
+    const from = Math.min(cursor.byte, size);
+    if (from >= size) return undefined;
+    const newlines = isTerminal(row.log_path) ? newlinesBetween(row.log_path, from, size, cursor.line) : countNewlines(row.log_path, from, size);
+    return { value: { from, to: size, line: cursor.line, newlines }, to: { byte: size, line: cursor.line + newlines } };
+  });
+}
+
+async function readNew(ctx: ToolContext, row: ProcessRow): Promise<ToolOutput> {
   const db = index(ctx);
-  const out = takeNew(ctx, row);
+  const out = await takeNew(ctx, row);
   const final = isFinal(row.status);
   if (final) markNotified(db, row.key);
   const id = row.id!;
@@ -261,7 +315,7 @@ function readNew(ctx: ToolContext, row: ProcessRow): ToolOutput {
   };
 }
 
-function readFrom(ctx: ToolContext, row: ProcessRow, offset: number): ToolOutput {
+async function readFrom(ctx: ToolContext, row: ProcessRow, offset: number): Promise<ToolOutput> {
   const db = index(ctx);
   const id = row.id!;
   const size = logSize(row.log_path);
@@ -271,7 +325,7 @@ function readFrom(ctx: ToolContext, row: ProcessRow, offset: number): ToolOutput
   }
   const lineBoundary = row.cursor_byte === 0 || (row.cursor_byte <= size && readBytes(row.log_path, row.cursor_byte - 1, row.cursor_byte)[0] === 10);
   const from = lineStart(row.log_path, offset, size, lineBoundary ? { byte: row.cursor_byte, line: row.cursor_line } : { byte: 0, line: 0 }) ?? size;
-  const page = pageFrom(row.log_path, from, size, READ_LIMITS);
+  const page = isTerminal(row.log_path) ? await (await import("../process/emulator.ts")).terminalPage(row.log_path, from, size, READ_LIMITS) : pageFrom(row.log_path, from, size, READ_LIMITS);
   const last = offset + page.count - 1;
   const final = isFinal(row.status);
   if (final) markNotified(db, row.key);
@@ -293,7 +347,13 @@ async function write(input: Input, ctx: ToolContext): Promise<ToolOutput> {
   const db = index(ctx);
   const row = find(ctx, input, "write");
   const id = row.id!;
-  if (input.input === undefined || input.input === "") throw invalidArgs(TOOL, `action "write" needs parameter "input", the text to send (end it with \\n to submit a line)`);
+  const tty = isTerminal(row.log_path);
+  const keys = input.keys ?? [];
+  if (keys.length > 0 && !tty) throw pipesOnly(row, "named keys mean nothing to it (C-c would reach it as a byte, not as an interrupt)", `Send text with "input" (a lone \\u0004 closes stdin), stop it with {"action":"stop","id":"${id}"}, or start the command with "tty": true to drive it with keys.`);
+  if (tty && (input.input === undefined || input.input === "") && keys.length === 0) throw invalidArgs(TOOL, `action "write" needs parameter "input" (text to type; end it with \\n to submit a line) or "keys" (named keys such as ["Enter"] or ["C-c"])`);
+  if (input.input === undefined || input.input === "") {
+    if (!tty) throw invalidArgs(TOOL, `action "write" needs parameter "input", the text to send (end it with \\n to submit a line)`);
+  }
   if (isFinal(row.status)) {
     markNotified(db, row.key);
     throw new KtError(
@@ -309,14 +369,25 @@ async function write(input: Input, ctx: ToolContext): Promise<ToolOutput> {
       { processId: id },
     );
   }
-  if (input.input === EOF) return endInput(ctx, row);
-  const bytes = Buffer.from(input.input, "utf8");
+  if (input.input === EOF && !tty) return endInput(ctx, row);
+  let typed = input.input ?? "";
+  if (keys.length > 0) {
+    // Arrows and Home/End are sent as the program asked (application cursor keys or not).
+    const applicationCursor = needsCursorMode(keys) ? (await (await import("../process/emulator.ts")).screenOf(row.log_path)).applicationCursor : false;
+    const converted = keysToBytes(keys, applicationCursor);
+    if ("unknown" in converted) {
+      throw invalidArgs(TOOL, `keys: "${onOneLine(converted.unknown)}" names no key. Keys are ${KEY_NAMES}; C-x for Ctrl+x (C-c, C-d, C-z, C-[), M-x for Alt+x; or one character. Send text with "input"`);
+    }
+    typed += converted.bytes;
+  }
+  const bytes = Buffer.from(typed, "utf8");
   const sent = await sendToFifo(row.stdin_path, bytes);
   if (sent === undefined) {
     const ended = (await waitForEnd(db, row.key, 1000)) ?? row;
     throw new KtError("PROCESS_EXITED", `Cannot write to ${id}: it has just ended. ${statusSentence(ended)}`, { processId: id });
   }
-  const head = `Sent ${sent} bytes to ${id} stdin.${sent < bytes.length ? ` Only ${sent} of ${bytes.length} bytes fit: the program is not reading its input.` : ""}`;
+  const what = tty ? `${id}'s terminal${keys.length > 0 ? ` (${input.input ? "the input, then " : ""}keys ${keys.map((k) => onOneLine(k)).join(" ")})` : ""}` : `${id} stdin`;
+  const head = `Sent ${sent} bytes to ${what}.${sent < bytes.length ? ` Only ${sent} of ${bytes.length} bytes fit: the program is not reading its input.` : ""}`;
   return answer(ctx, row, head, `Process write ${id} · ${sent} bytes`, { bytes: sent });
 }
 
@@ -328,9 +399,21 @@ async function answer(ctx: ToolContext, row: ProcessRow, head: string, title: st
   while (performance.now() < deadline && (row.pid === null || isSameProcess(row.pid, row.pid_start))) await Bun.sleep(25);
   let now = byKey(db, row.key) ?? row;
   if (!isFinal(now.status) && now.pid !== null && !isSameProcess(now.pid, now.pid_start)) now = (await waitForEnd(db, row.key, 1000)) ?? now;
-  const out = takeNew(ctx, now);
+  // A full-screen program answers by redrawing parts of its screen: show the screen.
+  const screen = isTerminal(row.log_path) ? await (await import("../process/emulator.ts")).screenOf(row.log_path) : undefined;
+  if (screen?.alternate) {
+    advanceCursor(ctx, now);
+    const lines = [head, ...screenText(id, screen)];
+    if (isFinal(now.status)) {
+      markNotified(db, now.key);
+      lines.push(statusSentence(now));
+    }
+    return { content: lines.join("\n"), title, processId: id, exitCode: now.exit_code, extra: { status: now.status, ...extra, screen: true } };
+  }
+  const out = await takeNew(ctx, now);
   const lines = [head];
-  if (out) lines.push("Output:", out.text);
+  if (out && out.text === "" && screen) lines.push("No visible output (only blank lines or control sequences).");
+  else if (out) lines.push("Output:", out.text);
   else lines.push(`No output within ${WRITE_WAIT_MS} ms.${isFinal(now.status) ? "" : ` Use {"action":"read","id":"${id}"} later for a slower answer.`}`);
   if (isFinal(now.status)) {
     markNotified(db, now.key);
@@ -359,6 +442,93 @@ async function endInput(ctx: ToolContext, row: ProcessRow): Promise<ToolOutput> 
   process.kill(row.supervisor_pid, "SIGUSR2");
   const head = `Closed ${id} stdin (end of input): the program now reads end-of-file, and later writes are not read.`;
   return answer(ctx, row, head, `Process write ${id} · end of input`, { bytes: 0, endOfInput: true });
+}
+
+// ---- terminals (SPEC §7.4) --------------------------------------------------------
+
+/** The terminal size a start asks for; undefined without tty. */
+function terminalSize(input: Input, action: string): Size | undefined {
+  if (input.tty !== true) {
+    if (input.cols !== undefined || input.rows !== undefined) throw invalidArgs(TOOL, `"cols" and "rows" size a terminal: give "tty": true with them to ${action} the command on one, or leave them out for pipes`);
+    return undefined;
+  }
+  return { cols: input.cols ?? DEFAULT_COLS, rows: input.rows ?? DEFAULT_ROWS };
+}
+
+/** Refuses a terminal action on a process that runs on pipes. */
+function pipesOnly(row: ProcessRow, why: string, instead: string): KtError {
+  return new KtError("INVALID_ARGS", `${row.id} (${shortCommand(row.command, 60)}) runs on pipes, not on a terminal: ${why}. ${instead}`, { processId: row.id! });
+}
+
+/** The screen as model text: a header with the size and cursor, the rows down to the last non-blank one, within the page limits. */
+function screenText(id: string, screen: import("../process/emulator.ts").Screen): string[] {
+  let last = screen.lines.length;
+  while (last > 0 && screen.lines[last - 1] === "") last--;
+  const rows = screen.lines.slice(0, Math.max(last, 1));
+  let shown = rows;
+  let bytes = 0;
+  for (let i = 0; i < rows.length; i++) {
+    bytes += Buffer.byteLength(rows[i]!) + 1;
+    if (bytes > READ_LIMITS.maxBytes) {
+      shown = rows.slice(0, i);
+      break;
+    }
+  }
+  const out = [`Screen of ${id} (${screen.cols}×${screen.rows}, cursor at row ${screen.cursor.row}, column ${screen.cursor.col}):`, ...shown];
+  if (shown.length < rows.length) out.push(`(rows ${shown.length + 1}–${rows.length} not shown: the screen is over the ${READ_LIMITS.maxBytes / 1024} KB page limit)`);
+  if (last < screen.rows) out.push(last + 1 === screen.rows ? `(row ${screen.rows} is blank)` : `(rows ${last + 1}–${screen.rows} are blank)`);
+  return out;
+}
+
+/** `read` with `screen`: the terminal as it shows now. The output so far counts as read. */
+async function readScreen(ctx: ToolContext, row: ProcessRow): Promise<ToolOutput> {
+  const id = row.id!;
+  if (!isTerminal(row.log_path)) throw pipesOnly(row, "it has no screen", `Read its output with {"action":"read","id":"${id}"}, or start the command with "tty": true to see its screen.`);
+  const db = index(ctx);
+  advanceCursor(ctx, row);
+  const screen = await (await import("../process/emulator.ts")).screenOf(row.log_path);
+  const lines = screenText(id, screen);
+  const final = isFinal(row.status);
+  if (final) {
+    markNotified(db, row.key);
+    lines.push(statusSentence(row));
+  }
+  return {
+    content: lines.join("\n"),
+    title: `Process read ${id} · screen`,
+    processId: id,
+    exitCode: row.exit_code,
+    extra: { status: row.status, screen: { cols: screen.cols, rows: screen.rows, cursor: screen.cursor } },
+  };
+}
+
+/** `resize`: asks the supervisor to resize the terminal, waits until it has, and reports what the program drew. */
+async function resize(input: Input, ctx: ToolContext): Promise<ToolOutput> {
+  const db = index(ctx);
+  const row = find(ctx, input, "resize");
+  const id = row.id!;
+  if (!isTerminal(row.log_path)) throw pipesOnly(row, "it has no window to resize", `Start the command with "tty": true (and "cols", "rows") to give it one.`);
+  if (input.cols === undefined && input.rows === undefined) throw invalidArgs(TOOL, `action "resize" needs "cols" or "rows" (or both), the new terminal size`);
+  if (isFinal(row.status)) {
+    markNotified(db, row.key);
+    throw new KtError("PROCESS_EXITED", `Cannot resize ${id}: ${statusSentence(row, false)} Its terminal is gone.`, { processId: id, exitCode: row.exit_code });
+  }
+  const was = currentSize(row.log_path);
+  const size = { cols: input.cols ?? was.cols, rows: input.rows ?? was.rows };
+  if (row.supervisor_pid === null || !isSameProcess(row.supervisor_pid, row.supervisor_start)) {
+    const ended = (await waitForEnd(db, row.key, 1000)) ?? row;
+    throw new KtError("PROCESS_EXITED", `Cannot resize ${id}: it has ended. ${statusSentence(ended)}`, { processId: id });
+  }
+  requestResize(row.log_path, size);
+  process.kill(row.supervisor_pid, "SIGWINCH");
+  const deadline = performance.now() + 1000;
+  let now = currentSize(row.log_path);
+  while ((now.cols !== size.cols || now.rows !== size.rows) && performance.now() < deadline) {
+    await Bun.sleep(20);
+    now = currentSize(row.log_path);
+  }
+  const head = now.cols === size.cols && now.rows === size.rows ? `Resized ${id}'s terminal from ${was.cols}×${was.rows} to ${size.cols}×${size.rows}.` : `Asked ${id}'s terminal to resize to ${size.cols}×${size.rows}; it is still ${now.cols}×${now.rows} after 1 s.`;
+  return answer(ctx, row, head, `Process resize ${id} · ${size.cols}×${size.rows}`, { cols: now.cols, rows: now.rows });
 }
 
 // ---- stop --------------------------------------------------------------------------

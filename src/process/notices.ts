@@ -3,12 +3,15 @@
 // session, whatever the tool. Each notice is claimed with one conditional UPDATE, so of
 // two concurrent kt calls exactly one delivers it. Every kt call passes through here, so
 // this module stays small: one stat when the session never started a process, otherwise
-// one indexed query.
+// two indexed queries (the running rows, whose vanished supervisors are noticed here, and
+// the undelivered ends).
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { index, safeName } from "../core/state.ts";
 import { END_WORDS, endWord, howEnded, type EndWord } from "./ending.ts";
 import { shortCommand } from "./format.ts";
+import { reconcile, type ProcessRow } from "./registry.ts";
+import type { Database } from "bun:sqlite";
 
 interface Ended {
   key: number;
@@ -38,6 +41,7 @@ export interface Notice {
 export function claimNotices(ctx: Context): Notice[] {
   if (!existsSync(join(ctx.stateDir, "sessions", safeName(ctx.session), "proc"))) return [];
   const db = index(ctx);
+  noticeLost(db, ctx.session);
   const ended = db
     .query(
       `SELECT key, id, command, status, exit_code, signal, error, started_at, ended_at FROM processes
@@ -47,6 +51,31 @@ export function claimNotices(ctx: Context): Notice[] {
   if (ended.length === 0) return [];
   const claim = db.query("UPDATE processes SET notified = 1 WHERE key = ? AND notified = 0");
   return ended.filter((row) => claim.run(row.key).changes === 1).map((row) => ({ id: row.id, status: endWord(row), line: noticeLine(row) }));
+}
+
+/**
+ * A command whose supervisor vanished (killed from outside, the OOM killer) has nobody left
+ * to record its end: unless something reconciled it, it would read `running` until ps looked
+ * and its loss would never be announced. One query for the session's running rows, and per
+ * row the PID-reuse guard (registry.reconcile), which marks the row lost when its
+ * supervisor and its command are both gone.
+ */
+function noticeLost(db: Database, session: string): void {
+  const live = db.query("SELECT * FROM processes WHERE session = ? AND id IS NOT NULL AND status IN ('starting', 'running')").all(session) as ProcessRow[];
+  for (const row of live) {
+    if (row.supervisor_pid === null) continue;
+    // On Linux the full check is one read of /proc (and tells a zombie supervisor, not yet
+    // reaped, from a live one); elsewhere it runs ps, so only a supervisor gone is checked.
+    if (process.platform !== "linux") {
+      try {
+        process.kill(row.supervisor_pid, 0);
+        continue;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ESRCH") continue;
+      }
+    }
+    reconcile(db, row);
+  }
 }
 
 export function noticeLine(row: Ended): string {

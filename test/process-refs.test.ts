@@ -89,6 +89,17 @@ describe("18.3 duplicate running commands", () => {
     expect(await text("bash", "echo up; exec sleep 60")).toBe(`p1 is already running "echo up; exec sleep 60" in <tmp>/work: read it with ps read p1, or stop it first. Nothing new was started.\n`);
   });
 
+  test("a bash call handed to the background is a running twin: ps start and bash of it are refused (golden)", async () => {
+    const { stateDir, text } = setup();
+    expect(await text("bash", "echo up; exec sleep 63", "--timeout-ms", "500")).toBe(
+      'Command still running after <s> — moved to background as process p1.\nOutput so far:\nup\nUse process {"action":"read","id":"p1"} to see new output, or {"action":"stop","id":"p1"} to stop it.\n',
+    );
+    const refusal = `p1 is already running "echo up; exec sleep 63" in <tmp>/work: read it with ps read p1, or stop it first. Nothing new was started.\n`;
+    expect(await text("ps", "start", "echo up; exec sleep 63")).toBe(refusal);
+    expect(await text("bash", "echo up; exec sleep 63", "--timeout-ms", "500")).toBe(refusal);
+    expect(rows(stateDir).length).toBe(1);
+  }, 20_000);
+
   test("a finished twin or another directory is a new run", async () => {
     const { cwd, env, run, text } = setup();
     expect(await text("ps", "start", "echo once")).toStartWith("Process p1 exited immediately with code 0");

@@ -308,7 +308,7 @@ describe("limits and guards", () => {
   });
 
   test("a process whose supervisor was killed and which then died reads as lost", async () => {
-    const { stateDir, text } = setup();
+    const { stateDir, run, text } = setup();
     await text("ps", "start", "echo up; exec sleep 60");
     const r = rows(stateDir)[0]! as ReturnType<typeof rows>[number] & { supervisor_pid: number };
     process.kill(r.supervisor_pid, "SIGKILL");
@@ -316,7 +316,14 @@ describe("limits and guards", () => {
     expect(await text("ps", "list")).toMatch(/^PROCESSES\np1 {2}echo up; exec sleep 60 {2}running {2}<clock> {2}pid <pid>\n$/);
     process.kill(-r.pid!, "SIGKILL");
     await until("the command to die", () => groupAlive(r.pid!).length === 0);
+    // The next result of any tool announces the loss once (issue 18 item 5), with the word in metadata.
+    const read = JSON.parse((await run("glob", "*.none", "--json")).stdout);
+    expect(read.content).toEndWith("[Process p1 (echo up; exec sleep 60) is gone: it stopped running without its exit being recorded (killed from outside, or the machine restarted). Use ps read p1 for its output.]");
+    expect(read.metadata.extra.ended).toEqual([{ id: "p1", status: "lost" }]);
     expect(await text("ps", "list")).toBe("PROCESSES\np1  echo up; exec sleep 60  lost  pid <pid> gone, exit not recorded\n");
+    // metadata carries the same word as the list (issue 18 item 5).
+    expect(JSON.parse((await run("ps", "list", "--json")).stdout).metadata.extra.statuses).toEqual({ p1: "lost" });
+    expect(JSON.parse((await run("ps", "read", "p1", "--json")).stdout).metadata.extra.status).toBe("lost");
   });
 
   test("a process bash moved to the background takes no input (golden)", async () => {

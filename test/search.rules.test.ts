@@ -173,6 +173,19 @@ describe("issue 18 item 1: one list of noise directories for grep, glob and read
     }
   });
 
+  test("kt schema: grep and glob name every noise directory they skip, within KHAELOR's 90–130 words", () => {
+    using tmp = tempDir();
+    for (const tool of ["grep", "glob"]) {
+      const r = kt(["schema", tool], { cwd: tmp.path, stateDir: join(tmp.path, "state") });
+      const { description } = JSON.parse(r.stdout) as { description: string };
+      const listed = /noise directories \(([^)]*)\) are skipped unless (?:path or include|the pattern) names them/.exec(description);
+      expect(listed, `${tool}: says what it skips`).not.toBeNull();
+      expect(listed![1]!.split(", ").sort()).toEqual([...NOISE].sort());
+      const words = description.split(/\s+/).length;
+      expect({ tool, words: words >= 90 && words <= 130 }).toEqual({ tool, words: true });
+    }
+  });
+
   test("read's directory listing summarizes the same directories", () => {
     expect([...NOISE_DIRS].sort()).toEqual([...NOISE].sort());
     for (const name of ["target", "__pycache__", ".venv", "venv", ".next", ".cache", "build"]) expect(NOISE).toContain(name as never);

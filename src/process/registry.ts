@@ -112,6 +112,11 @@ export function reconcile(db: Database, row: ProcessRow): ProcessRow {
   return byKey(db, row.key) ?? row;
 }
 
+/** The session's rows not yet ended, as recorded (no reconciling). */
+export function liveRows(db: Database, session: string): ProcessRow[] {
+  return db.query("SELECT * FROM processes WHERE session = ? AND id IS NOT NULL AND status IN ('starting', 'running')").all(session) as ProcessRow[];
+}
+
 export function running(db: Database, session: string): ProcessRow[] {
   return visible(db, session)
     .filter((r) => !isFinal(r.status))

@@ -149,10 +149,64 @@ function prune(ctx: Ctx, db: Database, path: string): void {
   }
 }
 
-/** Lines added and removed, counted as multisets: cheap, and equal to a diff's counts unless lines moved. */
-function lineChanges(before: Uint8Array | null, after: Uint8Array | null): { added: number; removed: number } {
+/**
+ * Lines added and removed, counted as multisets: cheap, and equal to a diff's counts unless
+ * lines moved. The whole lines both sides begin and end with cancel out of the count, so
+ * only the lines between them are split and counted (a patch changes a few lines of each
+ * file; counting all of them was most of the cost of recording it).
+ */
+export function lineChanges(before: Uint8Array | null, after: Uint8Array | null): { added: number; removed: number } {
+  const a = before ?? EMPTY;
+  const b = after ?? EMPTY;
+  const head = lineStartAtOrBefore(a, commonPrefix(a, b));
+  const tail = commonSuffixLines(a, b, head);
+  return countChanges(a.subarray(head, a.length - tail), b.subarray(head, b.length - tail));
+}
+
+const EMPTY = new Uint8Array(0);
+
+/** Length of the longest common prefix, by halving: each step is one native comparison. */
+function commonPrefix(a: Uint8Array, b: Uint8Array): number {
+  let lo = 0;
+  let hi = Math.min(a.length, b.length);
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (Buffer.compare(a.subarray(lo, mid), b.subarray(lo, mid)) === 0) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** The start of the line holding offset `n` of `a`: the common prefix cut back to whole lines. */
+function lineStartAtOrBefore(a: Uint8Array, n: number): number {
+  return n === 0 ? 0 : a.lastIndexOf(10, n - 1) + 1;
+}
+
+/**
+ * How many bytes of whole lines both end with, past `head`: the common suffix cut forward to
+ * just after a line break that both sides have before it (so the lines kept on each side end
+ * where the suffix's first line starts).
+ */
+function commonSuffixLines(a: Uint8Array, b: Uint8Array, head: number): number {
+  let lo = 0;
+  let hi = Math.min(a.length, b.length) - head;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (Buffer.compare(a.subarray(a.length - mid, a.length - lo), b.subarray(b.length - mid, b.length - lo)) === 0) lo = mid;
+    else hi = mid - 1;
+  }
+  // The suffix must start a line on both sides; else it starts after its first line break.
+  if (lo === 0) return 0;
+  const at = a.length - lo;
+  const bt = b.length - lo;
+  if ((at === 0 || a[at - 1] === 10) && (bt === 0 || b[bt - 1] === 10)) return lo;
+  const next = a.indexOf(10, at);
+  return next === -1 ? 0 : a.length - (next + 1);
+}
+
+function countChanges(before: Uint8Array, after: Uint8Array): { added: number; removed: number } {
   const count = new Map<string, number>();
-  const lines = (b: Uint8Array | null) => (b === null || b.length === 0 ? [] : Buffer.from(b).toString("utf8").replace(/\r\n/g, "\n").replace(/\n$/, "").split("\n"));
+  const lines = (b: Uint8Array) => (b.length === 0 ? [] : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("utf8").replace(/\r\n/g, "\n").replace(/\n$/, "").split("\n"));
   for (const l of lines(before)) count.set(l, (count.get(l) ?? 0) + 1);
   let added = 0;
   for (const l of lines(after)) {

@@ -93,11 +93,11 @@ export interface Replaced {
  * Writes the kept bytes before the write lock is taken, so the lock is held only for the
  * index rows. A blob whose change then fails is harmless: shared by content, capped by size.
  */
-export function keepBlobs(ctx: Ctx, previous: readonly (Uint8Array | null)[]): void {
+export function keepBlobs(ctx: Ctx, previous: readonly (Uint8Array | null)[], hash: (bytes: Uint8Array) => string = sha256): void {
   const dir = blobDir(ctx);
   for (const bytes of previous) {
     if (bytes === null) continue;
-    putBlob(dir, sha256(bytes), bytes);
+    putBlob(dir, hash(bytes), bytes);
   }
 }
 
@@ -112,7 +112,16 @@ export function newGroup(db: Database, session: string): number {
  * write lock, before the change is installed: if the lock's transaction rolls back, so
  * does the record (a kept blob without a row is harmless and shared by content).
  */
-export function recordChange(ctx: Ctx, db: Database, grp: number, tool: string, files: readonly Replaced[], state: HistoryState = "live", token: string | null = null): void {
+export function recordChange(
+  ctx: Ctx,
+  db: Database,
+  grp: number,
+  tool: string,
+  files: readonly Replaced[],
+  state: HistoryState = "live",
+  token: string | null = null,
+  hash: (bytes: Uint8Array) => string = sha256,
+): void {
   table(db);
   const dir = blobDir(ctx);
   const insert = db.query(
@@ -121,11 +130,11 @@ export function recordChange(ctx: Ctx, db: Database, grp: number, tool: string, 
   for (const f of files) {
     let prevSha: string | null = null;
     if (f.previous !== null) {
-      prevSha = sha256(f.previous);
+      prevSha = hash(f.previous);
       putBlob(dir, prevSha, f.previous);
     }
     const { added, removed } = lineChanges(f.previous, f.next);
-    insert.run(ctx.session, grp, f.real, f.display, tool, Date.now(), prevSha, f.previousMode, f.next === null ? null : sha256(f.next), added, removed, state, token);
+    insert.run(ctx.session, grp, f.real, f.display, tool, Date.now(), prevSha, f.previousMode, f.next === null ? null : hash(f.next), added, removed, state, token);
     prune(ctx, db, f.real);
   }
 }

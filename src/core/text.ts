@@ -33,6 +33,8 @@ export function decodeLenient(bytes: Uint8Array): string {
 
 /** "\r\n" when most line breaks of `text` are CRLF, else "\n". */
 export function dominantEol(text: string): "\r\n" | "\n" {
+  // Most files have no CRLF at all: one native search says so without visiting every line.
+  if (!text.includes("\r\n")) return "\n";
   let crlf = 0;
   let lf = 0;
   for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) {

@@ -6,6 +6,10 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { lineChanges } from "../src/core/history.ts";
 import { sniffBinary } from "../src/core/text.ts";
+import { createTwoFilesPatch } from "diff";
+import { parsePatch } from "../src/patch/parse.ts";
+import { applyHunks } from "../src/patch/apply.ts";
+import { editsDiff } from "../src/patch/diff.ts";
 
 /** The multiset count over every line of both sides, as history first computed it. */
 function referenceLineChanges(before: Uint8Array | null, after: Uint8Array | null): { added: number; removed: number } {
@@ -90,5 +94,29 @@ describe("binary sniffing", () => {
     expect(sniffBinary("x.txt", of(10))).toBeNull();
     expect(sniffBinary("x.txt", of(11))).toBe("binary data");
     expect(sniffBinary("x.txt", new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 0]))).toBe("ELF executable");
+  });
+});
+
+describe("a patched file's diff", () => {
+  test("is the same whether the edits' lines are counted or taken from where the hunks were found", () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom("a", "b", "c", "d", "e", ""), { minLength: 1, maxLength: 60 }), fc.array(fc.tuple(fc.nat(59), fc.nat(3), fc.constantFrom("x", "y\nz", "")), { maxLength: 6 }), (base, cuts) => {
+        const before = base.map((l, i) => `${l}${i}`);
+        const after = [...before];
+        for (const [at, len, text] of [...cuts].sort((p, q) => q[0] - p[0])) after.splice(Math.min(at, after.length), len, ...(text === "" ? [] : text.split("\n")));
+        const a = `${before.join("\n")}\n`;
+        const b = after.length === 0 ? "" : `${after.join("\n")}\n`;
+        const parsed = parsePatch(createTwoFilesPatch("a/f", "b/f", a, b, "", "", { context: 2 }));
+        if (!parsed.ok || parsed.ops.length === 0) return;
+        const op = parsed.ops[0]!;
+        if (op.kind !== "update") return;
+        const applied = applyHunks(a, op.hunks);
+        expect(applied.ok).toBe(true);
+        if (!applied.ok) return;
+        expect(applied.lf).toBe(b);
+        expect(editsDiff("f", a, applied.edits, applied.editLines)).toEqual(editsDiff("f", a, applied.edits));
+      }),
+      { numRuns: 300 },
+    );
   });
 });

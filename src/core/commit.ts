@@ -93,9 +93,20 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
       }
     }
     // One fsync after another costs a disk flush each; issued together, the file system
-    // commits them in a few journal transactions (20 files: 140 ms → 20–60 ms here).
-    await syncAll(staged.flatMap((s) => (s.temp ? [{ path: s.temp.path, display: s.change.display }] : [])));
-    keepBlobs(ctx, changes.map((c) => c.previous), hash);
+    // commits them in a few journal transactions (20 files: 140 ms → 20–60 ms here). The
+    // history blobs are written while the disk flushes; the lock waits for both.
+    const synced = syncAll(staged.flatMap((s) => (s.temp ? [{ path: s.temp.path, display: s.change.display }] : []))).then(
+      () => undefined,
+      (error: unknown) => ({ error }),
+    );
+    let blobs: { error: unknown } | undefined;
+    try {
+      keepBlobs(ctx, changes.map((c) => c.previous), hash);
+    } catch (error) {
+      blobs = { error };
+    }
+    const failed = (await synced) ?? blobs;
+    if (failed) throw failed.error;
     const token = `${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
     withWriteLock(index(ctx), () => {
       for (const s of staged) recheck(ctx, s, opts.verb, hash);

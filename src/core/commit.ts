@@ -13,7 +13,7 @@ import { fdHandle, fsError, verifyOpened } from "./paths.ts";
 import { dropStamp, getStamp, hashOnce, putStamp, sha256, stale, type Verb } from "./stamps.ts";
 import { index, withWriteLock } from "./state.ts";
 import { discard, prepare, readIfExists, refuseStateFiles, removeStaleTemps, type Temp } from "./writer.ts";
-import { keepBlobs, markUndone, newGroup, recordChange, removeJournal, writeJournal, type HistoryState } from "./history.ts";
+import { keepBlobs, lineChanges, markUndone, newGroup, recordChange, removeJournal, writeJournal, type HistoryState, type LineCounts } from "./history.ts";
 
 export interface Change {
   /** The path as shown to the model. */
@@ -94,14 +94,17 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
     }
     // One fsync after another costs a disk flush each; issued together, the file system
     // commits them in a few journal transactions (20 files: 140 ms → 20–60 ms here). The
-    // history blobs are written while the disk flushes; the lock waits for both.
+    // history blobs are written, and the lines each change adds and removes counted, while
+    // the disk flushes; the lock waits for both.
     const synced = syncAll(staged.flatMap((s) => (s.temp ? [{ path: s.temp.path, display: s.change.display }] : []))).then(
       () => undefined,
       (error: unknown) => ({ error }),
     );
     let blobs: { error: unknown } | undefined;
+    const counts = new Map<Change, LineCounts>();
     try {
       keepBlobs(ctx, changes.map((c) => c.previous), hash);
+      for (const c of changes) counts.set(c, lineChanges(c.previous, c.bytes));
     } catch (error) {
       blobs = { error };
     }
@@ -117,7 +120,8 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
         db,
         newGroup(db, ctx.session),
         opts.tool,
-        staged.map((s) => ({ real: s.change.real, display: s.change.display, previous: s.change.previous, previousMode: s.previousMode, next: s.change.bytes })),
+        // A change worked out again under the lock is a new object: its lines are counted there.
+        staged.map((s) => ({ real: s.change.real, display: s.change.display, previous: s.change.previous, previousMode: s.previousMode, next: s.change.bytes, counts: counts.get(s.change) })),
         opts.historyState,
         token,
         hash,

@@ -87,6 +87,13 @@ export interface Replaced {
   previousMode: number | null;
   /** The bytes after it, or null when the change removes the file. */
   next: Uint8Array | null;
+  /** lineChanges(previous, next), when the caller worked it out already (outside the lock). */
+  counts?: LineCounts;
+}
+
+export interface LineCounts {
+  added: number;
+  removed: number;
 }
 
 /**
@@ -133,7 +140,7 @@ export function recordChange(
       prevSha = hash(f.previous);
       putBlob(dir, prevSha, f.previous);
     }
-    const { added, removed } = lineChanges(f.previous, f.next);
+    const { added, removed } = f.counts ?? lineChanges(f.previous, f.next);
     insert.run(ctx.session, grp, f.real, f.display, tool, Date.now(), prevSha, f.previousMode, f.next === null ? null : hash(f.next), added, removed, state, token);
     prune(ctx, db, f.real);
   }
@@ -164,7 +171,7 @@ function prune(ctx: Ctx, db: Database, path: string): void {
  * only the lines between them are split and counted (a patch changes a few lines of each
  * file; counting all of them was most of the cost of recording it).
  */
-export function lineChanges(before: Uint8Array | null, after: Uint8Array | null): { added: number; removed: number } {
+export function lineChanges(before: Uint8Array | null, after: Uint8Array | null): LineCounts {
   const a = before ?? EMPTY;
   const b = after ?? EMPTY;
   const head = lineStartAtOrBefore(a, commonPrefix(a, b));

@@ -49,7 +49,11 @@ describe("history's line counts", () => {
         const cut = Math.min(at, base.length);
         const edited = base.slice(0, cut) + insert + base.slice(Math.min(base.length, cut + len));
         const [x, y] = swap ? [edited, base] : [base, edited];
-        expect(lineChanges(bytes(x), bytes(y))).toEqual(referenceLineChanges(bytes(x), bytes(y)));
+        const want = referenceLineChanges(bytes(x), bytes(y));
+        expect(lineChanges(bytes(x), bytes(y))).toEqual(want);
+        // Tiny pieces too, so the runs set aside from the middle are tried on every input.
+        expect(lineChanges(bytes(x), bytes(y), 0)).toEqual(want);
+        expect(lineChanges(bytes(x), bytes(y), 3)).toEqual(want);
       }),
       { numRuns: 3000 },
     );
@@ -60,9 +64,25 @@ describe("history's line counts", () => {
       fc.property(fc.option(text), fc.option(text), (x, y) => {
         const a = x === null ? null : bytes(x);
         const b = y === null ? null : bytes(y);
-        expect(lineChanges(a, b)).toEqual(referenceLineChanges(a, b));
+        const want = referenceLineChanges(a, b);
+        expect(lineChanges(a, b)).toEqual(want);
+        expect(lineChanges(a, b, 0)).toEqual(want);
       }),
       { numRuns: 2000 },
+    );
+  });
+
+  test("equal the count over whole files when edits far apart move and repeat lines", () => {
+    const block = fc.array(fc.constantFrom("a", "b", "c", "", "x\r", "é"), { minLength: 1, maxLength: 30 });
+    fc.assert(
+      fc.property(block, block, block, block, block, fc.boolean(), (p, q, r, s, t, crlf) => {
+        const eol = crlf ? "\r\n" : "\n";
+        const x = [...p, ...q, ...r, ...s].join(eol) + eol;
+        // q and s swapped, r edited: lines that move between the edits must still cancel.
+        const y = [...p, ...s, ...t, ...r, ...q].join(eol);
+        for (const min of [0, 2, 16, 512]) expect(lineChanges(bytes(x), bytes(y), min)).toEqual(referenceLineChanges(bytes(x), bytes(y)));
+      }),
+      { numRuns: 1500 },
     );
   });
 
@@ -71,6 +91,8 @@ describe("history's line counts", () => {
     const after = base.replace("line 12\nline 13\n", "line 12\nchanged\nline 14\nline 13\n");
     expect(lineChanges(bytes(base), bytes(after))).toEqual({ added: 2, removed: 0 });
     expect(lineChanges(bytes(base), bytes(after))).toEqual(referenceLineChanges(bytes(base), bytes(after)));
+    const twice = after.replace("line 30\nline 31\n", "line 30\n").replace("line 4\n", "line 4\nline 31\n");
+    expect(lineChanges(bytes(base), bytes(twice))).toEqual(referenceLineChanges(bytes(base), bytes(twice)));
   });
 });
 

@@ -167,16 +167,57 @@ function prune(ctx: Ctx, db: Database, path: string): void {
 
 /**
  * Lines added and removed, counted as multisets: cheap, and equal to a diff's counts unless
- * lines moved. The whole lines both sides begin and end with cancel out of the count, so
- * only the lines between them are split and counted (a patch changes a few lines of each
- * file; counting all of them was most of the cost of recording it).
+ * lines moved. Any run of whole lines both sides hold cancels out of such a count, so the
+ * runs a change leaves alone (the head and tail of the file, and long runs between its
+ * edits, found from a line in the middle of what is left) are set aside unsplit, and only
+ * the lines around the edits are split and counted (a patch changes a few lines of each
+ * file; counting all of them was most of the cost of recording it). `minPiece`: what is left
+ * shorter than this (bytes) is counted as it is.
  */
-export function lineChanges(before: Uint8Array | null, after: Uint8Array | null): LineCounts {
-  const a = before ?? EMPTY;
-  const b = after ?? EMPTY;
+export function lineChanges(before: Uint8Array | null, after: Uint8Array | null, minPiece = 512): LineCounts {
+  const olds: Uint8Array[] = [];
+  const news: Uint8Array[] = [];
+  pieces(before ?? EMPTY, after ?? EMPTY, olds, news, minPiece, 8);
+  return countChanges(olds, news);
+}
+
+/**
+ * Appends to `olds` and `news` the parts of `a` and `b` left once common whole-line runs are
+ * set aside: each part starts a line and ends one (or its text).
+ */
+function pieces(a: Uint8Array, b: Uint8Array, olds: Uint8Array[], news: Uint8Array[], minPiece: number, depth: number): void {
   const head = lineStartAtOrBefore(a, commonPrefix(a, b));
   const tail = commonSuffixLines(a, b, head);
-  return countChanges(a.subarray(head, a.length - tail), b.subarray(head, b.length - tail));
+  a = a.subarray(head, a.length - tail);
+  b = b.subarray(head, b.length - tail);
+  const run = depth > 0 && a.length >= minPiece && b.length >= minPiece ? commonRunAround(a, b) : undefined;
+  if (!run) {
+    olds.push(a);
+    news.push(b);
+    return;
+  }
+  pieces(a.subarray(0, run.a), b.subarray(0, run.b), olds, news, minPiece, depth - 1);
+  pieces(a.subarray(run.a + run.length), b.subarray(run.b + run.length), olds, news, minPiece, depth - 1);
+}
+
+/**
+ * A run of whole lines that `a` and `b` both hold: the line in the middle of `a`, found at a
+ * line start of `b`, grown both ways while the bytes agree, cut to whole lines.
+ */
+function commonRunAround(a: Uint8Array, b: Uint8Array): { a: number; b: number; length: number } | undefined {
+  const start = lineStartAtOrBefore(a, a.length >>> 1);
+  const end = a.indexOf(10, start);
+  if (end === -1) return undefined;
+  const line = Buffer.from(a.buffer, a.byteOffset + start, end + 1 - start);
+  const hay = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  let at = hay.indexOf(line);
+  while (at > 0 && b[at - 1] !== 10) at = hay.indexOf(line, at + 1);
+  if (at === -1) return undefined;
+  const back = commonSuffixLines(a.subarray(0, start), b.subarray(0, at), 0);
+  const x = a.subarray(start);
+  const y = b.subarray(at);
+  const forward = lineStartAtOrBefore(x, commonPrefix(x, y));
+  return { a: start - back, b: at - back, length: back + forward };
 }
 
 const EMPTY = new Uint8Array(0);
@@ -220,15 +261,17 @@ function commonSuffixLines(a: Uint8Array, b: Uint8Array, head: number): number {
   return next === -1 ? 0 : a.length - (next + 1);
 }
 
-function countChanges(before: Uint8Array, after: Uint8Array): { added: number; removed: number } {
+function countChanges(before: readonly Uint8Array[], after: readonly Uint8Array[]): LineCounts {
   const count = new Map<string, number>();
   const lines = (b: Uint8Array) => (b.length === 0 ? [] : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("utf8").replace(/\r\n/g, "\n").replace(/\n$/, "").split("\n"));
-  for (const l of lines(before)) count.set(l, (count.get(l) ?? 0) + 1);
+  for (const piece of before) for (const l of lines(piece)) count.set(l, (count.get(l) ?? 0) + 1);
   let added = 0;
-  for (const l of lines(after)) {
-    const n = count.get(l) ?? 0;
-    if (n > 0) count.set(l, n - 1);
-    else added++;
+  for (const piece of after) {
+    for (const l of lines(piece)) {
+      const n = count.get(l) ?? 0;
+      if (n > 0) count.set(l, n - 1);
+      else added++;
+    }
   }
   let removed = 0;
   for (const n of count.values()) removed += n;

@@ -255,12 +255,13 @@ function fromBytes(ctx: ToolContext, plan: Plan, op: Exclude<FileOp, { kind: "ad
   }
   const eol = dominantEol(before);
   const hadNewline = before === "" || before.endsWith("\n");
-  const lf = Lf.of(before).lf;
+  const mapped = Lf.of(before);
+  const lf = mapped.lf;
   const applied = applyHunks(lf, op.hunks);
   if (!applied.ok) throw hunkFailure(ctx, abs, applied.index, applied.hunk, applied.failure, form);
   // The edits are spans of the text with a final line break; mapped back onto the file's
   // own bytes, every line outside them keeps its line ending.
-  let after = Lf.of(hadNewline ? before : before + eol).apply(applied.edits, eol);
+  let after = (hadNewline ? mapped : Lf.of(before + eol)).apply(applied.edits, eol);
   if (!applied.finalNewline) after = after.replace(/\r?\n$/, "");
   const out = Buffer.from(after, "utf8");
   const newBytes = hasBom(bytes) ? Buffer.concat([BOM_BYTES, out]) : out;

@@ -5,6 +5,8 @@
 // which locates hunks by exact context and line numbers only (no fuzzy tiers, no uniqueness
 // check, no history of the replaced bytes).
 //   npm run build && node_modules/.bin/bun bench/patch.ts
+// KT_BENCH_BASELINE=/path/to/older/kt adds that binary's run of the unified diff to the same
+// hyperfine session (a before/after comparison); KT_BENCH_KEEP=1 leaves the work directory.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -88,15 +90,18 @@ for (const form of ["change.diff", "change.patch"]) {
 }
 
 const runs = Number(process.env.RUNS ?? 40);
+const baseline = process.env.KT_BENCH_BASELINE;
 const results = hyperfine(
   [
     { name: "git apply (unified diff)", command: `${git} apply ${join(work, "change.diff")}` },
     { name: "kt patch (unified diff)", command: `${kt} patch --patch-file ${join(work, "change.diff")}` },
     { name: "kt patch (envelope)", command: `${kt} patch --patch-file ${join(work, "change.patch")}` },
+    ...(baseline ? [{ name: `baseline ${baseline} (unified diff)`, command: `${baseline} patch --patch-file ${join(work, "change.diff")}` }] : []),
   ],
   { runs, warmup: 5, cwd: tree, env: { KT_STATE_DIR: stateDir }, prepare: resetScript },
 );
-rmSync(work, { recursive: true, force: true });
+if (process.env.KT_BENCH_KEEP) console.log(`work directory kept: ${work}`);
+else rmSync(work, { recursive: true, force: true });
 
 const [gitApply, ktUnified, ktEnvelope] = results;
 const cpu = (x: (typeof results)[number]) => (x.userMs ?? 0) + (x.systemMs ?? 0);

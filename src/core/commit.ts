@@ -10,10 +10,10 @@ import { chmodSync, closeSync, constants, fsync, fsyncSync, mkdirSync, openSync,
 import { basename, dirname, join } from "node:path";
 import { KtError, type ToolContext } from "./result.ts";
 import { fdHandle, fsError, verifyOpened } from "./paths.ts";
-import { dropStamp, getStamp, putStamp, sha256, stale, type Verb } from "./stamps.ts";
+import { dropStamp, getStamp, hashOnce, putStamp, sha256, stale, type Verb } from "./stamps.ts";
 import { index, withWriteLock } from "./state.ts";
 import { discard, prepare, readIfExists, refuseStateFiles, removeStaleTemps, type Temp } from "./writer.ts";
-import { keepBlobs, markUndone, newGroup, recordChange, removeJournal, writeJournal, type HistoryState } from "./history.ts";
+import { keepBlobs, lineChanges, markUndone, newGroup, recordChange, removeJournal, writeJournal, type HistoryState, type LineCounts } from "./history.ts";
 
 export interface Change {
   /** The path as shown to the model. */
@@ -69,6 +69,8 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
   const staged: Staged[] = [];
   const dirs = new Map<string, number>();
   let journal: string | undefined;
+  // Every content below is hashed once, however many rows, stamps and checks name it.
+  const hash = hashOnce();
   try {
     // kt's own state (index, logs, process pipes) is never a target, whatever tool asks.
     for (const change of changes) refuseStateFiles(ctx, change.real, change.display);
@@ -91,12 +93,26 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
       }
     }
     // One fsync after another costs a disk flush each; issued together, the file system
-    // commits them in a few journal transactions (20 files: 140 ms → 20–60 ms here).
-    await syncAll(staged.flatMap((s) => (s.temp ? [{ path: s.temp.path, display: s.change.display }] : [])));
-    keepBlobs(ctx, changes.map((c) => c.previous));
+    // commits them in a few journal transactions (20 files: 140 ms → 20–60 ms here). The
+    // history blobs are written, and the lines each change adds and removes counted, while
+    // the disk flushes; the lock waits for both.
+    const synced = syncAll(staged.flatMap((s) => (s.temp ? [{ path: s.temp.path, display: s.change.display }] : []))).then(
+      () => undefined,
+      (error: unknown) => ({ error }),
+    );
+    let blobs: { error: unknown } | undefined;
+    const counts = new Map<Change, LineCounts>();
+    try {
+      keepBlobs(ctx, changes.map((c) => c.previous), hash);
+      for (const c of changes) counts.set(c, lineChanges(c.previous, c.bytes));
+    } catch (error) {
+      blobs = { error };
+    }
+    const failed = (await synced) ?? blobs;
+    if (failed) throw failed.error;
     const token = `${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
     withWriteLock(index(ctx), () => {
-      for (const s of staged) recheck(ctx, s, opts.verb);
+      for (const s of staged) recheck(ctx, s, opts.verb, hash);
       const db = index(ctx);
       if (opts.undoes) markUndone(db, opts.undoes);
       recordChange(
@@ -104,18 +120,20 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
         db,
         newGroup(db, ctx.session),
         opts.tool,
-        staged.map((s) => ({ real: s.change.real, display: s.change.display, previous: s.change.previous, previousMode: s.previousMode, next: s.change.bytes })),
+        // A change worked out again under the lock is a new object: its lines are counted there.
+        staged.map((s) => ({ real: s.change.real, display: s.change.display, previous: s.change.previous, previousMode: s.previousMode, next: s.change.bytes, counts: counts.get(s.change) })),
         opts.historyState,
         token,
+        hash,
       );
       journal = staged.length > 1 ? writeJournal(ctx, {
         pid: process.pid,
         token,
         tool: opts.tool,
         at: Date.now(),
-        files: staged.map((s) => ({ real: s.change.real, display: s.change.display, prevSha: s.change.previous === null ? null : sha256(s.change.previous), prevMode: s.previousMode, newSha: s.change.bytes === null ? null : sha256(s.change.bytes) })),
+        files: staged.map((s) => ({ real: s.change.real, display: s.change.display, prevSha: s.change.previous === null ? null : hash(s.change.previous), prevMode: s.previousMode, newSha: s.change.bytes === null ? null : hash(s.change.bytes) })),
       }) : undefined;
-      install(ctx, staged, opts);
+      install(ctx, staged, opts, hash);
     });
     if (journal) removeJournal(journal);
   } catch (error) {
@@ -206,7 +224,7 @@ function makeParents(dir: string, display: string, created: string[]): void {
  * Under the lock: the file is still what the change was computed from — or, when a parallel
  * kt call of this session changed it since, the change is worked out again from it.
  */
-function recheck(ctx: ToolContext, s: Staged, verb: Verb): void {
+function recheck(ctx: ToolContext, s: Staged, verb: Verb, hash: (bytes: Uint8Array) => string): void {
   const change = s.change;
   const current = readIfExists(s.target, change.display);
   if (change.baseSha === null) {
@@ -218,6 +236,9 @@ function recheck(ctx: ToolContext, s: Staged, verb: Verb): void {
   if (current === null) {
     throw new KtError("FILE_NOT_FOUND", `Refusing to ${verb} ${change.display}: the file was removed while the change was being prepared. Nothing was changed.`);
   }
+  // The bytes the change was computed from, still there: a comparison of bytes, not a hash
+  // (that of `previous` is known already, for its history blob).
+  if (change.previous !== null && Buffer.compare(current, change.previous) === 0 && hash(change.previous) === change.baseSha) return;
   const sha = sha256(current);
   if (sha === change.baseSha) return;
   if (!change.redo || getStamp(ctx, change.real)?.sha256 !== sha) throw stale(change.display, verb);
@@ -234,7 +255,7 @@ function pause(): void {
 }
 
 /** New and changed files first, removals last: a move interrupted halfway leaves both copies, never neither. */
-function install(ctx: ToolContext, staged: readonly Staged[], opts: CommitOptions): void {
+function install(ctx: ToolContext, staged: readonly Staged[], opts: CommitOptions, hash: (bytes: Uint8Array) => string): void {
   const order = [...staged.filter((s) => s.change.bytes !== null), ...staged.filter((s) => s.change.bytes === null)];
   const done: Staged[] = [];
   try {
@@ -246,7 +267,7 @@ function install(ctx: ToolContext, staged: readonly Staged[], opts: CommitOption
         renameSync(temp.path, s.target);
         s.temp = undefined;
         done.push(s);
-        putStamp(ctx, s.change.real, { mtimeMs: temp.mtimeMs, size: temp.size, sha256: sha256(s.change.bytes!) });
+        putStamp(ctx, s.change.real, { mtimeMs: temp.mtimeMs, size: temp.size, sha256: hash(s.change.bytes!) });
       } else {
         unlinkSync(s.target);
         done.push(s);

@@ -87,17 +87,24 @@ export interface Replaced {
   previousMode: number | null;
   /** The bytes after it, or null when the change removes the file. */
   next: Uint8Array | null;
+  /** lineChanges(previous, next), when the caller worked it out already (outside the lock). */
+  counts?: LineCounts;
+}
+
+export interface LineCounts {
+  added: number;
+  removed: number;
 }
 
 /**
  * Writes the kept bytes before the write lock is taken, so the lock is held only for the
  * index rows. A blob whose change then fails is harmless: shared by content, capped by size.
  */
-export function keepBlobs(ctx: Ctx, previous: readonly (Uint8Array | null)[]): void {
+export function keepBlobs(ctx: Ctx, previous: readonly (Uint8Array | null)[], hash: (bytes: Uint8Array) => string = sha256): void {
   const dir = blobDir(ctx);
   for (const bytes of previous) {
     if (bytes === null) continue;
-    putBlob(dir, sha256(bytes), bytes);
+    putBlob(dir, hash(bytes), bytes);
   }
 }
 
@@ -112,7 +119,16 @@ export function newGroup(db: Database, session: string): number {
  * write lock, before the change is installed: if the lock's transaction rolls back, so
  * does the record (a kept blob without a row is harmless and shared by content).
  */
-export function recordChange(ctx: Ctx, db: Database, grp: number, tool: string, files: readonly Replaced[], state: HistoryState = "live", token: string | null = null): void {
+export function recordChange(
+  ctx: Ctx,
+  db: Database,
+  grp: number,
+  tool: string,
+  files: readonly Replaced[],
+  state: HistoryState = "live",
+  token: string | null = null,
+  hash: (bytes: Uint8Array) => string = sha256,
+): void {
   table(db);
   const dir = blobDir(ctx);
   const insert = db.query(
@@ -121,11 +137,11 @@ export function recordChange(ctx: Ctx, db: Database, grp: number, tool: string, 
   for (const f of files) {
     let prevSha: string | null = null;
     if (f.previous !== null) {
-      prevSha = sha256(f.previous);
+      prevSha = hash(f.previous);
       putBlob(dir, prevSha, f.previous);
     }
-    const { added, removed } = lineChanges(f.previous, f.next);
-    insert.run(ctx.session, grp, f.real, f.display, tool, Date.now(), prevSha, f.previousMode, f.next === null ? null : sha256(f.next), added, removed, state, token);
+    const { added, removed } = f.counts ?? lineChanges(f.previous, f.next);
+    insert.run(ctx.session, grp, f.real, f.display, tool, Date.now(), prevSha, f.previousMode, f.next === null ? null : hash(f.next), added, removed, state, token);
     prune(ctx, db, f.real);
   }
 }
@@ -149,16 +165,113 @@ function prune(ctx: Ctx, db: Database, path: string): void {
   }
 }
 
-/** Lines added and removed, counted as multisets: cheap, and equal to a diff's counts unless lines moved. */
-function lineChanges(before: Uint8Array | null, after: Uint8Array | null): { added: number; removed: number } {
+/**
+ * Lines added and removed, counted as multisets: cheap, and equal to a diff's counts unless
+ * lines moved. Any run of whole lines both sides hold cancels out of such a count, so the
+ * runs a change leaves alone (the head and tail of the file, and long runs between its
+ * edits, found from a line in the middle of what is left) are set aside unsplit, and only
+ * the lines around the edits are split and counted (a patch changes a few lines of each
+ * file; counting all of them was most of the cost of recording it). `minPiece`: what is left
+ * shorter than this (bytes) is counted as it is.
+ */
+export function lineChanges(before: Uint8Array | null, after: Uint8Array | null, minPiece = 512): LineCounts {
+  const olds: Uint8Array[] = [];
+  const news: Uint8Array[] = [];
+  pieces(before ?? EMPTY, after ?? EMPTY, olds, news, minPiece, 8);
+  return countChanges(olds, news);
+}
+
+/**
+ * Appends to `olds` and `news` the parts of `a` and `b` left once common whole-line runs are
+ * set aside: each part starts a line and ends one (or its text).
+ */
+function pieces(a: Uint8Array, b: Uint8Array, olds: Uint8Array[], news: Uint8Array[], minPiece: number, depth: number): void {
+  const head = lineStartAtOrBefore(a, commonPrefix(a, b));
+  const tail = commonSuffixLines(a, b, head);
+  a = a.subarray(head, a.length - tail);
+  b = b.subarray(head, b.length - tail);
+  const run = depth > 0 && a.length >= minPiece && b.length >= minPiece ? commonRunAround(a, b) : undefined;
+  if (!run) {
+    olds.push(a);
+    news.push(b);
+    return;
+  }
+  pieces(a.subarray(0, run.a), b.subarray(0, run.b), olds, news, minPiece, depth - 1);
+  pieces(a.subarray(run.a + run.length), b.subarray(run.b + run.length), olds, news, minPiece, depth - 1);
+}
+
+/**
+ * A run of whole lines that `a` and `b` both hold: the line in the middle of `a`, found at a
+ * line start of `b`, grown both ways while the bytes agree, cut to whole lines.
+ */
+function commonRunAround(a: Uint8Array, b: Uint8Array): { a: number; b: number; length: number } | undefined {
+  const start = lineStartAtOrBefore(a, a.length >>> 1);
+  const end = a.indexOf(10, start);
+  if (end === -1) return undefined;
+  const line = Buffer.from(a.buffer, a.byteOffset + start, end + 1 - start);
+  const hay = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  let at = hay.indexOf(line);
+  while (at > 0 && b[at - 1] !== 10) at = hay.indexOf(line, at + 1);
+  if (at === -1) return undefined;
+  const back = commonSuffixLines(a.subarray(0, start), b.subarray(0, at), 0);
+  const x = a.subarray(start);
+  const y = b.subarray(at);
+  const forward = lineStartAtOrBefore(x, commonPrefix(x, y));
+  return { a: start - back, b: at - back, length: back + forward };
+}
+
+const EMPTY = new Uint8Array(0);
+
+/** Length of the longest common prefix, by halving: each step is one native comparison. */
+function commonPrefix(a: Uint8Array, b: Uint8Array): number {
+  let lo = 0;
+  let hi = Math.min(a.length, b.length);
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (Buffer.compare(a.subarray(lo, mid), b.subarray(lo, mid)) === 0) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** The start of the line holding offset `n` of `a`: the common prefix cut back to whole lines. */
+function lineStartAtOrBefore(a: Uint8Array, n: number): number {
+  return n === 0 ? 0 : a.lastIndexOf(10, n - 1) + 1;
+}
+
+/**
+ * How many bytes of whole lines both end with, past `head`: the common suffix cut forward to
+ * just after a line break that both sides have before it (so the lines kept on each side end
+ * where the suffix's first line starts).
+ */
+function commonSuffixLines(a: Uint8Array, b: Uint8Array, head: number): number {
+  let lo = 0;
+  let hi = Math.min(a.length, b.length) - head;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (Buffer.compare(a.subarray(a.length - mid, a.length - lo), b.subarray(b.length - mid, b.length - lo)) === 0) lo = mid;
+    else hi = mid - 1;
+  }
+  // The suffix must start a line on both sides; else it starts after its first line break.
+  if (lo === 0) return 0;
+  const at = a.length - lo;
+  const bt = b.length - lo;
+  if ((at === 0 || a[at - 1] === 10) && (bt === 0 || b[bt - 1] === 10)) return lo;
+  const next = a.indexOf(10, at);
+  return next === -1 ? 0 : a.length - (next + 1);
+}
+
+function countChanges(before: readonly Uint8Array[], after: readonly Uint8Array[]): LineCounts {
   const count = new Map<string, number>();
-  const lines = (b: Uint8Array | null) => (b === null || b.length === 0 ? [] : Buffer.from(b).toString("utf8").replace(/\r\n/g, "\n").replace(/\n$/, "").split("\n"));
-  for (const l of lines(before)) count.set(l, (count.get(l) ?? 0) + 1);
+  const lines = (b: Uint8Array) => (b.length === 0 ? [] : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("utf8").replace(/\r\n/g, "\n").replace(/\n$/, "").split("\n"));
+  for (const piece of before) for (const l of lines(piece)) count.set(l, (count.get(l) ?? 0) + 1);
   let added = 0;
-  for (const l of lines(after)) {
-    const n = count.get(l) ?? 0;
-    if (n > 0) count.set(l, n - 1);
-    else added++;
+  for (const piece of after) {
+    for (const l of lines(piece)) {
+      const n = count.get(l) ?? 0;
+      if (n > 0) count.set(l, n - 1);
+      else added++;
+    }
   }
   let removed = 0;
   for (const n of count.values()) removed += n;

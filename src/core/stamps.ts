@@ -14,6 +14,20 @@ export function sha256(bytes: Uint8Array | string): string {
   return new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
 }
 
+/**
+ * sha256 remembered per byte array, for one multi-file commit that names the same bytes in
+ * its history rows, journal, stamps and re-checks: each content is hashed once, not five
+ * times. Only for arrays nothing writes into while it is in use.
+ */
+export function hashOnce(): (bytes: Uint8Array) => string {
+  const known = new WeakMap<Uint8Array, string>();
+  return (bytes) => {
+    let sha = known.get(bytes);
+    if (sha === undefined) known.set(bytes, (sha = sha256(bytes)));
+    return sha;
+  };
+}
+
 export function getStamp(ctx: Pick<ToolContext, "stateDir" | "warn" | "session">, real: string): Stamp | undefined {
   const row = index(ctx)
     .query("SELECT mtime_ms, size, sha256, at FROM stamps WHERE session = ? AND path = ?")

@@ -36,7 +36,8 @@ export type HunkFailure =
   | { kind: "anchor-not-found"; anchor: string; earlier?: number };
 
 export type Applied =
-  | { ok: true; lf: string; edits: Edit[]; placements: HunkPlacement[]; finalNewline: boolean }
+  /** `editLines`: the 0-based line of the searched text on which each edit starts. */
+  | { ok: true; lf: string; edits: Edit[]; editLines: number[]; placements: HunkPlacement[]; finalNewline: boolean }
   | { ok: false; index: number; hunk: Hunk; failure: HunkFailure };
 
 /** `lf` is the file's text with LF line breaks and no BOM. */
@@ -47,6 +48,7 @@ export function applyHunks(lf: string, hunks: readonly Hunk[]): Applied {
   const work = hadNewline ? lf : `${lf}\n`;
   const hay = new Haystack(work);
   const edits: Edit[] = [];
+  const editLines: number[] = [];
   const placements: HunkPlacement[] = [];
   let cursor = 0;
   let delta = 0;
@@ -104,6 +106,7 @@ export function applyHunks(lf: string, hunks: readonly Hunk[]): Applied {
     placements.push({ index, patchLine: hunk.patchLine, ...placed, written: { startLine: writtenStart, endLine: writtenStart + Math.max(0, newCount - 1) } });
     delta += newCount - oldCount;
     edits.push(edit);
+    editLines.push(hay.lineOf(edit.start) - 1);
     // Spans are whole lines, so `edit.end` starts the first line after the hunk.
     cursor = hay.lineOf(edit.end) - 1;
     if (hunk.newNoNewline) finalNewline = false;
@@ -111,7 +114,7 @@ export function applyHunks(lf: string, hunks: readonly Hunk[]): Applied {
   }
   let out = applyEdits(work, edits);
   if (!finalNewline && out.endsWith("\n")) out = out.slice(0, -1);
-  return { ok: true, lf: out, edits, placements, finalNewline };
+  return { ok: true, lf: out, edits, editLines, placements, finalNewline };
 }
 
 function countBreaks(text: string): number {

@@ -18,14 +18,17 @@ function lines(text: string): string[] {
 /**
  * `work` is the old LF text ending in "\n" (or empty); `edits` replace whole lines of it, sorted
  * and disjoint. Both sides must end in a newline: the caller diffs other files the usual way.
+ * `editLines`, when the caller knows them, are the 0-based lines the edits start on (else
+ * they are counted here).
  */
-export function editsDiff(path: string, work: string, edits: readonly Edit[]): Diff {
+export function editsDiff(path: string, work: string, edits: readonly Edit[], editLines?: readonly number[]): Diff {
   const old = lines(work);
   const changes: Change[] = [];
   let line = 0;
   let at = 0;
-  for (const e of edits) {
-    for (let i = work.indexOf("\n", at); i !== -1 && i < e.start; i = work.indexOf("\n", i + 1)) line++;
+  for (const [k, e] of edits.entries()) {
+    if (editLines) line = editLines[k]!;
+    else for (let i = work.indexOf("\n", at); i !== -1 && i < e.start; i = work.indexOf("\n", i + 1)) line++;
     at = e.start;
     const span = lines(work.slice(e.start, e.end));
     let o = line;

@@ -19,10 +19,22 @@ export class Haystack {
   #squeezed?: Map<string, number[]>;
   #folded?: string;
 
-  constructor(content: string) {
+  constructor(content: string, starts: Int32Array = lineStarts(content)) {
     this.content = content;
-    this.starts = lineStarts(content);
+    this.starts = starts;
     this.lineCount = this.starts.length;
+  }
+
+  /**
+   * The content from line `from` (0-based, < lineCount) on, as a haystack of its own: its line
+   * starts are this one's, shifted, so the rest of the file is not scanned for line breaks
+   * again (apply_patch searches each hunk after the one before it).
+   */
+  from(from: number): Haystack {
+    const base = this.starts[from]!;
+    const starts = this.starts.slice(from);
+    for (let i = 0; i < starts.length; i++) starts[i]! -= base;
+    return new Haystack(this.content.slice(base), starts);
   }
 
   /** Line i (0-based) without its "\n". */

@@ -2,13 +2,14 @@
 
 /** Offset at which each line of `text` starts; line i (0-based) is `starts[i]`. */
 export function lineStarts(text: string): Int32Array {
-  let n = 1;
-  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
-  const starts = new Int32Array(n);
+  // Counted by the regex engine: one native pass instead of a call per line.
+  const starts = new Int32Array(1 + (text.match(NEWLINES)?.length ?? 0));
   let k = 1;
   for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) starts[k++] = i + 1;
   return starts;
 }
+
+const NEWLINES = /\n/g;
 
 /** 1-based line that holds `offset` (an offset at a line's end belongs to that line). */
 export function lineOfOffset(starts: Int32Array, offset: number): number {

@@ -38,7 +38,7 @@ export function locate(hay: Haystack, req: LocateRequest): Located {
   const trace: TraceStep[] = [];
   const from = Math.min(req.fromLine, hay.lineCount);
   const base = from < hay.lineCount ? hay.starts[from]! : hay.content.length;
-  const part = base === 0 ? hay : new Haystack(hay.content.slice(base));
+  const part = base === 0 ? hay : from < hay.lineCount ? hay.from(from) : new Haystack("");
   const step = (strategy: string, decision: TraceStep["decision"], reason: string, found: Candidate[] = []) =>
     trace.push({
       strategy: strategy as TraceStep["strategy"],

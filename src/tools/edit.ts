@@ -409,9 +409,25 @@ function success(abs: string, r: CascadeOk, replaceAll: boolean, dryRun: boolean
 
 /** The edited region ± SNIPPET_CONTEXT lines with real line numbers, middle elided past SNIPPET_MAX lines. */
 export function snippet(content: string, startLine: number, endLine: number): string {
-  const total = countLines(content);
+  return snippetOf(SnippetLines.of(content), startLine, endLine);
+}
+
+/** A text split into lines once, for several snippets of it. */
+export class SnippetLines {
+  private constructor(
+    readonly lines: readonly string[],
+    /** As countLines counts: a final newline does not open a line. */
+    readonly total: number,
+  ) {}
+
+  static of(content: string): SnippetLines {
+    const lines = content === "" ? [] : content.split("\n");
+    return new SnippetLines(lines, lines.length - (content.endsWith("\n") ? 1 : 0));
+  }
+}
+
+export function snippetOf({ lines, total }: SnippetLines, startLine: number, endLine: number): string {
   if (total === 0) return "The file is now empty.";
-  const lines = content.split("\n");
   const from = Math.max(1, Math.min(startLine, total) - SNIPPET_CONTEXT);
   const to = Math.min(total, Math.max(endLine, startLine) + SNIPPET_CONTEXT);
   const row = (n: number) => {

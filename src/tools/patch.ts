@@ -14,7 +14,7 @@ import { freshContent, readIfExists, refuseStateFiles } from "../core/writer.ts"
 import { commitChanges, type Change } from "../core/commit.ts";
 import { unifiedDiff } from "../core/diff.ts";
 import { suggestions } from "../core/suggest.ts";
-import { excerpt, Lf, snippet, SNIPPET_CONTEXT } from "./edit.ts";
+import { excerpt, Lf, SNIPPET_CONTEXT, snippetOf, SnippetLines } from "./edit.ts";
 import { parsePatch, type FileOp, type Hunk, type PatchForm } from "../patch/parse.ts";
 import { applyHunks, type HunkFailure, type HunkPlacement } from "../patch/apply.ts";
 import { editsDiff } from "../patch/diff.ts";
@@ -255,16 +255,17 @@ function fromBytes(ctx: ToolContext, plan: Plan, op: Exclude<FileOp, { kind: "ad
   }
   const eol = dominantEol(before);
   const hadNewline = before === "" || before.endsWith("\n");
-  const lf = Lf.of(before).lf;
+  const mapped = Lf.of(before);
+  const lf = mapped.lf;
   const applied = applyHunks(lf, op.hunks);
   if (!applied.ok) throw hunkFailure(ctx, abs, applied.index, applied.hunk, applied.failure, form);
   // The edits are spans of the text with a final line break; mapped back onto the file's
   // own bytes, every line outside them keeps its line ending.
-  let after = Lf.of(hadNewline ? before : before + eol).apply(applied.edits, eol);
+  let after = (hadNewline ? mapped : Lf.of(before + eol)).apply(applied.edits, eol);
   if (!applied.finalNewline) after = after.replace(/\r?\n$/, "");
   const out = Buffer.from(after, "utf8");
   const newBytes = hasBom(bytes) ? Buffer.concat([BOM_BYTES, out]) : out;
-  const diffOf = (path: string) => (hadNewline && applied.finalNewline ? editsDiff(path, lf, applied.edits) : unifiedDiff(path, before, after));
+  const diffOf = (path: string) => (hadNewline && applied.finalNewline ? editsDiff(path, lf, applied.edits, applied.editLines) : unifiedDiff(path, before, after));
 
   if (plan.to && plan.to.real !== real) {
     const dest = statOrNull(plan.to.real, plan.to.abs);
@@ -414,12 +415,14 @@ function success(done: readonly Done[], dryRun: boolean): string {
   let omitted = 0;
   for (const d of done) {
     if (d.lf === undefined || d.placements.length === 0) continue;
+    let lines: SnippetLines | undefined;
     for (const region of regions(d.placements)) {
       if (snippets.length >= MAX_SNIPPETS) {
         omitted++;
         continue;
       }
-      snippets.push(`${d.abs}\n${snippet(d.lf, region.startLine, region.endLine)}`);
+      lines ??= SnippetLines.of(d.lf);
+      snippets.push(`${d.abs}\n${snippetOf(lines, region.startLine, region.endLine)}`);
     }
   }
   if (snippets.length > 0) {

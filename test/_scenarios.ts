@@ -196,10 +196,27 @@ async function runScenario(tool: string, name: string, mode: Mode, engine: strin
   expect(files(work).filter((p) => p.includes(".kt-"))).toEqual([]);
 }
 
+/** What a scenario folder holds that the layout does not name (a file of an old layout, a typo). */
+export function strays(dir: string): string[] {
+  const spec = JSON.parse(readFileSync(join(dir, "call.json"), "utf8")) as Call;
+  const top = new Set(["input", "call.json", "expected", ...Object.values(spec.input_files ?? {})]);
+  const out = readdirSync(dir).filter((n) => !top.has(n));
+  const expected = existsSync(join(dir, "expected")) ? readdirSync(join(dir, "expected")) : [];
+  out.push(...expected.filter((n) => !["output.txt", "stdout.txt", "result.json", "tree", "modes.json"].includes(n)).map((n) => `expected/${n}`));
+  const texts = expected.filter((n) => n === "output.txt" || n === "stdout.txt");
+  if (texts.length !== 1) out.push(`expected/ needs exactly one of output.txt and stdout.txt (has ${texts.length})`);
+  if (!expected.includes("result.json")) out.push("expected/result.json is missing");
+  return out;
+}
+
 /** Registers every scenario of test/fixtures/<tool>/, per mode (and per engine for grep). */
 export function scenarios(tool: string): void {
   if (!(tool in FACTS)) throw new Error(`no FACTS for ${tool}: say what its result.json holds`);
   const names = readdirSync(join(FIXTURES, tool)).filter((n) => /^\d{3}_/.test(n)).sort();
+  test(`every folder of test/fixtures/${tool}/ is a scenario in the one layout`, () => {
+    expect(readdirSync(join(FIXTURES, tool)).filter((n) => !names.includes(n))).toEqual([]);
+    expect(names.flatMap((n) => strays(join(FIXTURES, tool, n)).map((s) => `${n}: ${s}`))).toEqual([]);
+  });
   describe.each(MODES)(`${tool} scenarios (%s)`, (mode) => {
     for (const name of names) {
       for (const engine of engines(tool)) test(`${name}${engine ? ` (${engine})` : ""}`, () => runScenario(tool, name, mode, engine));

@@ -32,6 +32,8 @@ export interface CallOptions {
   root?: string;
   callId?: string;
   flags?: Partial<ToolFlags>;
+  /** Environment variables for this call only (set around an in-process run, given to the binary). */
+  env?: Record<string, string>;
 }
 
 /** Runs a tool in-process exactly as the CLI would, collecting warnings. */
@@ -48,8 +50,17 @@ export async function callTool(name: string, input: unknown, opts: CallOptions):
     flags: { skipReadCheck: false, dryRun: false, trace: false, strict: false, ...opts.flags },
     warn: (m) => warnings.push(m),
   };
-  const result = await tool.run(input, ctx);
-  return { ...result, warnings };
+  const saved = Object.entries(opts.env ?? {}).map(([k]) => [k, process.env[k]] as const);
+  Object.assign(process.env, opts.env);
+  try {
+    const result = await tool.run(input, ctx);
+    return { ...result, warnings };
+  } finally {
+    for (const [k, v] of saved) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
 }
 
 export interface RunResult {
@@ -84,6 +95,19 @@ export function ktSpawn(args: string[], opts: { cwd: string; stateDir: string; s
 export type Mode = "in-process" | "binary";
 export const MODES: Mode[] = ["in-process", "binary"];
 
+/** `kt NAME` and the switches that say what `opts` says (the input goes on stdin). */
+export function toolArgs(name: string, opts: CallOptions): string[] {
+  const args = [name];
+  if (opts.session) args.push("--session", opts.session);
+  if (opts.root) args.push("--root", opts.root);
+  if (opts.callId) args.push("--call-id", opts.callId);
+  if (opts.flags?.skipReadCheck) args.push("--skip-read-check");
+  if (opts.flags?.dryRun) args.push("--dry-run");
+  if (opts.flags?.strict) args.push("--strict");
+  if (opts.flags?.trace) args.push("--trace");
+  return args;
+}
+
 /**
  * One tool call, in-process or through the compiled binary (input as JSON on stdin,
  * `--json` envelope out), so that every golden runs both ways.
@@ -93,15 +117,7 @@ export async function call(mode: Mode, name: string, input: unknown, opts: CallO
     const { warnings: _, ...result } = await callTool(name, input, opts);
     return result;
   }
-  const args = [name, "--json"];
-  if (opts.session) args.push("--session", opts.session);
-  if (opts.root) args.push("--root", opts.root);
-  if (opts.callId) args.push("--call-id", opts.callId);
-  if (opts.flags?.skipReadCheck) args.push("--skip-read-check");
-  if (opts.flags?.dryRun) args.push("--dry-run");
-  if (opts.flags?.strict) args.push("--strict");
-  if (opts.flags?.trace) args.push("--trace");
-  const run = kt(args, { cwd: opts.cwd, stateDir: opts.stateDir, stdin: JSON.stringify(input) });
+  const run = kt([...toolArgs(name, opts), "--json"], { cwd: opts.cwd, stateDir: opts.stateDir, stdin: JSON.stringify(input), ...(opts.env ? { env: opts.env } : {}) });
   if (run.exitCode !== 0 && run.exitCode !== 1) throw new Error(`kt ${name} exited ${run.exitCode}: ${run.stderr}`);
   const result = JSON.parse(run.stdout) as ToolResult;
   if ((run.exitCode === 1) !== result.isError) throw new Error(`exit code ${run.exitCode} disagrees with isError ${result.isError}`);

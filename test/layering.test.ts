@@ -112,4 +112,12 @@ describe("layering of src/", () => {
     const builders = files.filter((f) => /Invalid input for tool|Please rewrite the input so/.test(f.text)).map((f) => relative(SRC, f.path));
     expect(builders).toEqual(["core/result.ts"]);
   });
+
+  test("which code a failed result exits with is decided in cmd/exit.ts alone (commands call exitCode)", () => {
+    const deciders = files.filter((f) => /\bEXIT\.toolError\b/.test(f.text)).map((f) => relative(SRC, f.path));
+    expect(deciders).toEqual(["cmd/exit.ts"]);
+    for (const command of ["cmd/undo.ts", "cmd/session.ts", "cmd/call.ts", "cmd/_run.ts"]) {
+      expect(files.find((f) => relative(SRC, f.path) === command)!.text, command).toContain("exitCode(");
+    }
+  });
 });

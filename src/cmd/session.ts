@@ -5,7 +5,8 @@ import { resolveStateDir } from "../core/state.ts";
 import { formatBytes } from "../core/truncate.ts";
 import { UsageError } from "./_args.ts";
 import { log } from "./_log.ts";
-import { EXIT, writeAll } from "./_run.ts";
+import { writeAll } from "./_run.ts";
+import { exitCode } from "./exit.ts";
 import { parseSwitches, switchArgs } from "./switches.ts";
 
 export const command: CommandDef = {
@@ -38,7 +39,7 @@ export async function run(argv: string[]): Promise<number> {
     1,
     `Ended session "${ctx.session}": stopped ${ended.stopped} ${ended.stopped === 1 ? "process" : "processes"}, removed ${plural(ended.stamps, "file stamp")} and ${plural(ended.files, "file")} (${formatBytes(ended.bytes)}).\n`,
   );
-  return EXIT.ok;
+  return exitCode({ isError: false });
 }
 
 /** `kt session end --all`: every session of the state directory, then every orphan (src/process/orphans.ts). */
@@ -69,5 +70,6 @@ async function endAll(ctx: { stateDir: string; warn(message: string): void }, pl
     1,
     `Ended ${plural(names.length, "session")}${names.length > 0 ? ` (${names.map((n) => JSON.stringify(n)).join(", ")})` : ""}: stopped ${stopped} ${stopped === 1 ? "process" : "processes"}, removed ${plural(stamps, "file stamp")} and ${plural(files, "file")} (${formatBytes(bytes)}); stopped ${orphanProcs} orphaned ${orphanProcs === 1 ? "process" : "processes"} of ${plural(orphans.length, "command")} no session could reach.\n`,
   );
-  return swept.escaped.length > 0 ? EXIT.toolError : EXIT.ok;
+  // A process that escaped the sweep is the command failing at what it was asked to do.
+  return exitCode({ isError: swept.escaped.length > 0 });
 }

@@ -11,7 +11,8 @@ import { commitChanges, type Change } from "../core/commit.ts";
 import { fileHistory, interruptedChanges, keptBytes, lastLiveGroup, removeJournal, type HistoryRow, type Journal } from "../core/history.ts";
 import { KtError, type ToolContext } from "../tools/tool.ts";
 import { baseOptions, UsageError } from "./_args.ts";
-import { contextFrom, EXIT, writeAll } from "./_run.ts";
+import { contextFrom, writeAll } from "./_run.ts";
+import { exitCode } from "./exit.ts";
 import { parseSwitches, switchArgs } from "./switches.ts";
 
 export const historyCommand: CommandDef = {
@@ -68,16 +69,17 @@ function contextOf(args: Args): ToolContext {
   return contextFrom({ ...baseOptions(), ...(args.session ? { session: args.session } : {}), ...(args.stateDir ? { stateDir: args.stateDir } : {}), ...(args.root !== undefined ? { root: args.root } : {}) });
 }
 
-/** Runs `fn`, turning a KtError into its prose on stdout and exit 1. */
+/** Runs `fn` and prints its text, or a KtError's prose as a failed result; exit.ts picks the code. */
 async function guarded(fn: () => string | Promise<string>): Promise<number> {
+  let result: { text: string; isError: boolean };
   try {
-    writeAll(1, `${await fn()}\n`);
-    return EXIT.ok;
+    result = { text: await fn(), isError: false };
   } catch (error) {
     if (!(error instanceof KtError)) throw error;
-    writeAll(1, `${error.message}\n`);
-    return EXIT.toolError;
+    result = { text: error.message, isError: true };
   }
+  writeAll(1, `${result.text}\n`);
+  return exitCode(result);
 }
 
 function when(at: number): string {

@@ -169,8 +169,15 @@ function connect(file: string): { db: Database; lost: boolean } {
   }
   if (kind === "other") throw new DamagedIndex("it is not a regular file (a symbolic link or a device)");
   if (kind === "missing") {
-    closeSync(openSync(file, "a", 0o600));
-    lost = markCreated(file);
+    try {
+      // Exclusive, so that of several kt calls starting on one state directory only the one
+      // that made the index asks the marker whether an index was deleted here.
+      closeSync(openSync(file, "wx", 0o600));
+      lost = markCreated(file);
+    } catch (error) {
+      // Another kt made it between the lstat and here: a new index, not a lost one.
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
   }
   const db = new Database(file, { create: true });
   db.exec("PRAGMA busy_timeout = 10000");

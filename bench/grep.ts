@@ -1,6 +1,6 @@
 // kt grep against ripgrep on large real trees (SPEC §6: the built-in engine within 3× of
 // rg, the rg engine within 1.2×, memory bounded as the tree grows). Run with
-//   node_modules/.bin/bun bench/grep.ts [--runs N] [--quick] [--per-core]
+//   node_modules/.bin/bun bench/grep.ts [--runs N] [--quick] [--per-core | --root]
 // after `npm run build`. Medians of hyperfine runs; the file cache is warm (warm-up runs).
 // Trees: N copies of this repository's node_modules (bench/_search.ts) and /usr/share.
 // `env KT_GREP_ENGINE=…` in front of kt costs about 1 ms, charged to kt.
@@ -91,6 +91,31 @@ function perCore(label: string, cwd: string): void {
   console.log("\nTargets (issue 14): builtin 1t ≤ 2× rg -j1, rg engine 1t ≤ 1.2× rg -j1; builtin 1t→2t ≥ 1.7×. Medians of 5 interleaved rounds.");
 }
 
+/**
+ * The cost of --root (issue 11 item 10): with a root, the walk opens and verifies each
+ * directory, the built-in engine verifies each file it opens, and the rg engine searches
+ * again, through a verified descriptor, each file rg reports. Each engine against itself
+ * without a root, side by side.
+ */
+function rooted(label: string, cwd: string): void {
+  console.log(`\n## --root . against no root — ${label}: ${cwd} — ${fileCount(cwd).toLocaleString("en-US")} files\n`);
+  const rows: (string | number)[][] = [["pattern", "matching lines", "builtin", "builtin --root", "ratio", "rg engine", "rg engine --root", "ratio"]];
+  for (const p of PATTERNS.slice(0, 3)) {
+    const t = timeAll(
+      [
+        { name: "builtin", command: `env KT_GREP_ENGINE=builtin ${KT} grep ${p.arg}` },
+        { name: "builtin-root", command: `env KT_GREP_ENGINE=builtin ${KT} grep ${p.arg} --root .` },
+        { name: "engine", command: `env KT_GREP_ENGINE=rg ${KT} grep ${p.arg}` },
+        { name: "engine-root", command: `env KT_GREP_ENGINE=rg ${KT} grep ${p.arg} --root .` },
+      ],
+      { runs, warmup: 1, cwd, env },
+    );
+    const [b, br, e, er] = t.map((x) => x.medianMs) as [number, number, number, number];
+    rows.push([p.name, matches(cwd, p.arg), `${ms(b)} ms`, `${ms(br)} ms`, ratio(br, b), `${ms(e)} ms`, `${ms(er)} ms`, ratio(er, e)]);
+  }
+  console.log(table(rows));
+}
+
 function memory(): void {
   console.log("\n## Peak memory (max RSS) as the tree grows: copies of node_modules\n");
   const rows: (string | number)[][] = [["tree", "files", "pattern", "rg", "kt builtin", "kt builtin, 1 thread", "kt rg engine"]];
@@ -115,7 +140,10 @@ function memory(): void {
 
 console.log(`# kt grep vs rg — medians of ${runs}+ runs in 3 interleaved hyperfine rounds, ${new Date().toISOString()}`);
 console.log(`rg: ${Bun.spawnSync([RG, "--version"]).stdout.toString().split("\n")[0]}; cores: ${navigator.hardwareConcurrency}`);
-if (args.includes("--per-core")) perCore("node_modules × 8", nodeModulesTree(quick ? 4 : 8));
+if (args.includes("--root")) {
+  rooted("node_modules", join(import.meta.dir, "..", "node_modules"));
+  rooted("node_modules × 4", nodeModulesTree(4));
+} else if (args.includes("--per-core")) perCore("node_modules × 8", nodeModulesTree(quick ? 4 : 8));
 else {
   compare("node_modules × 8", nodeModulesTree(quick ? 4 : 8));
   if (!quick && existsSync("/usr/share")) compare("/usr/share", "/usr/share");

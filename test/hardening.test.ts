@@ -688,6 +688,79 @@ describe("issue 11: confinement", () => {
     expect(codes.has("NO_MATCH")).toBe(true);
   }, 150_000);
 
+  // grep and glob walk the tree and open what they find by name: the same flipper, while
+  // one kt process makes 300 searches of the root, must never show a name or a line from
+  // outside it. Each engine of grep is raced (rg opens paths by name too), in each output
+  // mode, with context lines (read again after the search); glob lists names.
+  const searchRace = async (tool: "grep" | "glob", engine: "builtin" | "rg") => {
+    const { tmp, work, stateDir } = setup();
+    using _ = tmp;
+    const root = join(work, "root");
+    const outside = join(work, "outside");
+    mkdirSync(join(root, "d"), { recursive: true });
+    mkdirSync(outside);
+    // Outside first, so that a name from there would be among the newest listed, not cut off.
+    writeFileSync(join(outside, "SECRET_NAME.txt"), "needle SECRET too\n");
+    for (let i = 0; i < 20; i++) writeFileSync(join(outside, `f${i}`), "SECRET before\nneedle SECRET outside the root\nSECRET after\n");
+    // Files searched (and, by glob, stat'ed) before root/d is read, and files in root/d
+    // opened one after the other: the windows in which a swap can land.
+    for (let i = 0; i < 200; i++) writeFileSync(join(root, `t${i}.txt`), "nothing here\n");
+    writeFileSync(join(root, "top.txt"), "needle at the top\n");
+    for (let i = 0; i < 20; i++) writeFileSync(join(root, "d", `f${i}`), "before\nneedle inside\nafter\n");
+    const flipper = Bun.spawn(
+      [process.execPath, "-e", `
+        const { existsSync, renameSync, rmSync, symlinkSync } = require("node:fs");
+        const [d, saved, outside] = process.argv.slice(-3);
+        let said = false;
+        for (;;) {
+          try { renameSync(d, saved); } catch {}
+          try { symlinkSync(outside, d); } catch {}
+          // The link stays a while too: a walk reads a directory once, and only a read
+          // that lands while it is a link can go astray.
+          const held = performance.now() + Math.random() * 0.3;
+          while (performance.now() < held);
+          if (existsSync(saved)) {
+            try { rmSync(d, { recursive: true, force: true }); renameSync(saved, d); } catch {}
+          }
+          const until = performance.now() + Math.random() * 0.3;
+          while (performance.now() < until);
+          if (!said) { said = true; require("node:fs").writeSync(1, "flipping\\n"); }
+        }`, join(root, "d"), join(root, "d.saved"), outside],
+      { stdout: "pipe", stderr: "ignore" },
+    );
+    // The searches are quick (300 in a fraction of a second): they start once the swaps have.
+    await flipper.stdout.getReader().read();
+    const modes = [{ output_mode: "content", context: 1 }, { output_mode: "files_with_matches" }, { output_mode: "count" }];
+    let lines: string[];
+    try {
+      const calls: string[] = [];
+      for (let i = 0; i < 300; i++) {
+        const input = tool === "glob" ? { pattern: "**/*", path: root, head_limit: 1000 } : { pattern: "needle", path: root, ...modes[i % 3] };
+        calls.push(JSON.stringify({ tool, input }));
+      }
+      const run = await ktWithin(120_000, ["call", "--jsonl", "--root", root], { cwd: root, stateDir, stdin: `${calls.join("\n")}\n`, env: { KT_GREP_ENGINE: engine } });
+      expect(run.hung).toBe(false);
+      expect(run.stderr).toBe("");
+      lines = run.stdout.trim().split("\n");
+    } finally {
+      flipper.kill("SIGKILL");
+      await flipper.exited;
+    }
+    expect(lines).toHaveLength(300);
+    const results = lines.map((l) => JSON.parse(l) as { content: string; isError: boolean });
+    expect(results.filter((r) => r.content.includes("SECRET")).map((r) => r.content)).toEqual([]);
+    expect(results.filter((r) => r.isError)).toEqual([]);
+    // The race was run, not dodged: some searches found root/d's file, and some met root/d
+    // while it was away or a link (which the walk does not follow).
+    const seesD = (r: { content: string }) => r.content.includes(join("d", "f0"));
+    expect(results.some(seesD)).toBe(true);
+    expect(results.some((r) => !seesD(r))).toBe(true);
+    expect(results.every((r) => r.content.includes("top.txt"))).toBe(true);
+  };
+  test("item 10: the same swap never lets glob list a name from outside the root (300 attempts)", () => searchRace("glob", "builtin"), 150_000);
+  test("item 10: the same swap never lets grep's built-in engine show a line or name from outside the root (300 attempts)", () => searchRace("grep", "builtin"), 150_000);
+  test("item 10: the same swap never lets grep's rg engine show a line or name from outside the root (300 attempts)", () => searchRace("grep", "rg"), 150_000);
+
   test("item 11: /proc/self/fd/N of a pipe is not a file under the root; suggestions never name paths outside the root", () => {
     const { tmp, work, stateDir } = setup();
     using _ = tmp;

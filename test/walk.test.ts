@@ -7,6 +7,9 @@ import { tempDir } from "./_helpers.ts";
 import { RG, RG_NOISE, rgFiles, walked, writeTree } from "./_search.ts";
 import { compileIgnore, Match } from "../src/search/ignore.ts";
 import { walk, Walker } from "../src/search/walk.ts";
+import { searchFile } from "../src/search/builtin.ts";
+import { compilePattern } from "../src/search/regex.ts";
+import { withContext } from "../src/search/context.ts";
 
 /** Asserts the walk yields `expected`, and that rg agrees when the rule is one rg knows. */
 function expectFiles(root: string, expected: string[], opts: { rg?: boolean } = {}): void {
@@ -265,5 +268,37 @@ describe.skipIf(!RG)("walk agrees with rg --files on real trees", () => {
     }
     writeFileSync(join(tmp.path, "root.txt"), "x");
     expect(walked(tmp.path)).toEqual(rgFiles(tmp.path, RG_NOISE));
+  });
+});
+
+// Issue 11 item 10, each layer alone: a directory the walk listed as a real one, then
+// swapped for a link to outside the root before it is read (here: handed to a walker
+// already a link), and a file opened by name through such a link.
+describe("with a root, what is opened is verified to be below the walk root", () => {
+  test("a directory that became a link to elsewhere is not read; a file reached through one is not searched; its context is not read", () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "root");
+    const outside = join(tmp.path, "outside");
+    mkdirSync(root);
+    mkdirSync(outside);
+    writeFileSync(join(outside, "secret.txt"), "needle outside\n");
+    symlinkSync(outside, join(root, "d"));
+    const seen = (confine?: string) => {
+      const names: string[] = [];
+      const walker = new Walker({ root, hidden: true, noise: new Set(), ...(confine ? { confine } : {}) }, [{ abs: join(root, "d"), rel: "d" }]);
+      while (walker.step((_abs, rel) => void names.push(rel), 16) === null);
+      return names;
+    };
+    expect(seen()).toEqual(["d/secret.txt"]);
+    expect(seen(root)).toEqual([]);
+    const matcher = compilePattern("needle");
+    const through = join(root, "d", "secret.txt");
+    expect(searchFile(through, [matcher])).toMatchObject([{ count: 1 }]);
+    expect(searchFile(through, [matcher], root)).toBeNull();
+    expect(searchFile(through, [matcher], outside)).toMatchObject([{ count: 1 }]);
+    const hit = { line: 1, text: "needle shown" };
+    writeFileSync(join(outside, "secret.txt"), "needle outside\nSECRET next line\n");
+    expect(withContext(through, [hit], 0, 1, (raw) => raw)).toEqual([{ line: 1, text: "needle shown", match: true }, { line: 2, text: "SECRET next line", match: false }]);
+    expect(withContext(through, [hit], 0, 1, (raw) => raw, root)).toEqual([{ line: 1, text: "needle shown", match: true }]);
   });
 });

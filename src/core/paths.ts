@@ -71,6 +71,21 @@ export function verifyOpened(ctx: Pick<ToolContext, "root"> & Partial<Pick<ToolC
 }
 
 /**
+ * Whether the opened descriptor `fd` is `dir` or below it, by its real path as the kernel
+ * names it now (Linux; elsewhere there is no such check and the answer is yes). The
+ * search tools open what their walk found by name, and a directory on the way may have
+ * been swapped for a symbolic link since: this is checked before anything is read.
+ */
+export function openedBelow(fd: number, dir: string): boolean {
+  if (!PROC_FD) return true;
+  try {
+    return inside(dir, readlinkSync(`/proc/self/fd/${fd}`));
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Opens a file for reading without ever blocking (a FIFO, or a file like /proc/kmsg that
  * waits for data, must not hang kt), refuses anything that is not a regular file, and
  * verifies the opened file against the root. The caller closes the descriptor.

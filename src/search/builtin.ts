@@ -13,6 +13,7 @@ import { Walker } from "./walk.ts";
 import { Pool, PoolFailure } from "./pool.ts";
 import { threadCount } from "./threads.ts";
 import type { SearchOutcome, SearchPlan } from "./plan.ts";
+import { openedBelow } from "../core/paths.ts";
 
 const CHUNK = 256 * 1024;
 let shared = Buffer.allocUnsafe(CHUNK);
@@ -59,7 +60,7 @@ async function run(plan: SearchPlan, compiled: Compiled, probe: Compiled | null,
   const alone = [compiled];
   let pool: Pool | null = null;
   const searchOne = (abs: string, rel: string): boolean => {
-    if (searchInto(abs, rel, probed ? both : alone, collector, probed, lost) && probed) {
+    if (searchInto(abs, rel, probed ? both : alone, collector, probed, lost, plan.confine) && probed) {
       probed = null;
       pool?.stopProbing();
     }
@@ -79,6 +80,7 @@ async function run(plan: SearchPlan, compiled: Compiled, probe: Compiled | null,
     noise: plan.noise,
     deadline: plan.deadline,
     onUnreadable: (abs) => unreadable.push(relative(plan.real, abs)),
+    ...(plan.confine === null ? {} : { confine: plan.confine }),
   });
   const visit = (abs: string, rel: string): boolean => {
     const full = plan.walkRel ? `${plan.walkRel}/${rel}` : rel;
@@ -92,7 +94,7 @@ async function run(plan: SearchPlan, compiled: Compiled, probe: Compiled | null,
       return false;
     }
     if (threads > 1 && ++searched >= after) {
-      pool = Pool.start(threads, compiled, Date.now() + (plan.deadline - performance.now()), probed ? probe : null);
+      pool = Pool.start(threads, compiled, Date.now() + (plan.deadline - performance.now()), probed ? probe : null, undefined, plan.confine);
       pool?.onFound(() => {
         probed = null;
       });
@@ -131,10 +133,11 @@ export interface Lost {
  * Searches one file for `matchers` (the pattern, then maybe the probe) and adds what it
  * found: the pattern's lines to `collector`, else the probe's to `probed`; a file not
  * covered to `lost`. True when the pattern matched (the probe is then of no more use).
- * The main thread and the worker threads search each file with this.
+ * The main thread and the worker threads search each file with this; `confine` as in
+ * searchFile.
  */
-export function searchInto(abs: string, rel: string, matchers: readonly Matcher[], collector: Collector, probed: Collector | null, lost: Lost): boolean {
-  const results = searchFile(abs, matchers);
+export function searchInto(abs: string, rel: string, matchers: readonly Matcher[], collector: Collector, probed: Collector | null, lost: Lost, confine: string | null = null): boolean {
+  const results = searchFile(abs, matchers, confine);
   if (results === "unreadable") lost.unreadable.push(rel);
   if (results === "skipped") lost.skipped.push(rel);
   if (results === "unreadable" || results === "skipped" || results === null) return false;
@@ -163,9 +166,11 @@ export type Matcher = Pick<Compiled, "js" | "jsValid" | "prefilter" | "anchors" 
  * The matching lines of one file for each matcher, from one read (no matcher: only the
  * binary check); null when the file is binary or gone; "unreadable" when permission is
  * denied; "skipped" when searching it failed otherwise (an I/O error, a line too long
- * for a string): never silently, for the result is then partial.
+ * for a string): never silently, for the result is then partial. With `confine` (a root
+ * is set), the opened file must be at or below that real path, else it is treated as
+ * gone: a directory on its path was swapped for a link to elsewhere after the walk.
  */
-export function searchFile(abs: string, matchers: readonly Matcher[]): FileResult[] | null | "unreadable" | "skipped" {
+export function searchFile(abs: string, matchers: readonly Matcher[], confine: string | null = null): FileResult[] | null | "unreadable" | "skipped" {
   let fd: number;
   try {
     // Non-blocking: a file that waits for data (/proc/kmsg) fails at once instead of hanging the search.
@@ -174,6 +179,7 @@ export function searchFile(abs: string, matchers: readonly Matcher[]): FileResul
     return failure(error);
   }
   try {
+    if (confine !== null && !openedBelow(fd, confine)) return null;
     return scan(fd, matchers);
   } catch (error) {
     return failure(error);

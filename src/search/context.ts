@@ -3,6 +3,7 @@
 // so the context added here is the same bytes whichever engine searched.
 import { closeSync, constants, openSync, readSync } from "node:fs";
 import type { Hit } from "./collect.ts";
+import { openedBelow } from "../core/paths.ts";
 
 /** One line of a file's block: a match (":" after its number) or context ("-"); null
  * stands for "--", the break between two groups that do not touch. */
@@ -14,8 +15,10 @@ const CHUNK = 256 * 1024;
  * The block of `hits` (a file's matching lines, in order, their text already cut for
  * display) with `before` and `after` lines of context each; `show` cuts a context line's
  * raw text for display. A context line that is itself a matching line keeps its ":".
+ * With `confine` (a root is set), the file opened again must be at or below it, or no
+ * context is shown.
  */
-export function withContext(abs: string, hits: readonly Hit[], before: number, after: number, show: (raw: string) => string): BlockLine[] {
+export function withContext(abs: string, hits: readonly Hit[], before: number, after: number, show: (raw: string) => string, confine: string | null = null): BlockLine[] {
   if (hits.length === 0) return [];
   // The line ranges wanted, merged where they touch.
   const ranges: [number, number][] = [];
@@ -26,7 +29,9 @@ export function withContext(abs: string, hits: readonly Hit[], before: number, a
     if (last && from <= last[1] + 1) last[1] = Math.max(last[1], to);
     else ranges.push([from, to]);
   }
-  const texts = readLines(abs, ranges);
+  const texts = readLines(abs, ranges, confine);
+  // Opened somewhere else than the search found it: the matches alone, without context.
+  if (texts === null) return hits.map((hit) => ({ line: hit.line, text: hit.text, match: true }));
   const matches = new Map(hits.map((h) => [h.line, h.text]));
   const out: BlockLine[] = [];
   for (const [i, [from, to]] of ranges.entries()) {
@@ -47,7 +52,7 @@ export function withContext(abs: string, hits: readonly Hit[], before: number, a
 
 /** The raw text of the lines in `ranges` (sorted, disjoint), decoded as the engines
  * decode them: a UTF-8 BOM dropped, UTF-16 with a BOM transcoded. */
-function readLines(abs: string, ranges: readonly [number, number][]): Map<number, string> {
+function readLines(abs: string, ranges: readonly [number, number][], confine: string | null): Map<number, string> | null {
   const out = new Map<number, string>();
   let fd: number;
   try {
@@ -57,6 +62,7 @@ function readLines(abs: string, ranges: readonly [number, number][]): Map<number
     return out;
   }
   try {
+    if (confine !== null && !openedBelow(fd, confine)) return null;
     const want = (line: number): boolean => {
       for (const [from, to] of ranges) if (line >= from && line <= to) return true;
       return false;

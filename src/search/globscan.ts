@@ -31,6 +31,8 @@ export interface GlobScanConfig {
   /** walkRoot is the process's working directory (which threads share): files are
    * stat'ed by their relative path, which the kernel resolves faster (fewer components). */
   statRelative: boolean;
+  /** The plan's confine (with a root): every directory read is verified at or below it. */
+  confine?: string | null;
 }
 
 export interface NearName {
@@ -127,6 +129,7 @@ export class GlobScan {
       // This thread's clock: performance.now() differs between threads, Date.now() does not.
       deadline: performance.now() + (deadline - Date.now()),
       onUnreadable: (abs) => this.unreadable.push(abs.slice(real.length + 1)),
+      ...(this.config.confine == null ? {} : { confine: this.config.confine }),
     };
   }
 

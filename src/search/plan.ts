@@ -35,6 +35,10 @@ export interface SearchPlan {
   /** grep's type filter: file-name globs, one of which a file's name must match. */
   types: readonly string[] | null;
   deadline: number;
+  /** With a root (--root), the real path every file and directory opened must be at or
+   * below, verified on the opened descriptor: walkRoot, which the walk never leaves (it
+   * follows no symbolic links). Null without a root, where nothing is checked. */
+  confine: string | null;
 }
 
 export interface SearchOutcome {
@@ -148,7 +152,7 @@ export function makePlan(ctx: ToolContext, input: PlanInput, started = performan
     const byGlob = match;
     match = byGlob ? (rel) => ofType(rel) && byGlob(rel) : ofType;
   }
-  return { abs, real, file, walkRoot, walkRel: prefix, missing, hidden, noise, match, glob, types: file ? null : types, deadline: started + timeLimitMs() };
+  return { abs, real, file, walkRoot, walkRel: prefix, missing, hidden, noise, match, glob, types: file ? null : types, deadline: started + timeLimitMs(), confine: ctx.root === undefined ? null : walkRoot };
 }
 
 /** A found path (relative to plan.real) as the model sees it: relative to the working

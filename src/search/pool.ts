@@ -26,7 +26,7 @@ export interface MatcherSpec {
 /** "files" carries "abs\0rel\0abs\0rel…": one string crosses threads far more cheaply
  * than an array of arrays of strings. */
 export type PoolMessage =
-  | { type: "init"; matcher: MatcherSpec; probe: MatcherSpec | null; deadline: number }
+  | { type: "init"; matcher: MatcherSpec; probe: MatcherSpec | null; deadline: number; confine: string | null }
   | { type: "files"; files: string }
   /** Something matched somewhere: the near-miss probe is no longer needed. */
   | { type: "found" }
@@ -95,12 +95,13 @@ export class Pool {
   }
 
   /** `deadline` is wall-clock (Date.now()) time; `probe` the near-miss pattern searched
-   * alongside until something matches; `url` is the worker script (tests give others).
+   * alongside until something matches; `url` is the worker script (tests give others);
+   * `confine` the plan's (every file opened verified at or below it, with a root).
    * Null when no thread can be started. */
-  static start(threads: number, matcher: Matcher, deadline: number, probe: Matcher | null = null, url = workerUrl()): Pool | null {
+  static start(threads: number, matcher: Matcher, deadline: number, probe: Matcher | null = null, url = workerUrl(), confine: string | null = null): Pool | null {
     const pool = new Pool(probe !== null);
     try {
-      for (let i = 0; i < threads; i++) pool.spawn(url, matcherSpec(matcher), probe ? matcherSpec(probe) : null, deadline);
+      for (let i = 0; i < threads; i++) pool.spawn(url, matcherSpec(matcher), probe ? matcherSpec(probe) : null, deadline, confine);
     } catch {
       pool.terminate();
       return null;
@@ -124,7 +125,7 @@ export class Pool {
     for (const slot of this.slots) slot.worker.postMessage({ type: "found" } satisfies PoolMessage);
   }
 
-  private spawn(url: string, matcher: MatcherSpec, probe: MatcherSpec | null, deadline: number): void {
+  private spawn(url: string, matcher: MatcherSpec, probe: MatcherSpec | null, deadline: number, confine: string | null): void {
     const worker = new Worker(url);
     const slot: Slot = { worker, inFlight: 0, result: null };
     worker.onmessage = (event: MessageEvent<WorkerMessage>) => {
@@ -143,7 +144,7 @@ export class Pool {
     worker.addEventListener("close", () => {
       if (slot.result === null) this.fail("a search thread ended early");
     });
-    worker.postMessage({ type: "init", matcher, probe, deadline } satisfies PoolMessage);
+    worker.postMessage({ type: "init", matcher, probe, deadline, confine } satisfies PoolMessage);
     this.slots.push(slot);
   }
 

@@ -12,9 +12,10 @@
 //   keeps the rg engine exact: it applies .ktignore after rg has walked).
 // Ignored directories are pruned before they are read. The walk is depth-first over an
 // explicit stack, so memory grows with depth and fan-out, never with the whole tree.
-import { existsSync, readdirSync, readFileSync, statSync, type Dirent } from "node:fs";
+import { closeSync, constants, existsSync, openSync, readdirSync, readFileSync, statSync, type Dirent } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { compileIgnore, Match, type IgnoreRules } from "./ignore.ts";
+import { fdHandle, openedBelow } from "../core/paths.ts";
 
 export { NOISE } from "../core/noise.ts";
 
@@ -50,6 +51,14 @@ export interface WalkOptions {
   deadline?: number;
   /** Called for a directory that cannot be listed. */
   onUnreadable?(abs: string): void;
+  /**
+   * With a root (--root): the real path every directory read must be at or below. Each is
+   * opened, its descriptor verified, and read (with its ignore files) through that
+   * descriptor, so a directory swapped for a symbolic link between the listing of its
+   * parent and its own reading is never listed (the walk follows no links). Absent: each
+   * is read by name.
+   */
+  confine?: string;
 }
 
 /** Return false to stop the walk. `rel` is relative to the root, with "/" separators. */
@@ -147,14 +156,29 @@ export class Walker {
         continue;
       }
       let entries: Dirent[];
+      let fd = -1;
       try {
-        entries = readdirSync(frame.abs, { withFileTypes: true });
+        if (opts.confine !== undefined) {
+          fd = openSync(frame.abs, constants.O_RDONLY | constants.O_DIRECTORY);
+          // Now a link to elsewhere: not a directory of this walk any more.
+          if (!openedBelow(fd, opts.confine)) {
+            closeSync(fd);
+            continue;
+          }
+        }
+        entries = readdirSync(fd === -1 ? frame.abs : fdHandle(fd, frame.abs), { withFileTypes: true });
       } catch {
+        if (fd !== -1) closeSync(fd);
         opts.onUnreadable?.(frame.abs);
         continue;
       }
       const prefix = frame.abs.endsWith("/") ? frame.abs : `${frame.abs}/`;
-      const chains = extend(frame.chains, prefix, entries);
+      let chains: Chains;
+      try {
+        chains = extend(frame.chains, prefix, entries, fd === -1 ? prefix : `${fdHandle(fd, frame.abs)}/`);
+      } finally {
+        if (fd !== -1) closeSync(fd);
+      }
       const filtered = chains.rg || chains.ig || chains.gi || chains.ex || chains.kt;
       let visited = 0;
       let slice: string[] | null = null;
@@ -209,8 +233,9 @@ function firstMatch(link: Link | null, abs: string, name: string, isDir: boolean
 
 const IGNORE_FILES = new Set([".gitignore", ".ignore", ".rgignore", ".ktignore", ".git"]);
 
-/** The chains inside a directory, given its parent's chains and its entries. */
-function extend(parent: Chains, prefix: string, entries: readonly Dirent[]): Chains {
+/** The chains inside a directory, given its parent's chains and its entries; its ignore
+ * files are read below `via` (its path, or the path of its opened descriptor). */
+function extend(parent: Chains, prefix: string, entries: readonly Dirent[], via: string): Chains {
   let found: Set<string> | null = null;
   for (const e of entries) {
     if (e.name.charCodeAt(0) === 46 && IGNORE_FILES.has(e.name)) (found ??= new Set()).add(e.name);
@@ -218,15 +243,16 @@ function extend(parent: Chains, prefix: string, entries: readonly Dirent[]): Cha
   // Outside a repository gi and ex are already null, so a directory without ignore
   // files inherits its parent's chains unchanged.
   if (!found) return parent;
-  return level(parent, prefix, (name) => found.has(name));
+  return level(parent, prefix, (name) => found.has(name), via);
 }
 
-function level(parent: Chains, prefix: string, has: (name: string) => boolean): Chains {
+/** `via`: where the directory's files are read from (its path, unless opened). */
+function level(parent: Chains, prefix: string, has: (name: string) => boolean, via = prefix): Chains {
   const hasGit = has(".git");
   const repo = hasGit || parent.repo;
   const link = (file: string, next: Link | null): Link | null => {
     if (!has(file)) return next;
-    const rules = readRules(prefix + file);
+    const rules = readRules(via + file);
     return rules ? { rules, prefix, next } : next;
   };
   // Above the nearest repository root, .gitignore files do not apply (rg's "saw_git").
@@ -234,7 +260,7 @@ function level(parent: Chains, prefix: string, has: (name: string) => boolean): 
   const exParent = hasGit || !parent.repo ? null : parent.ex;
   let ex = exParent;
   if (hasGit) {
-    const rules = readExclude(prefix);
+    const rules = readExclude(prefix, via);
     if (rules) ex = { rules, prefix, next: null };
   }
   return {
@@ -255,9 +281,10 @@ function readRules(path: string): IgnoreRules | null {
   }
 }
 
-/** .git/info/exclude, also through a `.git` file (worktrees, submodules). */
-function readExclude(prefix: string): IgnoreRules | null {
-  let gitDir = `${prefix}.git`;
+/** .git/info/exclude, also through a `.git` file (worktrees, submodules); `via` is where
+ * the directory's own entries are read from. */
+function readExclude(prefix: string, via = prefix): IgnoreRules | null {
+  let gitDir = `${via}.git`;
   try {
     if (statSync(gitDir).isFile()) {
       const m = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(gitDir, "utf8"));

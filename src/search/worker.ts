@@ -18,6 +18,7 @@ let matcher: ReturnType<typeof reviveMatcher> | null = null;
 let probe: ReturnType<typeof reviveMatcher> | null = null;
 let probed: Collector | null = null;
 let deadline = Number.POSITIVE_INFINITY;
+let confine: string | null = null;
 let timedOut = false;
 const collector = new Collector();
 const lost = { unreadable: [] as string[], skipped: [] as string[] };
@@ -76,6 +77,7 @@ self.onmessage = (event: MessageEvent<PoolMessage | GlobRequest>) => {
         probed = new Collector();
       }
       deadline = message.deadline;
+      confine = message.confine;
       break;
     case "found":
       probed = null;
@@ -90,7 +92,7 @@ self.onmessage = (event: MessageEvent<PoolMessage | GlobRequest>) => {
           timedOut = true;
           break;
         }
-        if (searchInto(abs, rel, probed ? [matcher!, probe!] : [matcher!], collector, probed, lost)) probed = null;
+        if (searchInto(abs, rel, probed ? [matcher!, probe!] : [matcher!], collector, probed, lost, confine)) probed = null;
       }
       // Batches leave garbage even when nothing is decoded (then garbage() never runs).
       if (++batches % GC_BATCHES === 0) Bun.gc(true);

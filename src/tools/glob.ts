@@ -40,6 +40,7 @@ export default defineTool({
       noise: [...plan.noise],
       deadline: Date.now() + (plan.deadline - performance.now()),
       statRelative: plan.walkRoot === process.cwd(),
+      confine: plan.confine,
     });
     if (found.rels.length === 0) return noFiles(ctx, plan, quoted(input.pattern), found.seen, found.unreadable, found.timedOut, found.threads);
     if (input.head_limit !== undefined || input.offset !== undefined) {

@@ -147,7 +147,7 @@ function linesOf(ctx: ToolContext, plan: SearchPlan, entries: Entry[], view: Vie
       continue;
     }
     const abs = plan.file ? plan.real : join(plan.real, file.rel);
-    for (const l of withContext(abs, hits, view.before, view.after, (raw) => displayLine(raw, re, true))) {
+    for (const l of withContext(abs, hits, view.before, view.after, (raw) => displayLine(raw, re, true), plan.confine)) {
       lines.push(l === null ? "--" : `  ${l.line}${l.match ? ":" : "-"} ${l.text}`);
     }
   }

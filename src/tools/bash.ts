@@ -61,10 +61,10 @@ export default defineTool({
     }
     const tty = input.tty === true ? { cols: input.cols ?? DEFAULT_COLS, rows: input.rows ?? DEFAULT_ROWS } : undefined;
     const db = index(ctx);
-    const { row, supervisor } = launch(ctx, { command, cwd, origin: "bash", managed: false, ...(tty ? { tty } : {}) });
+    const { row, exited, unref } = await launch(ctx, { command, cwd, origin: "bash", managed: false, ...(tty ? { tty } : {}) });
     const interrupt = interruption(ctx.signal);
     try {
-      const outcome = await waitForSupervisor(supervisor, timeout, interrupt.signal, () => leaderEnded(byKey(db, row.key)));
+      const outcome = await waitForSupervisor(exited, timeout, interrupt.signal, () => leaderEnded(byKey(db, row.key)));
       if (outcome === "cancelled") return await cancel(ctx, row);
       if (outcome === "left") return await leftBehind(ctx, row);
       if (outcome === "exited") {
@@ -74,7 +74,7 @@ export default defineTool({
       return await handOver(ctx, row, timeout);
     } finally {
       interrupt.dispose();
-      supervisor.unref();
+      unref();
     }
   },
 });

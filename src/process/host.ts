@@ -20,7 +20,7 @@ import { MARKER } from "./env.ts";
 import { endOfInputRequest } from "./stdin.ts";
 import { isSameProcess } from "./identity.ts";
 import { HOST, selfCommand, type SupervisorSpec } from "./spawn.ts";
-import { indexIdentity, record, run, SUBREAPER_AFTER_MS, type Runner } from "./supervisor.ts";
+import type { Runner } from "./supervisor.ts";
 
 /** What a host is told on its command line. */
 export interface HostSpec {
@@ -32,8 +32,13 @@ export interface HostSpec {
 
 /** A Unix socket's path must fit sun_path (108 bytes with its NUL on Linux): longer ones are not tried. */
 const MAX_SOCKET_PATH = 100;
-/** How long a host with nothing to run waits for the next command before it exits. */
+/** How long a host with nothing to run waits for the next command before it exits (KT_HOST_IDLE_MS, for tests). */
 const IDLE_MS = 60_000;
+
+function idleMs(): number {
+  const given = Number(process.env.KT_HOST_IDLE_MS);
+  return Number.isFinite(given) && given > 0 ? given : IDLE_MS;
+}
 const WATCH_MS = 1000;
 /** How long a kt call waits for a host it started to listen. */
 const START_MS = 3000;
@@ -152,6 +157,8 @@ export async function serveHost(argv: string[]): Promise<number> {
     process.stderr.write("kt: __host is kt's own per-session process host, not a command to run by hand.\n");
     return 2;
   }
+  // Loaded here, not by the kt calls that only talk to a host.
+  const { indexIdentity, record, run, SUBREAPER_AFTER_MS } = await import("./supervisor.ts");
   let subreaper = false;
   const leaders = new Set<number>();
   const endOfInput = new Map<number, { stdin: string; close: () => void }>();
@@ -208,6 +215,7 @@ export async function serveHost(argv: string[]): Promise<number> {
       return;
     }
     active++;
+    idleSince = performance.now();
     socket.write("ok\n");
     void run(command, runner)
       .catch(() => 1)
@@ -257,11 +265,18 @@ export async function serveHost(argv: string[]): Promise<number> {
 
   const sessionGone = (): boolean =>
     !existsSync(join(spec.stateDir, "index.db")) || !existsSync(spec.socket) || (spec.owner !== undefined && !isSameProcess(spec.owner.pid, spec.owner.start));
+  // A host lives on between commands: what a finished command left on the heap is given back.
+  let collected = idleSince;
+  const idle = idleMs();
   await new Promise<void>((resolve) => {
     const watch = setInterval(() => {
       if (subreaper) reapAdopted(leaders);
+      if (collected !== idleSince) {
+        collected = idleSince;
+        Bun.gc(true);
+      }
       if (active > 0) return;
-      if (sessionGone() || performance.now() - idleSince >= IDLE_MS) {
+      if (sessionGone() || performance.now() - idleSince >= idle) {
         clearInterval(watch);
         resolve();
       }

@@ -118,6 +118,20 @@ describe.if(process.platform === "linux")("the session's host", () => {
     expect(hostsOf(stateDir)).toEqual([]);
   });
 
+  test("terminals run in the host too, each on a thread of its own: a resize reaches only the terminal it names", async () => {
+    const { stateDir, run, text } = setup();
+    await run("ps", "start", "--tty", "--cols", "70", "bash -c 'trap \"tput cols\" WINCH; tput cols; while :; do sleep 0.05; done'");
+    await run("ps", "start", "--tty", "--cols", "80", "bash -c 'trap \"tput cols\" WINCH; tput cols; while :; do sleep 0.05; done' # the second");
+    await run("ps", "start", "echo pipes; exec sleep 60");
+    const [p1, p2, p3] = rows(stateDir) as ({ supervisor_pid: number } & ReturnType<typeof rows>[number])[];
+    expect(new Set([p1!.supervisor_pid, p2!.supervisor_pid, p3!.supervisor_pid]).size).toBe(1);
+    expect(argv(p1!.supervisor_pid)).toContain("__host");
+    expect(await text("ps", "resize", "p2", "--cols", "90")).toStartWith("Resized p2's terminal from 80×40 to 90×40.");
+    await until("p2 to print its new width", () => readFileSync(p2!.log_path, "utf8").includes("90"));
+    expect(await text("ps", "list")).toMatch(/p1 .*tty 70×40\n/);
+    expect(readFileSync(p1!.log_path, "utf8").trim()).toBe("70");
+  });
+
   test("the end of input reaches a command of the host, and only that command", async () => {
     const { stateDir, text } = setup();
     await text("ps", "start", "cat");

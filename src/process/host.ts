@@ -21,6 +21,7 @@ import { endOfInputRequest } from "./stdin.ts";
 import { isSameProcess } from "./identity.ts";
 import { HOST, selfCommand, type SupervisorSpec } from "./spawn.ts";
 import type { Runner } from "./supervisor.ts";
+import type { OnTerminal } from "./pty.ts";
 
 /** What a host is told on its command line. */
 export interface HostSpec {
@@ -163,11 +164,13 @@ export async function serveHost(argv: string[]): Promise<number> {
   const leaders = new Set<number>();
   const endOfInput = new Map<number, { stdin: string; close: () => void }>();
   const stops = new Set<() => void>();
+  const terminals = new Set<OnTerminal>();
   // The index as this host opened it: a replaced index is opened afresh for the next record.
   let opened: { dev: number; ino: number } | undefined;
   const runner: Runner = {
     hosted: true,
     leaders,
+    terminals,
     subreaper: () => subreaper,
     onEndOfInput(command, close) {
       if (!command.stdin) return () => {};
@@ -196,6 +199,10 @@ export async function serveHost(argv: string[]): Promise<number> {
       }
       want.close();
     }
+  });
+  // `ps resize` wrote its request beside the log: each terminal takes its own.
+  process.on("SIGWINCH", () => {
+    for (const t of terminals) t.resize();
   });
   const forwardAll = () => {
     for (const forward of stops) forward();
@@ -263,8 +270,12 @@ export async function serveHost(argv: string[]): Promise<number> {
     subreaper = becomeSubreaper();
   }, SUBREAPER_AFTER_MS);
 
-  const sessionGone = (): boolean =>
-    !existsSync(join(spec.stateDir, "index.db")) || !existsSync(spec.socket) || (spec.owner !== undefined && !isSameProcess(spec.owner.pid, spec.owner.start));
+  // Gone: the index, this host's socket (removed, or another host's in its place), or the MCP server that owned the session.
+  const ownSocket = (): boolean => {
+    const now = indexIdentityOf(spec.socket);
+    return now !== undefined && socketIdentity !== undefined && now.ino === socketIdentity.ino && now.dev === socketIdentity.dev;
+  };
+  const sessionGone = (): boolean => !existsSync(join(spec.stateDir, "index.db")) || !ownSocket() || (spec.owner !== undefined && !isSameProcess(spec.owner.pid, spec.owner.start));
   // A host lives on between commands: what a finished command left on the heap is given back.
   let collected = idleSince;
   const idle = idleMs();
@@ -284,8 +295,7 @@ export async function serveHost(argv: string[]): Promise<number> {
   });
   server.stop(true);
   // Only this host's socket: a host started after it (its socket removed meanwhile) keeps its own.
-  const now = indexIdentityOf(spec.socket);
-  if (now && socketIdentity && now.ino === socketIdentity.ino && now.dev === socketIdentity.dev) {
+  if (ownSocket()) {
     try {
       unlinkSync(spec.socket);
     } catch {

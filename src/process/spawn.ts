@@ -105,8 +105,8 @@ export async function launch(ctx: ToolContext, opts: LaunchOptions): Promise<Lau
       ...(ownerStart ? { owner: { pid: ctx.sessionOwner!, start: ownerStart } } : {}),
     };
     // The session's host runs it when it can be reached (no second runtime started on the
-    // way); on a terminal, or when the host cannot be reached, a supervisor of its own.
-    if (!opts.tty && process.env.KT_NO_HOST !== "1") {
+    // way); when the host cannot be reached, a supervisor of its own.
+    if (process.env.KT_NO_HOST !== "1") {
       const hosted = await (await import("./host.ts")).runOnHost(ctx, stateDir, { ...spec, env: envOf(process.env) });
       if (hosted) return { row, ...hosted };
     }

@@ -14,7 +14,7 @@ import { anyChildLeft, becomeSubreaper, carriesMarker, groupExists, held } from 
 import { GRACE_MS, terminate } from "./kill-tree.ts";
 import { isSameProcess, processStart } from "./identity.ts";
 import type { SupervisorSpec } from "./spawn.ts";
-import { spawnOnTerminal, type OnTerminal } from "./pty.ts";
+import { spawnOnTerminal, type Leader, type OnTerminal } from "./pty.ts";
 
 export async function supervise(argv: string[]): Promise<number> {
   const spec = parseSpec(argv[0]);
@@ -40,6 +40,8 @@ export interface Runner {
   onEndOfInput(spec: SupervisorSpec, close: () => void): () => void;
   /** Called for SIGTERM/SIGINT to the supervising process. */
   onStop(forward: () => void): () => void;
+  /** A host's terminals, resized on its SIGWINCH (a supervisor of its own listens itself). */
+  terminals?: Set<OnTerminal>;
   /** The index to record in, or undefined when there is none. */
   record(spec: SupervisorSpec, write: (db: Database) => void): Database | undefined;
 }
@@ -84,12 +86,15 @@ export async function run(spec: SupervisorSpec, runner: Runner): Promise<number>
   });
   let onTerminal: OnTerminal | undefined;
   const stdinFd = spec.stdin && !spec.tty ? openSync(spec.stdin, constants.O_RDONLY) : undefined;
-  let child: ReturnType<typeof Bun.spawn>;
+  let child: Leader;
   try {
-    // SPEC §7.4: on a pseudo-terminal, which the supervisor reads into the log itself.
+    // SPEC §7.4: on a pseudo-terminal, which the supervisor reads into the log itself — in a
+    // host, on a thread of its own (src/process/pty-thread.ts).
     if (spec.tty) {
-      onTerminal = spawnOnTerminal({ command: spec.command, cwd: spec.cwd, env: commandEnv(spec.env ?? process.env, markerValue(spec.stateDir, spec.key)), log: spec.log, ...(spec.stdin ? { stdin: spec.stdin } : {}), size: spec.tty });
+      const opts = { command: spec.command, cwd: spec.cwd, env: commandEnv(spec.env ?? process.env, markerValue(spec.stateDir, spec.key)), log: spec.log, ...(spec.stdin ? { stdin: spec.stdin } : {}), size: spec.tty };
+      onTerminal = runner.hosted ? await (await import("./pty-thread.ts")).startTerminalThread(opts) : spawnOnTerminal(opts);
       child = onTerminal.child;
+      runner.terminals?.add(onTerminal);
     } else child = Bun.spawn(["bash", "-c", spec.command], {
       cwd: spec.cwd,
       env: commandEnv(spec.env ?? process.env, markerValue(spec.stateDir, spec.key)),
@@ -192,6 +197,7 @@ export async function run(spec: SupervisorSpec, runner: Runner): Promise<number>
   if (onTerminal) {
     await onTerminal.drained(TERMINAL_DRAIN_MS);
     onTerminal.close();
+    runner.terminals?.delete(onTerminal);
   }
   // A removed or replaced index has no row of this command to update.
   if (orphaned === undefined || orphaned === "owner gone") {

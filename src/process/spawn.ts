@@ -1,6 +1,7 @@
 // Starting a managed command: a row in the index, a log file, for ps a FIFO for stdin, and
-// a detached supervisor (this very binary in a hidden mode, in a new session) that owns
-// the command from then on. The kt call that starts it may exit at any time afterwards.
+// the owner of the command from then on — the session's host (src/process/host.ts), or when
+// it cannot be reached a detached supervisor of the command's own (this very binary in a
+// hidden mode, in a new session). The kt call that starts it may exit at any time afterwards.
 import type { Subprocess } from "bun";
 import { closeSync, openSync } from "node:fs";
 import { join, resolve } from "node:path";

@@ -1,5 +1,5 @@
 // bash (SPEC §4.6): one command in a fresh `bash -c`, stdin closed, its own process group.
-// Every command is started under a supervisor like a background process (src/process), so
+// Every command is handed to the session's host like a background process (src/process), so
 // reaching the time budget only means this call stops waiting: the command carries on as
 // process pN with its output continuing in the same log, nothing lost or duplicated.
 import * as z from "zod/mini";

@@ -1,6 +1,7 @@
 // ps — the process tool (SPEC §4.7; "process" in schemas): background commands that
-// outlive the kt call that started them. Each one is owned by a detached supervisor
-// (src/process/supervisor.ts); these actions only read and update its row and its log,
+// outlive the kt call that started them. Each one is owned by the session's host
+// (src/process/host.ts) or a supervisor of its own (src/process/supervisor.ts); these
+// actions only read and update its row and its log,
 // write to its stdin FIFO, and signal its process group.
 import * as z from "zod/mini";
 import { onOneLine } from "../core/paths.ts";

@@ -172,7 +172,8 @@ export function held(holds: Holds, all = snapshot()): Proc[] {
   }
   if (holds.tree) {
     const top = all.get(holds.tree);
-    const stack = top && !dead(top.state) ? [top] : [];
+    // Still the leader of the command's group: a reused pid leads a group of its own, or none.
+    const stack = top && !dead(top.state) && (!holds.pgid || top.pgrp === holds.pgid) ? [top] : [];
     while (stack.length > 0) {
       const p = stack.pop()!;
       found.set(p.pid, p);

@@ -81,7 +81,7 @@ export function spawnOnTerminal(opts: { command: string; cwd: string; env: Recor
             break;
           }
         }
-        for (let i = 0; i < data.length; i++) if (data[i] === 10) newlines++;
+        for (let i = data.indexOf(10); i !== -1; i = data.indexOf(10, i + 1)) newlines++;
         written += data.length;
         if (written - checkpointed >= CHECKPOINT_BYTES) {
           checkpointed = written;

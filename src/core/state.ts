@@ -180,8 +180,17 @@ function connect(file: string): { db: Database; lost: boolean } {
   }
   if (kind === "other") throw new DamagedIndex("it is not a regular file (a symbolic link or a device)");
   if (kind === "missing") {
-    closeSync(openSync(file, "a", 0o600));
-    lost = markCreated(file);
+    // Created exclusively: of kt calls that start on a fresh state directory at once, only the
+    // one that made the file asks whether an index was there before (another one's marker is no
+    // sign of a deleted index).
+    let created = false;
+    try {
+      closeSync(openSync(file, "wx", 0o600));
+      created = true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+    if (created) lost = markCreated(file);
   }
   const db = new Database(file, { create: true });
   db.exec("PRAGMA busy_timeout = 10000");

@@ -1,9 +1,9 @@
 // bench/bash: `kt bash true` against `bash -c true` and against `kt read` of a small file,
 // and `kt ps read` of a finished process, side by side with hyperfine (medians). Targets
 // (SPEC §6, the bash/ps issue and issue 15): kt bash within 25 ms of bash -c and within
-// 1.3× of kt read; ps read of a finished process under 25 ms. Every kt bash call starts a
-// detached supervisor (this binary again), so this measures the whole path: index row,
-// supervisor start, bash, exit record, log read. Then memory: the summed RSS of everything
+// 1.3× of kt read; ps read of a finished process under 25 ms. Every kt bash call hands its
+// command to the session's host (src/process/host.ts, started by the first call, then kept),
+// so this measures the whole path: index row, socket, bash, exit record, log read. Then memory: the summed RSS of everything
 // kt leaves running for 8 background `sleep 100` processes (target ≤ 60 MB in all).
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -37,8 +37,8 @@ const results = hyperfine(
   { runs, warmup: 10, env: { KT_STATE_DIR: stateDir, KT_SESSION: "bench" }, cwd: work },
 );
 
-// Memory: 8 background sleeps, then the RSS of every process kt left for them — supervisors
-// (found by their command line naming this state directory) and commands (by kt's marker).
+// Memory: 8 background sleeps, then the RSS of every process kt left for them — the session's
+// host and any supervisors (found by their command line naming this state directory) and commands (by kt's marker).
 for (let n = 0; n < 8; n++) run("ps", "start", `sleep 100 # ${n}`);
 Bun.sleepSync(500);
 const left = leftRunning(stateDir);
@@ -73,7 +73,7 @@ function leftRunning(state: string): { pid: number; comm: string; rssKb: number;
     try {
       const cmdline = readFileSync(`/proc/${name}/cmdline`, "utf8");
       const environ = readFileSync(`/proc/${name}/environ`, "utf8");
-      const ours = (cmdline.includes("__supervise") && cmdline.includes(state)) || environ.split("\0").some((v) => v.startsWith("__KT_PROCESS=") && v.endsWith(`@${state}`));
+      const ours = ((cmdline.includes("__supervise") || cmdline.includes("__host")) && cmdline.includes(state)) || environ.split("\0").some((v) => v.startsWith("__KT_PROCESS=") && v.endsWith(`@${state}`));
       if (!ours) continue;
       const status = readFileSync(`/proc/${name}/status`, "utf8");
       const rss = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0);
@@ -85,7 +85,7 @@ function leftRunning(state: string): { pid: number; comm: string; rssKb: number;
         // No smaps_rollup (an older kernel): PSS stays 0.
       }
       const comm = readFileSync(`/proc/${name}/comm`, "utf8").trim();
-      out.push({ pid: Number(name), comm: comm === "kt" ? "kt __supervise" : comm, rssKb: rss, anonKb: anon, pssKb: pss });
+      out.push({ pid: Number(name), comm: comm === "kt" ? (cmdline.includes("__host") ? "kt __host" : "kt __supervise") : comm, rssKb: rss, anonKb: anon, pssKb: pss });
     } catch {
       // Gone, or not ours to read.
     }

@@ -288,7 +288,10 @@ describe("11.14 everything a command starts", () => {
   });
 
   test("kt session end leaves nothing behind, even what a killed supervisor left", async () => {
-    const { stateDir, run } = setup();
+    // Per-command supervisors (KT_NO_HOST, also the fallback when the session's host cannot
+    // be reached): one of them is killed while the other lives on.
+    const { stateDir, env } = setup();
+    const run = (...args: string[]) => ktAsync(args, { ...env, env: { KT_NO_HOST: "1" } });
     const [a, b] = [sleeper(), sleeper()];
     await run("ps", "start", `${a.cmd} >/dev/null & echo one`);
     await run("ps", "start", `setsid ${b.cmd} & echo up; exec sleep 60`);
@@ -304,6 +307,29 @@ describe("11.14 everything a command starts", () => {
     const ended = await run("session", "end");
     expect(ended.exitCode).toBe(0);
     expect(ended.stderr).toContain("Stopping p1 (");
+    expect(alive(started)).toEqual([]);
+  }, 15_000);
+
+  test("kt session end leaves nothing behind, even what a killed session host left", async () => {
+    const { stateDir, run } = setup();
+    const [a, b] = [sleeper(), sleeper()];
+    await run("ps", "start", `${a.cmd} >/dev/null & echo one`);
+    await run("ps", "start", `setsid ${b.cmd} & echo up; exec sleep 60`);
+    const started = await until("both sleeps", () => {
+      const found = [a, b].map((s) => withArg(s.arg));
+      return found.every((f) => f.length === 1) ? found.flat() : undefined;
+    });
+    pids.push(...started);
+    // One host supervises both: killed, only the markers still tie their processes to the session.
+    const [p1, p2] = rows(stateDir) as (ReturnType<typeof rows>[number] & { supervisor_pid: number })[];
+    expect(p1!.supervisor_pid).toBe(p2!.supervisor_pid);
+    expect(readFileSync(`/proc/${p1!.supervisor_pid}/cmdline`, "utf8").split("\0")).toContain("__host");
+    process.kill(p1!.supervisor_pid, "SIGKILL");
+    await until("the host to die", () => alive([p1!.supervisor_pid]).length === 0);
+    const ended = await run("session", "end");
+    expect(ended.exitCode).toBe(0);
+    expect(ended.stderr).toContain("Stopping p2 (");
+    expect(ended.stderr).toContain("left behind by the session's commands");
     expect(alive(started)).toEqual([]);
   }, 15_000);
 

@@ -109,6 +109,17 @@ export interface IndexOptions {
   warn(message: string): void;
 }
 
+/** Closes this process's handle of `stateDir`'s index: the next openIndex opens the file afresh (it was replaced). */
+export function forgetIndex(stateDir: string): void {
+  const db = open.get(stateDir);
+  open.delete(stateDir);
+  try {
+    db?.close();
+  } catch {
+    // Closed already.
+  }
+}
+
 /** The index of `stateDir`, opened once per process. */
 export function openIndex(stateDir: string, opts: IndexOptions): Database {
   const cached = open.get(stateDir);

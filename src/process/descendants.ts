@@ -136,6 +136,8 @@ export interface Holds {
   root?: number | null;
   /** The marker value the command's processes carry. */
   marker?: string;
+  /** A live leader in a session's host: it and its descendants are the command's. */
+  tree?: number | null;
 }
 
 /** Live processes the command holds (never the supervisor itself, nor the caller). */
@@ -162,6 +164,16 @@ export function held(holds: Holds, all = snapshot()): Proc[] {
   }
   if (holds.root) {
     const stack = [...(children.get(holds.root) ?? [])];
+    while (stack.length > 0) {
+      const p = stack.pop()!;
+      found.set(p.pid, p);
+      stack.push(...(children.get(p.pid) ?? []));
+    }
+  }
+  if (holds.tree) {
+    const top = all.get(holds.tree);
+    // Still the leader of the command's group: a reused pid leads a group of its own, or none.
+    const stack = top && !dead(top.state) && (!holds.pgid || top.pgrp === holds.pgid) ? [top] : [];
     while (stack.length > 0) {
       const p = stack.pop()!;
       found.set(p.pid, p);
@@ -250,14 +262,14 @@ export function becomeSubreaper(): boolean {
 }
 
 /**
- * Reaps the zombies among this process's children that are not `keep` (the command's
- * leader, which the runtime waits for itself): adopted orphans that ended.
+ * Reaps the zombies among this process's children that are not in `keep` (the leaders of the
+ * commands it runs, which the runtime waits for itself): adopted orphans that ended.
  */
-export function reapAdopted(keep: number, children = ownChildren()): void {
+export function reapAdopted(keep: ReadonlySet<number>, children = ownChildren()): void {
   const c = loadLibc();
   if (!c || !children) return;
   for (const pid of children) {
-    if (pid === keep) continue;
+    if (keep.has(pid)) continue;
     const p = stat(String(pid));
     if (!p || !dead(p.state)) continue;
     try {
@@ -269,18 +281,19 @@ export function reapAdopted(keep: number, children = ownChildren()): void {
 }
 
 /**
- * For a subreaper: whether anything it started is still alive besides `leader`. Every live
- * descendant has a live child of this process above it (what is orphaned is re-parented
- * here), so the children alone answer — a few small reads, not a walk of /proc.
- * Undefined where the kernel does not list children.
+ * For a subreaper: whether anything a command started is still alive besides the `leaders`.
+ * Every live descendant has a live child of this process above it (what is orphaned is
+ * re-parented here), so the children alone answer — a few small reads, not a walk of /proc.
+ * A host supervises many commands: `mine` tells which of its children are this command's
+ * (by process group or marker). Undefined where the kernel does not list children.
  */
-export function anyChildLeft(leader: number): boolean | undefined {
+export function anyChildLeft(leaders: ReadonlySet<number>, mine?: (pid: number, pgrp: number) => boolean): boolean | undefined {
   const kids = ownChildren();
   if (!kids) return undefined;
-  reapAdopted(leader, kids);
+  reapAdopted(leaders, kids);
   return kids.some((pid) => {
-    if (pid === leader) return false;
+    if (leaders.has(pid)) return false;
     const p = stat(String(pid));
-    return p !== undefined && !dead(p.state);
+    return p !== undefined && !dead(p.state) && (mine === undefined || mine(pid, p.pgrp));
   });
 }

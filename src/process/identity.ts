@@ -86,3 +86,15 @@ export function groupMembers(pgid: number): number[] {
   }
   return members;
 }
+
+/** The hidden mode of a session's host (src/process/host.ts). */
+export const HOST = "__host";
+
+/** Whether `pid` is a session's host, which supervises every command of its session: its tree is not one command's. */
+export function isHost(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").includes(HOST);
+  } catch {
+    return false;
+  }
+}

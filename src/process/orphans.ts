@@ -11,7 +11,8 @@ import { markerValue, parseMarker } from "./env.ts";
 import { isSameProcess } from "./identity.ts";
 import { byKey } from "./registry.ts";
 import { terminate, type Termination } from "./kill-tree.ts";
-import { SUPERVISE, type SupervisorSpec } from "./spawn.ts";
+import { HOST, SUPERVISE, type SupervisorSpec } from "./spawn.ts";
+import type { HostSpec } from "./host.ts";
 
 export type Why = "state directory gone" | "not in its index" | "its MCP server is gone" | "its supervisor is gone";
 
@@ -30,7 +31,27 @@ interface Found {
   key: number;
   spec?: SupervisorSpec;
   supervisor?: Proc;
+  /** The session's host that supervises the command (never stopped for it: it serves the whole session). */
+  host?: { proc: Proc; spec: HostSpec };
   procs: Map<number, Proc>;
+}
+
+/** The spec of a session's host, read from its command line. */
+function hostSpec(pid: number): HostSpec | undefined {
+  let argv: string[];
+  try {
+    argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+  } catch {
+    return undefined;
+  }
+  const at = argv.indexOf(HOST);
+  if (at === -1) return undefined;
+  try {
+    const spec = JSON.parse(argv[at + 1] ?? "") as HostSpec;
+    return typeof spec.stateDir === "string" ? spec : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The spec of a kt supervisor, read from its command line. */
@@ -102,11 +123,29 @@ export function findOrphans(): Orphan[] {
     g.supervisor = p;
     for (const d of held({ root: p.pid }, all)) g.procs.set(d.pid, d);
   }
+  // Sessions' hosts: a command whose processes descend from its state directory's host is supervised by it.
+  const hosts = new Map<number, HostSpec>();
+  for (const p of all.values()) {
+    if (p.pid === process.pid) continue;
+    const spec = hostSpec(p.pid);
+    if (spec) hosts.set(p.pid, spec);
+  }
+  const hostOf = (p: Proc, stateDir: string): { proc: Proc; spec: HostSpec } | undefined => {
+    for (let at: Proc | undefined = p, hops = 0; at && hops < 64; at = all.get(at.ppid), hops++) {
+      const spec = hosts.get(at.ppid);
+      if (spec && spec.stateDir === stateDir) return { proc: all.get(at.ppid)!, spec };
+    }
+    return undefined;
+  };
   for (const [value, procs] of marked(all)) {
     const parsed = parseMarker(value);
     if (!parsed) continue;
     const g = group(parsed.stateDir, parsed.key);
-    for (const p of procs) if (p.pid !== g.supervisor?.pid) g.procs.set(p.pid, p);
+    for (const p of procs) {
+      if (p.pid === g.supervisor?.pid) continue;
+      g.procs.set(p.pid, p);
+      if (!g.supervisor && !g.host) g.host = hostOf(p, parsed.stateDir);
+    }
   }
   const indexes = new Map<string, Database | null | "unknown">();
   const orphans: Orphan[] = [];
@@ -117,7 +156,8 @@ export function findOrphans(): Orphan[] {
     if (row === null) why = "state directory gone";
     else if (row === undefined) why = "not in its index";
     else if (g.spec?.owner && !isSameProcess(g.spec.owner.pid, g.spec.owner.start)) why = "its MCP server is gone";
-    else if (!g.supervisor && g.procs.size > 0) why = "its supervisor is gone";
+    else if (g.host?.spec.owner && !isSameProcess(g.host.spec.owner.pid, g.host.spec.owner.start)) why = "its MCP server is gone";
+    else if (!g.supervisor && !g.host && g.procs.size > 0) why = "its supervisor is gone";
     if (!why) continue;
     const command = g.spec?.command ?? row?.command;
     orphans.push({ stateDir: g.stateDir, key: g.key, ...(command !== undefined ? { command } : {}), why, ...(g.supervisor ? { supervisor: g.supervisor } : {}), procs: [...g.procs.values()] });

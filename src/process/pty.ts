@@ -10,8 +10,18 @@ import { recordSize, takeResizeRequest, writeCheckpoint, type Size } from "./ter
 /** The niceness of the thread that relays a terminal's output to the log. */
 const RELAY_NICE = 10;
 
+/** What a supervisor needs of a command's leader: a Bun subprocess, or one a terminal thread runs. */
+export interface Leader {
+  pid: number;
+  exited: Promise<unknown>;
+  readonly exitCode: number | null;
+  readonly signalCode: string | number | null | undefined;
+}
+
 export interface OnTerminal {
-  child: Subprocess;
+  child: Leader;
+  /** Applies the size a `ps resize` asked for, if any (on SIGWINCH). */
+  resize(): void;
   /** Resolves once the terminal has given its last byte (every holder of it is gone), or after `ms`. */
   drained(ms: number): Promise<void>;
   close(): void;
@@ -44,7 +54,7 @@ function pace(bytes: number): void {
   }
 }
 
-export function spawnOnTerminal(opts: { command: string; cwd: string; env: Record<string, string>; log: string; stdin?: string; size: Size }): OnTerminal {
+export function spawnOnTerminal(opts: { command: string; cwd: string; env: Record<string, string>; log: string; stdin?: string; size: Size; signals?: boolean }): OnTerminal & { child: Subprocess } {
   const logFd = openSync(opts.log, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, 0o600);
   let written = fstatSync(logFd).size;
   // The log's newlines, counted as they pass, so that a kt call reading a firehose's output
@@ -71,7 +81,7 @@ export function spawnOnTerminal(opts: { command: string; cwd: string; env: Recor
             break;
           }
         }
-        for (let i = 0; i < data.length; i++) if (data[i] === 10) newlines++;
+        for (let i = data.indexOf(10); i !== -1; i = data.indexOf(10, i + 1)) newlines++;
         written += data.length;
         if (written - checkpointed >= CHECKPOINT_BYTES) {
           checkpointed = written;
@@ -118,16 +128,18 @@ export function spawnOnTerminal(opts: { command: string; cwd: string; env: Recor
       // The state directory is going away.
     }
   };
-  process.on("SIGWINCH", onResize);
+  // A terminal thread of a host gets no signals: the host passes SIGWINCH on (src/process/pty-thread.ts).
+  if (opts.signals !== false) process.on("SIGWINCH", onResize);
   return {
     child,
+    resize: onResize,
     async drained(ms) {
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([eof, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
       clearTimeout(timer);
     },
     close() {
-      process.off("SIGWINCH", onResize);
+      if (opts.signals !== false) process.off("SIGWINCH", onResize);
       input?.destroy();
       try {
         terminal.close();

@@ -1,6 +1,7 @@
 // Starting a managed command: a row in the index, a log file, for ps a FIFO for stdin, and
-// a detached supervisor (this very binary in a hidden mode, in a new session) that owns
-// the command from then on. The kt call that starts it may exit at any time afterwards.
+// the owner of the command from then on — the session's host (src/process/host.ts), or when
+// it cannot be reached a detached supervisor of the command's own (this very binary in a
+// hidden mode, in a new session). The kt call that starts it may exit at any time afterwards.
 import type { Subprocess } from "bun";
 import { closeSync, openSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -25,9 +26,12 @@ export interface SupervisorSpec {
   tty?: Size;
   /** The process whose end ends the session (a generated MCP session's server). */
   owner?: { pid: number; start: string };
+  /** The environment of the kt call that started it, for a host started by another call; absent: the supervisor's own. */
+  env?: Record<string, string>;
 }
 
 export const SUPERVISE = "__supervise";
+export { HOST } from "./identity.ts";
 
 /** How to run this kt again: the compiled binary itself, or bun with main.ts from source. */
 export function selfCommand(): string[] {
@@ -39,7 +43,10 @@ export function selfCommand(): string[] {
 
 export interface Launched {
   row: ProcessRow;
-  supervisor: Subprocess;
+  /** Settles once the command's end is recorded (or whatever supervises it is gone). */
+  exited: Promise<unknown>;
+  /** This kt call no longer waits: it may exit while the command runs on. */
+  unref(): void;
 }
 
 export interface LaunchOptions {
@@ -52,7 +59,7 @@ export interface LaunchOptions {
   tty?: Size;
 }
 
-export function launch(ctx: ToolContext, opts: LaunchOptions): Launched {
+export async function launch(ctx: ToolContext, opts: LaunchOptions): Promise<Launched> {
   const db = index(ctx);
   // Absolute: the supervisor runs from "/", and later kt calls may run from anywhere.
   const stateDir = resolve(ctx.stateDir);
@@ -98,21 +105,37 @@ export function launch(ctx: ToolContext, opts: LaunchOptions): Launched {
       ...(opts.tty ? { tty: opts.tty } : {}),
       ...(ownerStart ? { owner: { pid: ctx.sessionOwner!, start: ownerStart } } : {}),
     };
-    const supervisor = Bun.spawn([...selfCommand(), SUPERVISE, JSON.stringify(spec)], {
-      cwd: "/",
-      // The supervisor is kt: it keeps kt's variables (e.g. the state cap); the command does not.
-      env: process.env,
-      stdin: "ignore",
-      stdout: "ignore",
-      stderr: "ignore",
-      // A new session (setsid): the supervisor outlives this kt call and its terminal.
-      detached: true,
-    });
-    return { row, supervisor };
+    // The session's host runs it when it can be reached (no second runtime started on the
+    // way); when the host cannot be reached, a supervisor of its own.
+    if (process.env.KT_NO_HOST !== "1") {
+      const hosted = await (await import("./host.ts")).runOnHost(ctx, stateDir, { ...spec, env: envOf(process.env) });
+      if (hosted) return { row, ...hosted };
+    }
+    const supervisor = spawnSupervisor(spec);
+    return { row, exited: supervisor.exited, unref: () => supervisor.unref() };
   } catch (error) {
     remove(db, row);
     throw new KtError("SPAWN_FAILED", `Command failed to start: kt could not launch its process supervisor (${(error as Error).message}). Nothing was run. Check that the state directory ${ctx.stateDir} is writable and retry.`);
   }
+}
+
+function spawnSupervisor(spec: SupervisorSpec): Subprocess {
+  return Bun.spawn([...selfCommand(), SUPERVISE, JSON.stringify(spec)], {
+    cwd: "/",
+    // The supervisor is kt: it keeps kt's variables (e.g. the state cap); the command does not.
+    env: process.env,
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "ignore",
+    // A new session (setsid): the supervisor outlives this kt call and its terminal.
+    detached: true,
+  });
+}
+
+function envOf(env: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
+  return out;
 }
 
 function makeFifo(path: string): void {

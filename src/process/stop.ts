@@ -4,7 +4,7 @@
 // processes carrying its marker (src/process/descendants.ts) — is terminated, then the
 // recorded end is read back.
 import type { ToolContext } from "../core/result.ts";
-import { isSameProcess } from "./identity.ts";
+import { isHost, isSameProcess } from "./identity.ts";
 import { held, tracker, type Holds, type Proc } from "./descendants.ts";
 import { GRACE_MS, terminate } from "./kill-tree.ts";
 import { markerValue } from "./env.ts";
@@ -23,9 +23,14 @@ export interface Stopped {
 
 /** What a row's command holds, trusting a recorded pid only with its start time. */
 export function holdsOf(stateDir: string, row: ProcessRow): Holds {
+  const leader = row.pid !== null && isSameProcess(row.pid, row.pid_start);
+  const supervised = row.supervisor_pid !== null && isSameProcess(row.supervisor_pid, row.supervisor_start);
+  // A host's tree holds every command of its session: the leader's tree, the group and the marker tell this one's.
+  const hosted = supervised && isHost(row.supervisor_pid!);
   return {
-    ...(row.pid !== null && isSameProcess(row.pid, row.pid_start) ? { pgid: row.pid } : {}),
-    ...(row.supervisor_pid !== null && isSameProcess(row.supervisor_pid, row.supervisor_start) ? { root: row.supervisor_pid } : {}),
+    ...(leader ? { pgid: row.pid } : {}),
+    ...(supervised && !hosted ? { root: row.supervisor_pid } : {}),
+    ...(hosted && leader ? { tree: row.pid } : {}),
     marker: markerValue(resolve(stateDir), row.key),
   };
 }

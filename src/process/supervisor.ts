@@ -7,13 +7,14 @@ import type { Database } from "bun:sqlite";
 import { closeSync, constants, existsSync, openSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { openIndex } from "../core/state.ts";
-import { recordEnd, recordLeaderExit, recordSpawnFailure, recordStarted } from "./registry.ts";
+import { recordEnd, recordLeaderExit, recordSpawnFailure, recordStarted, unlinkQuietly } from "./registry.ts";
+import { endOfInputRequest } from "./stdin.ts";
 import { commandEnv, markerValue } from "./env.ts";
-import { anyChildLeft, becomeSubreaper, groupExists, held } from "./descendants.ts";
+import { anyChildLeft, becomeSubreaper, carriesMarker, groupExists, held } from "./descendants.ts";
 import { GRACE_MS, terminate } from "./kill-tree.ts";
 import { isSameProcess, processStart } from "./identity.ts";
 import type { SupervisorSpec } from "./spawn.ts";
-import { spawnOnTerminal, type OnTerminal } from "./pty.ts";
+import { spawnOnTerminal, type Leader, type OnTerminal } from "./pty.ts";
 
 export async function supervise(argv: string[]): Promise<number> {
   const spec = parseSpec(argv[0]);
@@ -21,13 +22,63 @@ export async function supervise(argv: string[]): Promise<number> {
     process.stderr.write("kt: __supervise is kt's own background-process supervisor, not a command to run by hand.\n");
     return 2;
   }
+  return run(spec, SOLO);
+}
+
+/**
+ * Where a command is supervised: alone in its own `kt __supervise` (the process is the
+ * command's), or as one of many in the session's host (src/process/host.ts), whose signals,
+ * subreaper and index are shared by every command of the session.
+ */
+export interface Runner {
+  hosted: boolean;
+  /** The leaders of every command this process supervises: never reaped as adopted orphans. */
+  leaders: Set<number>;
+  /** Whether this process is a subreaper now (asked for once, after SUBREAPER_AFTER_MS). */
+  subreaper(): boolean;
+  /** Called for `ps write` of a lone Ctrl-D: the command's stdin is to be let go of. */
+  onEndOfInput(spec: SupervisorSpec, close: () => void): () => void;
+  /** Called for SIGTERM/SIGINT to the supervising process. */
+  onStop(forward: () => void): () => void;
+  /** A host's terminals, resized on its SIGWINCH (a supervisor of its own listens itself). */
+  terminals?: Set<OnTerminal>;
+  /** The index to record in, or undefined when there is none. */
+  record(spec: SupervisorSpec, write: (db: Database) => void): Database | undefined;
+}
+
+let soloSubreaper = false;
+const SOLO: Runner = {
+  hosted: false,
+  leaders: new Set(),
+  subreaper: () => soloSubreaper,
+  onEndOfInput(spec, close) {
+    const onSignal = () => {
+      if (spec.stdin) unlinkQuietly(endOfInputRequest(spec.stdin));
+      close();
+    };
+    process.on("SIGUSR2", onSignal);
+    return () => process.off("SIGUSR2", onSignal);
+  },
+  onStop(forward) {
+    process.on("SIGTERM", forward);
+    process.on("SIGINT", forward);
+    return () => {
+      process.off("SIGTERM", forward);
+      process.off("SIGINT", forward);
+    };
+  },
+  record: (spec, write) => record(spec, write),
+};
+
+/** Supervises one command until its end is recorded (SPEC §4.7); 0, or 1 when it could not start. */
+export async function run(spec: SupervisorSpec, runner: Runner): Promise<number> {
   const logFd = openSync(spec.log, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, 0o600);
   // Open read-write, the FIFO always has a writer: the command never sees end-of-file
   // between two kt writes, and a kt write never blocks for want of a reader.
   let holder = spec.stdin ? openSync(spec.stdin, constants.O_RDWR) : undefined;
   // `ps write` of a lone Ctrl-D asks for end of input: let go of the FIFO, so the command
   // reads end-of-file once the writer that asked has closed its end.
-  process.on("SIGUSR2", () => {
+  const offEndOfInput = runner.onEndOfInput(spec, () => {
     // On a terminal, end of input is the Ctrl-D byte itself (the terminal makes it end-of-file).
     if (holder === undefined || spec.tty) return;
     closeSync(holder);
@@ -35,15 +86,18 @@ export async function supervise(argv: string[]): Promise<number> {
   });
   let onTerminal: OnTerminal | undefined;
   const stdinFd = spec.stdin && !spec.tty ? openSync(spec.stdin, constants.O_RDONLY) : undefined;
-  let child: ReturnType<typeof Bun.spawn>;
+  let child: Leader;
   try {
-    // SPEC §7.4: on a pseudo-terminal, which the supervisor reads into the log itself.
+    // SPEC §7.4: on a pseudo-terminal, which the supervisor reads into the log itself — in a
+    // host, on a thread of its own (src/process/pty-thread.ts).
     if (spec.tty) {
-      onTerminal = spawnOnTerminal({ command: spec.command, cwd: spec.cwd, env: commandEnv(process.env, markerValue(spec.stateDir, spec.key)), log: spec.log, ...(spec.stdin ? { stdin: spec.stdin } : {}), size: spec.tty });
+      const opts = { command: spec.command, cwd: spec.cwd, env: commandEnv(spec.env ?? process.env, markerValue(spec.stateDir, spec.key)), log: spec.log, ...(spec.stdin ? { stdin: spec.stdin } : {}), size: spec.tty };
+      onTerminal = runner.hosted ? await (await import("./pty-thread.ts")).startTerminalThread(opts) : spawnOnTerminal(opts);
       child = onTerminal.child;
+      runner.terminals?.add(onTerminal);
     } else child = Bun.spawn(["bash", "-c", spec.command], {
       cwd: spec.cwd,
-      env: commandEnv(process.env, markerValue(spec.stateDir, spec.key)),
+      env: commandEnv(spec.env ?? process.env, markerValue(spec.stateDir, spec.key)),
       stdin: stdinFd ?? "ignore",
       stdout: logFd,
       stderr: logFd,
@@ -51,7 +105,9 @@ export async function supervise(argv: string[]): Promise<number> {
       detached: true,
     });
   } catch (error) {
-    record(spec, (db) => recordSpawnFailure(db, spec.key, (error as Error).message, process.pid));
+    runner.record(spec, (db) => recordSpawnFailure(db, spec.key, (error as Error).message, process.pid));
+    offEndOfInput();
+    if (holder !== undefined) closeSync(holder);
     return 1;
   } finally {
     closeSync(logFd);
@@ -61,15 +117,18 @@ export async function supervise(argv: string[]): Promise<number> {
   // Loading the FFI takes milliseconds (2–13 ms on a loaded machine): a command that is over
   // sooner (most bash calls) must not wait for it. What a command orphans before this goes
   // to init instead — still found through its process group or its marker.
-  let subreaper = false;
-  const subreaperTimer = setTimeout(() => {
-    subreaper = becomeSubreaper();
-  }, SUBREAPER_AFTER_MS);
+  const subreaperTimer = runner.hosted
+    ? undefined
+    : setTimeout(() => {
+        soloSubreaper = becomeSubreaper();
+      }, SUBREAPER_AFTER_MS);
   const pgid = child.pid;
+  runner.leaders.add(pgid);
   const marker = markerValue(spec.stateDir, spec.key);
-  // What the command holds: its group, and — as a subreaper — this supervisor's whole tree;
-  // without a subreaper, the processes carrying its marker.
-  const holds = () => held({ pgid, root: process.pid, ...(subreaper ? {} : { marker }) });
+  // What the command holds: its group, and — as a subreaper of this command alone — this
+  // supervisor's whole tree; without a subreaper, or in a host that supervises other commands
+  // too, the processes carrying its marker.
+  const holds = () => held({ pgid, ...(runner.hosted ? { tree: pgid, marker } : runner.subreaper() ? { root: process.pid } : { marker }) });
   const forward = () => {
     try {
       process.kill(-pgid, "SIGTERM");
@@ -84,11 +143,10 @@ export async function supervise(argv: string[]): Promise<number> {
       }
     }
   };
-  process.on("SIGTERM", forward);
-  process.on("SIGINT", forward);
+  const offStop = runner.onStop(forward);
 
   const index = indexIdentity(spec.stateDir);
-  const db = record(spec, (db) => {
+  const db = runner.record(spec, (db) => {
     const changed = recordStarted(db, spec.key, child.pid, processStart(child.pid) ?? null, process.pid, processStart(process.pid) ?? null);
     // The row vanished (the session was ended while this started): nobody owns the command.
     if (!changed) forward();
@@ -114,12 +172,13 @@ export async function supervise(argv: string[]): Promise<number> {
 
   await child.exited;
   clearTimeout(subreaperTimer);
+  const subreaper = runner.subreaper();
   const signal = child.signalCode === null || child.signalCode === undefined ? null : String(child.signalCode);
   if (ending) await ending;
   // Issue 11.14: the leader is gone, but what it started may run on (`server &`, a daemon
   // that forked away). The command is over only when nothing it holds is left.
   const anyLeft = (): boolean => {
-    const kids = subreaper ? anyChildLeft(child.pid) : undefined;
+    const kids = subreaper ? anyChildLeft(runner.leaders, runner.hosted ? (pid, pgrp) => pgrp === pgid || carriesMarker(pid, marker) : undefined) : undefined;
     if (kids === true) return true;
     // No child left (or no subreaper yet) and an empty process group — one kill(2) — is
     // taken for nothing left; a daemon that left the group before the subreaper was set is
@@ -128,7 +187,7 @@ export async function supervise(argv: string[]): Promise<number> {
     return holds().length > 0;
   };
   if ((await settle(anyLeft)) && orphaned === undefined) {
-    record(spec, (db) => recordLeaderExit(db, spec.key, child.exitCode, signal));
+    runner.record(spec, (db) => recordLeaderExit(db, spec.key, child.exitCode, signal));
     do await Bun.sleep(subreaper ? LEFT_POLL_MS : LEFT_SWEEP_MS);
     while (anyLeft());
   }
@@ -138,13 +197,18 @@ export async function supervise(argv: string[]): Promise<number> {
   if (onTerminal) {
     await onTerminal.drained(TERMINAL_DRAIN_MS);
     onTerminal.close();
+    runner.terminals?.delete(onTerminal);
   }
   // A removed or replaced index has no row of this command to update.
   if (orphaned === undefined || orphaned === "owner gone") {
-    record(spec, (db) => recordEnd(db, spec.key, child.exitCode, signal, orphaned !== undefined));
+    runner.record(spec, (db) => recordEnd(db, spec.key, child.exitCode, signal, orphaned !== undefined));
   }
+  runner.leaders.delete(pgid);
+  offStop();
+  offEndOfInput();
   if (holder !== undefined) closeSync(holder);
   if (spec.stdin) {
+    unlinkQuietly(endOfInputRequest(spec.stdin));
     try {
       unlinkSync(spec.stdin);
     } catch {
@@ -157,7 +221,7 @@ export async function supervise(argv: string[]): Promise<number> {
 const WATCH_MS = 1000;
 /** How long the last output of a terminal whose command ended may take to arrive. */
 const TERMINAL_DRAIN_MS = 1000;
-const SUBREAPER_AFTER_MS = 25;
+export const SUBREAPER_AFTER_MS = 25;
 const LEFT_POLL_MS = 200;
 const LEFT_SWEEP_MS = 1000;
 /** A job the leader started may be ending as the leader ends: give it this long. */
@@ -178,7 +242,7 @@ interface FileIdentity {
   ino: number;
 }
 
-function indexIdentity(stateDir: string): FileIdentity | undefined {
+export function indexIdentity(stateDir: string): FileIdentity | undefined {
   try {
     const st = statSync(join(stateDir, "index.db"));
     return { dev: st.dev, ino: st.ino };
@@ -199,7 +263,7 @@ function abandoned(spec: SupervisorSpec, was: FileIdentity | undefined): Abandon
 }
 
 /** Writes to the index, retrying through transient lock contention; the record must land. */
-function record(spec: SupervisorSpec, write: (db: Database) => void): Database | undefined {
+export function record(spec: SupervisorSpec, write: (db: Database) => void): Database | undefined {
   // An index that is gone (the state directory removed, or the index deleted) has no row to
   // update: recreating it would only leave an empty state directory behind.
   if (!existsSync(join(spec.stateDir, "index.db"))) return undefined;
@@ -215,7 +279,7 @@ function record(spec: SupervisorSpec, write: (db: Database) => void): Database |
   return undefined;
 }
 
-function parseSpec(arg: string | undefined): SupervisorSpec | undefined {
+export function parseSpec(arg: string | undefined): SupervisorSpec | undefined {
   try {
     const spec = JSON.parse(arg ?? "") as SupervisorSpec;
     return typeof spec.stateDir === "string" && typeof spec.log === "string" && typeof spec.command === "string" && Number.isInteger(spec.key) ? spec : undefined;

@@ -2,7 +2,6 @@
 // show output, for its row to record an end. Every wait is bounded; giving up a wait never
 // touches the command, which belongs to its supervisor.
 import type { Database } from "bun:sqlite";
-import type { Subprocess } from "bun";
 import { logSize } from "./log.ts";
 import { byKey, isFinal, reconcile, type ProcessRow } from "./registry.ts";
 
@@ -17,7 +16,7 @@ const LEFT_POLL_MS = 50;
  * Waits for the supervisor to exit (it does right after recording the command's end), or
  * for `left()` to say the command's leader ended while processes it started run on.
  */
-export async function waitForSupervisor(supervisor: Subprocess, ms: number, cancel?: AbortSignal, left?: () => boolean): Promise<Outcome> {
+export async function waitForSupervisor(exited: Promise<unknown>, ms: number, cancel?: AbortSignal, left?: () => boolean): Promise<Outcome> {
   if (cancel?.aborted) return "cancelled";
   let timer: ReturnType<typeof setTimeout> | undefined;
   let poll: ReturnType<typeof setInterval> | undefined;
@@ -29,7 +28,7 @@ export async function waitForSupervisor(supervisor: Subprocess, ms: number, canc
         if (left()) resolve("left");
       }, LEFT_POLL_MS);
     }),
-    supervisor.exited.then(() => "exited" as const),
+    exited.then(() => "exited" as const),
     new Promise<Outcome>((resolve) => {
       timer = setTimeout(() => resolve("timeout"), ms);
     }),

@@ -1,5 +1,5 @@
 // bash (SPEC §4.6): one command in a fresh `bash -c`, stdin closed, its own process group.
-// Every command is started under a supervisor like a background process (src/process), so
+// Every command is handed to the session's host like a background process (src/process), so
 // reaching the time budget only means this call stops waiting: the command carries on as
 // process pN with its output continuing in the same log, nothing lost or duplicated.
 import * as z from "zod/mini";
@@ -61,10 +61,10 @@ export default defineTool({
     }
     const tty = input.tty === true ? { cols: input.cols ?? DEFAULT_COLS, rows: input.rows ?? DEFAULT_ROWS } : undefined;
     const db = index(ctx);
-    const { row, supervisor } = launch(ctx, { command, cwd, origin: "bash", managed: false, ...(tty ? { tty } : {}) });
+    const { row, exited, unref } = await launch(ctx, { command, cwd, origin: "bash", managed: false, ...(tty ? { tty } : {}) });
     const interrupt = interruption(ctx.signal);
     try {
-      const outcome = await waitForSupervisor(supervisor, timeout, interrupt.signal, () => leaderEnded(byKey(db, row.key)));
+      const outcome = await waitForSupervisor(exited, timeout, interrupt.signal, () => leaderEnded(byKey(db, row.key)));
       if (outcome === "cancelled") return await cancel(ctx, row);
       if (outcome === "left") return await leftBehind(ctx, row);
       if (outcome === "exited") {
@@ -74,7 +74,7 @@ export default defineTool({
       return await handOver(ctx, row, timeout);
     } finally {
       interrupt.dispose();
-      supervisor.unref();
+      unref();
     }
   },
 });

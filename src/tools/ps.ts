@@ -1,6 +1,7 @@
 // ps — the process tool (SPEC §4.7; "process" in schemas): background commands that
-// outlive the kt call that started them. Each one is owned by a detached supervisor
-// (src/process/supervisor.ts); these actions only read and update its row and its log,
+// outlive the kt call that started them. Each one is owned by the session's host
+// (src/process/host.ts) or a supervisor of its own (src/process/supervisor.ts); these
+// actions only read and update its row and its log,
 // write to its stdin FIFO, and signal its process group.
 import * as z from "zod/mini";
 import { onOneLine } from "../core/paths.ts";
@@ -18,7 +19,7 @@ import { holdsOf, stopRow } from "../process/stop.ts";
 import { countNewlines, lineStart, logSize, pageFrom, readBytes, totalLines, view } from "../process/log.ts";
 import { currentSize, newlinesBetween, DEFAULT_COLS, DEFAULT_ROWS, isTerminal, logView, MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS, requestResize, type Size } from "../process/terminal.ts";
 import { KEY_NAMES, keysToBytes, needsCursorMode } from "../process/keys.ts";
-import { sendToFifo } from "../process/stdin.ts";
+import { requestEndOfInput, sendToFifo } from "../process/stdin.ts";
 import { byId, byKey, isFinal, leaderEnded, markNotified, readAtCursor, reconcile, running, setCursor, visible, type ProcessRow } from "../process/registry.ts";
 import { launch } from "../process/spawn.ts";
 import { waitForEnd, waitForOutput } from "../process/wait.ts";
@@ -142,10 +143,10 @@ async function start(input: Input, ctx: ToolContext): Promise<ToolOutput> {
   if (command === undefined || command.trim() === "") throw invalidArgs(TOOL, `action "start" needs parameter "command", the shell command to launch`);
   const tty = terminalSize(input, "start");
   const db = index(ctx);
-  const { row: launched, supervisor } = launch(ctx, { command, cwd: ctx.cwd, origin: "ps", managed: true, ...(tty ? { tty } : {}) });
-  supervisor.unref();
+  const { row: launched, exited, unref } = await launch(ctx, { command, cwd: ctx.cwd, origin: "ps", managed: true, ...(tty ? { tty } : {}) });
   const id = launched.id!;
-  await waitForOutput(launched.log_path, 0, START_WAIT_MS, START_QUIET_MS, supervisor.exited);
+  await waitForOutput(launched.log_path, 0, START_WAIT_MS, START_QUIET_MS, exited);
+  unref();
   let row = byKey(db, launched.key) ?? launched;
   // The leader is gone: wait for its end to be recorded — or for the record that what it
   // started runs on (then it is running, not over).
@@ -439,6 +440,7 @@ async function endInput(ctx: ToolContext, row: ProcessRow): Promise<ToolOutput> 
     const ended = (await waitForEnd(index(ctx), row.key, 1000)) ?? row;
     throw new KtError("PROCESS_EXITED", `Cannot close the input of ${id}: it has ended. ${statusSentence(ended)}`, { processId: id });
   }
+  if (row.stdin_path) requestEndOfInput(row.stdin_path);
   process.kill(row.supervisor_pid, "SIGUSR2");
   const head = `Closed ${id} stdin (end of input): the program now reads end-of-file, and later writes are not read.`;
   return answer(ctx, row, head, `Process write ${id} · end of input`, { bytes: 0, endOfInput: true });

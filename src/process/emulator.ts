@@ -4,7 +4,7 @@
 // is loaded only for bytes that need it (see plainLines).
 import type xtermType from "@xterm/headless";
 import { headTailBudgets, joinCut, takeLines, type Limits } from "../core/truncate.ts";
-import { logSize, readBytes, type View } from "./log.ts";
+import { fitLines, logSize, readBytes, type View } from "./log.ts";
 import { DEFAULT_COLS, DEFAULT_ROWS, sizeAt, sizes, type Size } from "./terminal.ts";
 
 type XTerm = InstanceType<typeof xtermType.Terminal>;
@@ -102,13 +102,7 @@ export async function terminalView(path: string, from: number, to: number, limit
   const lines = newlines + (endsWithNewline ? 0 : 1);
   if (bytes <= WHOLE_BYTES && newlines <= WHOLE_NEWLINES) {
     const shown = await renderLines(readBytes(path, from, to), size);
-    const text = shown.join("\n");
-    const textBytes = Buffer.byteLength(text);
-    if (shown.length <= limits.maxLines && textBytes <= limits.maxBytes) return { text, lines, newlines };
-    const { headBudget, tailBudget } = headTailBudgets(limits);
-    const head = takeLines(shown, limits.headLines, headBudget, false);
-    const tail = takeLines(shown.slice(head.count), limits.tailLines, tailBudget, true);
-    return { ...joinCut(head, tail, { lines: shown.length, bytes: textBytes }, spill(text)), lines, newlines };
+    return { ...fitLines(shown, shown.join("\n"), limits, spill), lines, newlines };
   }
   const { headBudget, tailBudget } = headTailBudgets(limits);
   const headRaw = upToNewline(readBytes(path, from, from + Math.min(END_BYTES, bytes)), limits.headLines + 1, false);

@@ -139,13 +139,17 @@ function wholeView(raw: Buffer, limits: Limits, spill: (full: string | undefined
   const lines = newlines + (raw.length > 0 && !endsWithNewline ? 1 : 0);
   let text = clean(new TextDecoder().decode(raw));
   if (text.endsWith("\n")) text = text.slice(0, -1);
-  const textLines = text.split("\n");
+  return { ...fitLines(text.split("\n"), text, limits, spill), lines, newlines };
+}
+
+/** Lines of text (`text` is them joined) within `limits`: whole, or head and tail around a cut marker. */
+export function fitLines(shown: string[], text: string, limits: Limits, spill: (full: string | undefined) => string | undefined): Pick<View, "text" | "truncation"> {
   const textBytes = Buffer.byteLength(text);
-  if (textLines.length <= limits.maxLines && textBytes <= limits.maxBytes) return { text, lines, newlines };
+  if (shown.length <= limits.maxLines && textBytes <= limits.maxBytes) return { text };
   const { headBudget, tailBudget } = headTailBudgets(limits);
-  const head = takeLines(textLines, limits.headLines, headBudget, false);
-  const tail = takeLines(textLines.slice(head.count), limits.tailLines, tailBudget, true);
-  return { ...joinCut(head, tail, { lines: textLines.length, bytes: textBytes }, spill(text)), lines, newlines };
+  const head = takeLines(shown, limits.headLines, headBudget, false);
+  const tail = takeLines(shown.slice(head.count), limits.tailLines, tailBudget, true);
+  return joinCut(head, tail, { lines: shown.length, bytes: textBytes }, spill(text));
 }
 
 function streamedView(path: string, from: number, to: number, limits: Limits, spill: (full: string | undefined) => string | undefined): View {

@@ -2,9 +2,9 @@
 // deadlines instead of fixed sleeps, golden normalization, and a reaper that leaves no
 // process of a test behind.
 import { Database } from "bun:sqlite";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { KT, type RunResult } from "./_helpers.ts";
+import { KT, tempDir, type RunResult, type TempDir } from "./_helpers.ts";
 import { isSameProcess } from "../src/process/identity.ts";
 
 export interface Env {
@@ -123,4 +123,28 @@ export function norm(text: string, tmp: string): string {
     .replace(/\b\d+\.\ds\b/g, "<s>")
     .replace(/\b\d\d:\d\d\b/g, "<clock>")
     .replace(/bash-[a-z0-9]+\.log/g, "bash-<name>.log");
+}
+
+const sandboxes: { tmp: TempDir; stateDir: string }[] = [];
+
+/**
+ * A temp folder with a state directory (`stateName`, default "state") and a working
+ * directory "work"; endSandboxes() (each file's afterEach) reaps what ran there and removes it.
+ */
+export function sandbox(stateName = "state"): { tmp: string; stateDir: string; cwd: string } {
+  const tmp = tempDir();
+  const stateDir = join(tmp.path, stateName);
+  mkdirSync(stateDir, { recursive: true });
+  const cwd = join(tmp.path, "work");
+  mkdirSync(cwd);
+  sandboxes.push({ tmp, stateDir });
+  return { tmp: tmp.path, stateDir, cwd };
+}
+
+/** Stops every process started in the sandboxes made since the last call, and removes them. */
+export async function endSandboxes(): Promise<void> {
+  for (const { tmp, stateDir } of sandboxes.splice(0)) {
+    if (existsSync(stateDir)) await reap(stateDir, tmp.path);
+    tmp[Symbol.dispose]();
+  }
 }

@@ -5,27 +5,15 @@ import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "nod
 import { join } from "node:path";
 import { loadTool } from "../src/tools/registry.ts";
 import type { ToolContext } from "../src/tools/tool.ts";
-import { callTool, kt, tempDir, type TempDir } from "./_helpers.ts";
-import { groupAlive, ktAsync, norm, reap, row, rows, until } from "./_process.ts";
-
-const open: { tmp: TempDir; stateDir: string }[] = [];
+import { callTool, kt } from "./_helpers.ts";
+import { endSandboxes, groupAlive, ktAsync, norm, row, rows, sandbox, until } from "./_process.ts";
 
 function setup() {
-  const tmp = tempDir();
-  const stateDir = join(tmp.path, "state");
-  mkdirSync(stateDir);
-  const work = join(tmp.path, "work");
-  mkdirSync(work);
-  open.push({ tmp, stateDir });
-  return { tmp: tmp.path, stateDir, cwd: work, opts: { cwd: work, stateDir } };
+  const { tmp, stateDir, cwd } = sandbox();
+  return { tmp, stateDir, cwd, opts: { cwd, stateDir } };
 }
 
-afterEach(async () => {
-  for (const { tmp, stateDir } of open.splice(0)) {
-    await reap(stateDir, tmp.path);
-    tmp[Symbol.dispose]();
-  }
-});
+afterEach(endSandboxes);
 
 function killPid(pid: number) {
   try {

@@ -2,32 +2,19 @@
 // command on pipes; it ends with its session or when idle, and kt falls back to a supervisor
 // of the command's own when no host can be reached. Everything through dist/kt.
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { tempDir, type TempDir } from "./_helpers.ts";
-import { ktAsync, norm, reap, row, rows, until } from "./_process.ts";
+import { endSandboxes, ktAsync, norm, row, rows, sandbox, until } from "./_process.ts";
 import { snapshot } from "../src/process/descendants.ts";
 
-const open: { tmp: TempDir; stateDir: string }[] = [];
-
 function setup(stateName = "state", extraEnv: Record<string, string> = {}) {
-  const tmp = tempDir();
-  const stateDir = join(tmp.path, stateName);
-  mkdirSync(stateDir, { recursive: true });
-  const cwd = join(tmp.path, "work");
-  mkdirSync(cwd);
-  open.push({ tmp, stateDir });
+  const { tmp, stateDir, cwd } = sandbox(stateName);
   const run = (...args: string[]) => ktAsync(args, { cwd, stateDir, env: extraEnv });
-  const text = async (...args: string[]) => norm((await run(...args)).stdout, tmp.path);
-  return { tmp: tmp.path, stateDir, cwd, run, text };
+  const text = async (...args: string[]) => norm((await run(...args)).stdout, tmp);
+  return { tmp, stateDir, cwd, run, text };
 }
 
-afterEach(async () => {
-  for (const { tmp, stateDir } of open.splice(0)) {
-    if (existsSync(stateDir)) await reap(stateDir, tmp.path);
-    tmp[Symbol.dispose]();
-  }
-});
+afterEach(endSandboxes);
 
 function argv(pid: number): string[] {
   try {

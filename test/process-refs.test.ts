@@ -6,33 +6,24 @@ import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { KT, tempDir, type TempDir } from "./_helpers.ts";
-import { ktAsync, norm, reap, row, rows, until } from "./_process.ts";
+import { KT } from "./_helpers.ts";
+import { endSandboxes, ktAsync, norm, row, rows, sandbox, until } from "./_process.ts";
 import { snapshot } from "../src/process/descendants.ts";
 import { escapedSentence } from "../src/process/ending.ts";
 import { shortCommand } from "../src/process/format.ts";
 
-const open: { tmp: TempDir; stateDir: string }[] = [];
 const pids: number[] = [];
 
 function setup(session?: string) {
-  const tmp = tempDir();
-  const stateDir = join(tmp.path, "state");
-  mkdirSync(stateDir);
-  const cwd = join(tmp.path, "work");
-  mkdirSync(cwd);
-  open.push({ tmp, stateDir });
+  const { tmp, stateDir, cwd } = sandbox();
   const env = { cwd, stateDir, ...(session ? { session } : {}) };
   const run = (...args: string[]) => ktAsync(args, env);
-  const text = async (...args: string[]) => norm((await run(...args)).stdout, tmp.path);
-  return { tmp: tmp.path, stateDir, cwd, env, run, text };
+  const text = async (...args: string[]) => norm((await run(...args)).stdout, tmp);
+  return { tmp, stateDir, cwd, env, run, text };
 }
 
 afterEach(async () => {
-  for (const { tmp, stateDir } of open.splice(0)) {
-    if (existsSync(stateDir)) await reap(stateDir, tmp.path);
-    tmp[Symbol.dispose]();
-  }
+  await endSandboxes();
   for (const pid of pids.splice(0)) {
     try {
       process.kill(pid, "SIGKILL");

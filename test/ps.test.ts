@@ -3,33 +3,20 @@
 // end, then SIGKILL to anything still recorded as alive).
 import { afterEach, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { tempDir, type TempDir } from "./_helpers.ts";
-import { groupAlive, ktAsync, norm, reap, row, rows, until } from "./_process.ts";
+import { endSandboxes, groupAlive, ktAsync, norm, row, rows, sandbox, until } from "./_process.ts";
 import { shortCommand } from "../src/process/format.ts";
 
-const open: { tmp: TempDir; stateDir: string }[] = [];
-
 function setup(session?: string) {
-  const tmp = tempDir();
-  const stateDir = join(tmp.path, "state");
-  mkdirSync(stateDir);
-  const cwd = join(tmp.path, "work");
-  mkdirSync(cwd);
-  open.push({ tmp, stateDir });
+  const { tmp, stateDir, cwd } = sandbox();
   const env = { cwd, stateDir, ...(session ? { session } : {}) };
   const run = (...args: string[]) => ktAsync(args, env);
-  const text = async (...args: string[]) => norm((await run(...args)).stdout, tmp.path);
-  return { tmp: tmp.path, stateDir, cwd, env, run, text };
+  const text = async (...args: string[]) => norm((await run(...args)).stdout, tmp);
+  return { tmp, stateDir, cwd, env, run, text };
 }
 
-afterEach(async () => {
-  for (const { tmp, stateDir } of open.splice(0)) {
-    await reap(stateDir, tmp.path);
-    tmp[Symbol.dispose]();
-  }
-});
+afterEach(endSandboxes);
 
 const LOG = (id: string) => `<tmp>/state/sessions/default/proc/${id}.log`;
 /** Shell that waits until the test creates `name` in the working directory: output timed by the test, not by sleeps. */
@@ -121,7 +108,7 @@ async function answer(text: (...args: string[]) => Promise<string>, id: string, 
 
 describe("stdin", () => {
   test("write to a REPL and read its answer; write after exit is refused (golden)", async () => {
-    const { stateDir, run, text } = setup();
+    const { tmp, stateDir, run, text } = setup();
     const started = await text("ps", "start", "python3 -u -i");
     expect(started).toContain("First output (waited up to 2s):");
     await until("the first prompt", () => readFileSync(join(stateDir, "sessions/default/proc/p1.log"), "utf8").endsWith(">>> "));
@@ -137,7 +124,7 @@ describe("stdin", () => {
     }
     const after = await run("ps", "write", "p1", "1\\n");
     expect(after.exitCode).toBe(1);
-    expect(norm(after.stdout, open.at(-1)!.tmp.path)).toBe(
+    expect(norm(after.stdout, tmp)).toBe(
       `Cannot write to p1 (python3 -u -i): p1 exited with code 0 after <clock>. Nothing reads its stdin any more. Its output is in ${LOG("p1")}; read it with {"action":"read","id":"p1"}, or start the command again with {"action":"start","command":"..."}.\n`,
     );
   });

@@ -2,26 +2,18 @@
 // process, as an agent framework would run it. A program a test needs that is not installed
 // skips that test, naming the program (.ci/run installs them).
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { tempDir, type TempDir } from "./_helpers.ts";
-import { ktAsync, norm, reap, row, until } from "./_process.ts";
-
-const open: { tmp: TempDir; stateDir: string }[] = [];
+import { endSandboxes, ktAsync, norm, row, sandbox, until } from "./_process.ts";
 
 function setup() {
-  const tmp = tempDir();
-  const stateDir = join(tmp.path, "state");
-  mkdirSync(stateDir);
-  const cwd = join(tmp.path, "work");
-  mkdirSync(cwd);
-  open.push({ tmp, stateDir });
+  const { tmp, stateDir, cwd } = sandbox();
   const env = { cwd, stateDir };
   /** One kt call with a JSON input, as a framework makes it. */
   const ps = async (input: Record<string, unknown>) => {
     const r = await ktAsync(["ps", "--json"], { ...env, stdin: JSON.stringify(input) });
     const envelope = JSON.parse(r.stdout) as { content: string; isError: boolean; error?: { code: string }; metadata?: Record<string, unknown> };
-    return { ...envelope, text: norm(envelope.content, tmp.path) };
+    return { ...envelope, text: norm(envelope.content, tmp) };
   };
   const bash = async (input: Record<string, unknown>) => {
     const r = await ktAsync(["bash", "--json"], { ...env, stdin: JSON.stringify(input) });
@@ -39,15 +31,10 @@ function setup() {
     }
   };
   const log = (id: string) => join(stateDir, "sessions/default/proc", `${id}.log`);
-  return { tmp: tmp.path, stateDir, cwd, env, ps, bash, screenUntil, log };
+  return { tmp, stateDir, cwd, env, ps, bash, screenUntil, log };
 }
 
-afterEach(async () => {
-  for (const { tmp, stateDir } of open.splice(0)) {
-    await reap(stateDir, tmp.path);
-    tmp[Symbol.dispose]();
-  }
-});
+afterEach(endSandboxes);
 
 const has = (program: string) => Bun.which(program) !== null;
 /** A test that needs `program`: skipped, with the reason in its name, where it is missing. */
@@ -58,7 +45,7 @@ function needs(program: string, name: string, body: () => Promise<void>, timeout
 
 describe("programs that need a terminal", () => {
   needs("python3", "python3 without -i answers over a PTY, and the REPL ends on Ctrl-D", async () => {
-    const { ps } = setup();
+    const { ps, stateDir } = setup();
     const started = await ps({ action: "start", command: "python3", tty: true });
     expect(started.text).toStartWith(`Started p1 (pid <pid>, on a 120×40 terminal): python3\ncwd <tmp>/work · log <tmp>/state/sessions/default/proc/p1.log\n`);
     expect(started.text).toEndWith(`Use process {"action":"read","id":"p1"} for new output, {"action":"read","id":"p1","screen":true} for the screen, {"action":"write","id":"p1","keys":["Enter"]} to type.`);
@@ -72,7 +59,7 @@ describe("programs that need a terminal", () => {
     expect(seen).toMatch(/^>>>/m);
     // Ctrl-D is the byte itself on a terminal: the REPL reads end of input and exits.
     await ps({ action: "write", id: "p1", keys: ["C-d"] });
-    const ended = await until("python3 to exit", () => (row(open[0]!.stateDir, "p1")?.status === "exited" ? true : undefined));
+    const ended = await until("python3 to exit", () => (row(stateDir, "p1")?.status === "exited" ? true : undefined));
     expect(ended).toBe(true);
   });
 
@@ -200,7 +187,7 @@ describe("terminal actions refused with prose", () => {
 
 describe("8 terminals at once", () => {
   test("each printing a firehose: every ps read stays under 4× its idle time, and no output is lost from the logs", async () => {
-    const { ps, log, env } = setup();
+    const { ps, log, env, stateDir } = setup();
     const { cwd } = env;
     const timed = async (id: string) => {
       const t0 = performance.now();
@@ -241,9 +228,9 @@ describe("8 terminals at once", () => {
       expect(loaded, `ps read ${id} took ${loaded.toFixed(0)} ms under 8 firehoses against ${idle.toFixed(0)} ms idle`).toBeLessThan(4 * idle);
     }
     if (process.env.KT_TTY_STRESS_REPORT) console.error(`ps read idle→under 8 firehoses: ${report.join(", ")}`);
-    for (const id of ids) expect(row(open[0]!.stateDir, id)?.status, `${id} was still printing while it was read`).toBe("running");
+    for (const id of ids) expect(row(stateDir, id)?.status, `${id} was still printing while it was read`).toBe("running");
     writeFileSync(join(cwd, "stop"), "");
-    for (const id of ids) await until(`${id} to end`, () => (row(open[0]!.stateDir, id)?.status === "exited" ? true : undefined), 60_000);
+    for (const id of ids) await until(`${id} to end`, () => (row(stateDir, id)?.status === "exited" ? true : undefined), 60_000);
     for (const [n, id] of ids.entries()) {
       const lines = readFileSync(log(id), "utf8").split("\r\n");
       expect(lines.pop()).toBe("");

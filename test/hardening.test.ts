@@ -568,6 +568,30 @@ test.skipIf(!CAN_MOUNT)("issue 11: item 9: a full state disk gets prose naming t
 });
 
 describe("issue 11: confinement", () => {
+  /**
+   * Swaps `d` between the real directory and a symbolic link to `outside` as fast as it can,
+   * until killed. Whatever is at `d` after a swap (the link, or a directory a write made while
+   * d was away) goes and the real directory comes back, so the flipping never gets stuck; the
+   * real directory stays a varying while (0–0.3 ms), so that checks often pass and the next
+   * swap lands between a check and its use.
+   */
+  const startFlipper = (d: string, outside: string) =>
+    Bun.spawn(
+      [process.execPath, "-e", `
+        const { existsSync, renameSync, rmSync, symlinkSync } = require("node:fs");
+        const [d, saved, outside] = process.argv.slice(-3);
+        for (;;) {
+          try { renameSync(d, saved); } catch {}
+          try { symlinkSync(outside, d); } catch {}
+          if (existsSync(saved)) {
+            try { rmSync(d, { recursive: true, force: true }); renameSync(saved, d); } catch {}
+          }
+          const until = performance.now() + Math.random() * 0.3;
+          while (performance.now() < until);
+        }`, d, `${d}.saved`, outside],
+      { stdout: "ignore", stderr: "ignore" },
+    );
+
   // The flipper swaps root/d between a real directory and a symbolic link to a directory
   // outside the root as fast as it can, while one kt process makes 300 reads and 300 writes
   // through root/d: each check of the path races a swap.
@@ -580,25 +604,7 @@ describe("issue 11: confinement", () => {
     mkdirSync(outside);
     writeFileSync(join(root, "d", "f"), "inside\n");
     writeFileSync(join(outside, "f"), "SECRET outside the root\n");
-    const flipper = Bun.spawn(
-      [process.execPath, "-e", `
-        const { existsSync, renameSync, rmSync, symlinkSync } = require("node:fs");
-        const [d, saved, outside] = process.argv.slice(-3);
-        for (;;) {
-          try { renameSync(d, saved); } catch {}
-          try { symlinkSync(outside, d); } catch {}
-          // Whatever is at d now (the link, or a directory a write made while d was away)
-          // goes, and the real directory comes back: the flipping never gets stuck.
-          if (existsSync(saved)) {
-            try { rmSync(d, { recursive: true, force: true }); renameSync(saved, d); } catch {}
-          }
-          // The real directory stays a varying while (0–0.3 ms), so that checks often pass
-          // and the next swap lands between a check and its use.
-          const until = performance.now() + Math.random() * 0.3;
-          while (performance.now() < until);
-        }`, join(root, "d"), join(root, "d.saved"), outside],
-      { stdout: "ignore", stderr: "ignore" },
-    );
+    const flipper = startFlipper(join(root, "d"), outside);
     let lines: string[];
     try {
       const calls: string[] = [];
@@ -638,21 +644,7 @@ describe("issue 11: confinement", () => {
     mkdirSync(outside);
     writeFileSync(join(root, "d", "f"), "inside\n");
     writeFileSync(join(outside, "f"), "SECRET outside the root\n");
-    const flipper = Bun.spawn(
-      [process.execPath, "-e", `
-        const { existsSync, renameSync, rmSync, symlinkSync } = require("node:fs");
-        const [d, saved, outside] = process.argv.slice(-3);
-        for (;;) {
-          try { renameSync(d, saved); } catch {}
-          try { symlinkSync(outside, d); } catch {}
-          if (existsSync(saved)) {
-            try { rmSync(d, { recursive: true, force: true }); renameSync(saved, d); } catch {}
-          }
-          const until = performance.now() + Math.random() * 0.3;
-          while (performance.now() < until);
-        }`, join(root, "d"), join(root, "d.saved"), outside],
-      { stdout: "ignore", stderr: "ignore" },
-    );
+    const flipper = startFlipper(join(root, "d"), outside);
     let lines: string[];
     try {
       const calls: string[] = [];

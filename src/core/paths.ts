@@ -85,6 +85,9 @@ export function openedBelow(fd: number, dir: string): boolean {
   }
 }
 
+/** Flags that open a file for reading without blocking on a FIFO or a device, or making it kt's terminal. */
+export const READ_NONBLOCKING = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
+
 /**
  * Opens a file for reading without ever blocking (a FIFO, or a file like /proc/kmsg that
  * waits for data, must not hang kt), refuses anything that is not a regular file, and
@@ -98,7 +101,7 @@ export function openRegular(
 ): { fd: number; st: Stats } {
   let fd: number;
   try {
-    fd = openSync(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+    fd = openSync(real, READ_NONBLOCKING);
   } catch (error) {
     throw fsError(error, abs);
   }

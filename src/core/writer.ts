@@ -11,7 +11,7 @@ import {
 } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { KtError, type ToolContext } from "./result.ts";
-import { fdHandle, fsError, inside, notRegular, onOneLine, realPath, verifyOpened } from "./paths.ts";
+import { fdHandle, fsError, inside, notRegular, onOneLine, READ_NONBLOCKING, realPath, verifyOpened } from "./paths.ts";
 import { getStamp, notRead, putStamp, sha256, stale, type Verb } from "./stamps.ts";
 import { index, isStateFault, stateProblem, withWriteLock } from "./state.ts";
 import { newGroup, recordChange } from "./history.ts";
@@ -188,7 +188,7 @@ function openDir(ctx: ToolContext, w: GuardedWrite): number {
 export function readIfExists(real: string, display: string, ctx?: Pick<ToolContext, "root" | "stateDir" | "session">): Uint8Array | null {
   let fd: number;
   try {
-    fd = openSync(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+    fd = openSync(real, READ_NONBLOCKING);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
     throw fsError(error, display);

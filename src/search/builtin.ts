@@ -3,7 +3,7 @@
 // skipped (rg stops at the first NUL and reports it; the rg engine drops such files
 // too). A UTF-8 BOM is dropped and UTF-16 with a BOM is decoded, as rg does. A chunk
 // that is not valid UTF-8 is searched with the regex whose classes skip U+FFFD.
-import { closeSync, constants, openSync, readSync } from "node:fs";
+import { closeSync, openSync, readSync } from "node:fs";
 import { relative } from "node:path";
 import { isUtf8 } from "node:buffer";
 import type { Compiled } from "./regex.ts";
@@ -13,7 +13,7 @@ import { Walker } from "./walk.ts";
 import { Pool, PoolFailure } from "./pool.ts";
 import { threadCount } from "./threads.ts";
 import type { SearchOutcome, SearchPlan } from "./plan.ts";
-import { openedBelow } from "../core/paths.ts";
+import { openedBelow, READ_NONBLOCKING } from "../core/paths.ts";
 
 const CHUNK = 256 * 1024;
 let shared = Buffer.allocUnsafe(CHUNK);
@@ -174,7 +174,7 @@ export function searchFile(abs: string, matchers: readonly Matcher[], confine: s
   let fd: number;
   try {
     // Non-blocking: a file that waits for data (/proc/kmsg) fails at once instead of hanging the search.
-    fd = openSync(abs, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+    fd = openSync(abs, READ_NONBLOCKING);
   } catch (error) {
     return failure(error);
   }

@@ -1,9 +1,9 @@
 // Lines around grep's matches (context, before, after), read from each file after the
 // search, only for the matches shown or saved: both engines report matching lines alike,
 // so the context added here is the same bytes whichever engine searched.
-import { closeSync, constants, openSync, readSync } from "node:fs";
+import { closeSync, openSync, readSync } from "node:fs";
 import type { Hit } from "./collect.ts";
-import { openedBelow } from "../core/paths.ts";
+import { openedBelow, READ_NONBLOCKING } from "../core/paths.ts";
 
 /** One line of a file's block: a match (":" after its number) or context ("-"); null
  * stands for "--", the break between two groups that do not touch. */
@@ -57,7 +57,7 @@ function readLines(abs: string, ranges: readonly [number, number][], confine: st
   let fd: number;
   try {
     // Non-blocking: a file that waits for data (/proc/kmsg) fails at once instead of hanging the search.
-    fd = openSync(abs, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+    fd = openSync(abs, READ_NONBLOCKING);
   } catch {
     return out;
   }

@@ -7,7 +7,7 @@ import { accessSync, closeSync, constants, openSync, readSync, statSync } from "
 import { isAbsolute, join, relative } from "node:path";
 import picomatch from "picomatch";
 import { KtError, type ToolContext } from "../core/result.ts";
-import { absolutePath, displayPath, fsError, onOneLine, realPath } from "../core/paths.ts";
+import { absolutePath, displayPath, fsError, onOneLine, READ_NONBLOCKING, realPath } from "../core/paths.ts";
 import { notFound } from "../core/suggest.ts";
 import { NOISE } from "./walk.ts";
 import { globTest } from "./globlang.ts";
@@ -71,7 +71,7 @@ export interface PlanInput {
 function probeNonBlocking(real: string, abs: string): void {
   let fd: number;
   try {
-    fd = openSync(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+    fd = openSync(real, READ_NONBLOCKING);
   } catch (error) {
     throw fsError(error, abs);
   }

@@ -1,6 +1,6 @@
 // Test helpers: private temp dirs that remove themselves, an in-process tool runner and
 // a runner for the compiled binary, both with their own state directory.
-import { chownSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { chownSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir as osTmpdir } from "node:os";
 import { join } from "node:path";
 import type { ToolContext, ToolFlags, ToolResult } from "../src/tools/tool.ts";
@@ -140,4 +140,19 @@ export function ktAsNobody(args: string[], opts: { cwd: string; parent: string }
     env: { PATH: process.env.PATH ?? "", KT_STATE_DIR: state, HOME: state, NO_COLOR: "1" },
   });
   return { stdout: proc.stdout.toString(), stderr: proc.stderr.toString(), exitCode: proc.exitCode ?? -1 };
+}
+
+/** Type-checks `source` with the repository's tsc, from a folder inside it so that the SDKs resolve from its node_modules. */
+export function typecheck(source: string): { exitCode: number; output: string } {
+  const dir = mkdtempSync(join(ROOT, "test", ".types-"));
+  try {
+    writeFileSync(join(dir, "tools.ts"), source);
+    const tsc = Bun.spawnSync(
+      [join(ROOT, "node_modules", ".bin", "tsc"), "--ignoreConfig", "--noEmit", "--strict", "--skipLibCheck", "--target", "es2022", "--module", "nodenext", "--moduleResolution", "nodenext", join(dir, "tools.ts")],
+      { cwd: ROOT, stdout: "pipe", stderr: "pipe" },
+    );
+    return { exitCode: tsc.exitCode ?? -1, output: tsc.stdout.toString() + tsc.stderr.toString() };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

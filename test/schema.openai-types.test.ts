@@ -6,22 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { kt, ROOT, tempDir } from "./_helpers.ts";
-
-function typecheck(source: string): { exitCode: number; output: string } {
-  // Inside the repository, so that "openai" resolves from its node_modules.
-  const dir = mkdtempSync(join(ROOT, "test", ".types-"));
-  try {
-    writeFileSync(join(dir, "tools.ts"), source);
-    const tsc = Bun.spawnSync(
-      [join(ROOT, "node_modules", ".bin", "tsc"), "--ignoreConfig", "--noEmit", "--strict", "--skipLibCheck", "--target", "es2022", "--module", "nodenext", "--moduleResolution", "nodenext", join(dir, "tools.ts")],
-      { cwd: ROOT, stdout: "pipe", stderr: "pipe" },
-    );
-    return { exitCode: tsc.exitCode ?? -1, output: tsc.stdout.toString() + tsc.stderr.toString() };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+import { kt, ROOT, tempDir, typecheck } from "./_helpers.ts";
 
 describe("kt call's answers typed with the OpenAI SDK", () => {
   test("openai is a ChatCompletionToolMessageParam; openai-responses (text, error, image) a ResponseInputItem.FunctionCallOutput", () => {

@@ -28,8 +28,8 @@ export function ageInOrder(root: string, rels: readonly string[]): void {
 /** The files the walker yields below `root` (relative, sorted), with the default filters. */
 export function walked(root: string, opts: { hidden?: boolean; noise?: readonly string[] } = {}): string[] {
   const files: string[] = [];
-  walk({ root, hidden: opts.hidden ?? true, noise: new Set(opts.noise ?? NOISE) }, (_abs, rel) => {
-    files.push(rel);
+  walk({ root, hidden: opts.hidden ?? true, noise: new Set(opts.noise ?? NOISE) }, (_abs, rel, dir) => {
+    if (!dir) files.push(rel);
   });
   return files.sort();
 }

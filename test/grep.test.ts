@@ -7,7 +7,8 @@ import { join } from "node:path";
 import { callTool, KT, kt, tempDir } from "./_helpers.ts";
 import { ageInOrder, RG, writeTree } from "./_search.ts";
 import type { ToolMetadata } from "../src/tools/tool.ts";
-import { Pool, PoolFailure } from "../src/search/pool.ts";
+import { grepWalk, grepWalkConfig } from "../src/search/builtin.ts";
+import { walkParallel } from "../src/search/parallel.ts";
 import { compilePattern } from "../src/search/regex.ts";
 import { searchRg } from "../src/search/rg.ts";
 import { probeFor } from "../src/search/nearmiss.ts";
@@ -386,19 +387,26 @@ describe("command line and engines", () => {
     expect(threaded.metadata.matches).toBe(300);
   });
 
-  test("a worker thread that fails is reported as a PoolFailure (the search then runs alone)", async () => {
+  test("a helper thread that fails, or ends without a word: the search is done again on this thread, with the same result", async () => {
     using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    writeTree(root, Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`d${i % 12}/e${i % 5}/f${i}.txt`, i % 3 ? "other\n" : `needle ${i}\n`])));
+    const plan = makePlan({ cwd: root, root: undefined } as never, { tool: "grep", path: root, glob: undefined, basename: true });
+    const config = grepWalkConfig(plan, compilePattern("needle"), null);
+    const lines = (found: { snapshot: { lines: number } }[]) => found.reduce((n, f) => n + f.snapshot.lines, 0);
+    const shared = await walkParallel(grepWalk, config, 0, 2);
+    expect(shared.found).toHaveLength(2);
+    expect(lines(shared.found)).toBe(20);
     const bad = join(tmp.path, "bad-worker.ts");
-    writeFileSync(bad, "throw new Error('boom');\n");
-    const pool = Pool.start(1, compilePattern("x"), Date.now() + 10_000, null, bad)!;
-    pool.add("/nonexistent", "x");
-    await expect(pool.finish()).rejects.toBeInstanceOf(PoolFailure);
-    // One that exits without a word is a failure too, not a wait for ever.
+    writeFileSync(bad, "self.onmessage = (e) => { if (e.data.type === 'dirs') throw new Error('boom'); };\n");
+    const failed = await walkParallel(grepWalk, config, 0, 2, bad);
+    expect(failed.found).toHaveLength(1);
+    expect(lines(failed.found)).toBe(20);
     const quitter = join(tmp.path, "quit-worker.ts");
-    writeFileSync(quitter, "self.onmessage = (e) => { if (e.data.type === 'files') process.exit(0); };\n");
-    const quit = Pool.start(1, compilePattern("x"), Date.now() + 10_000, null, quitter)!;
-    quit.add("/nonexistent", "x");
-    await expect(quit.finish()).rejects.toBeInstanceOf(PoolFailure);
+    writeFileSync(quitter, "self.onmessage = (e) => { if (e.data.type === 'dirs') process.exit(0); };\n");
+    const quit = await walkParallel(grepWalk, config, 0, 2, quitter);
+    expect(quit.found).toHaveLength(1);
+    expect(lines(quit.found)).toBe(20);
   });
 
   test.skipIf(!RG)("rg engine: one pass with the probe; given up and run again without it once a match is in and the probe's lines pile up", async () => {

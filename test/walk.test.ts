@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { tempDir } from "./_helpers.ts";
 import { RG, RG_NOISE, rgFiles, walked, writeTree } from "./_search.ts";
 import { compileIgnore, Match } from "../src/search/ignore.ts";
-import { walk, Walker } from "../src/search/walk.ts";
+import { walk, Walker, WalkState } from "../src/search/walk.ts";
 import { searchFile } from "../src/search/builtin.ts";
 import { compilePattern } from "../src/search/regex.ts";
 import { withContext } from "../src/search/context.ts";
@@ -191,15 +191,40 @@ describe("walk", () => {
     expectFiles(tmp.path, ["a/file.ts", "emoji 🎉.md", "ünïcödé/日本.ts"]);
   });
 
-  test("a visitor returning false stops the walk; the deadline stops it too", () => {
+  test("a visitor answering Quit stops the walk; the deadline stops it too", () => {
     using tmp = tempDir();
     for (let i = 0; i < 20; i++) writeTree(tmp.path, { [`d${i}/f.txt`]: "x" });
     let seen = 0;
-    const stopped = walk({ root: tmp.path, hidden: true, noise: new Set() }, () => ++seen < 3);
+    const stopped = walk({ root: tmp.path, hidden: true, noise: new Set() }, (_abs, _rel, dir) => (dir || ++seen < 3 ? WalkState.Continue : WalkState.Quit));
     expect(stopped).toEqual({ timedOut: false, stopped: true });
     expect(seen).toBe(3);
+    // Quit on a directory stops the walk before it is entered.
+    let files = 0;
+    const atDir = walk({ root: tmp.path, hidden: true, noise: new Set() }, (_abs, _rel, dir) => (dir ? WalkState.Quit : void files++));
+    expect(atDir).toEqual({ timedOut: false, stopped: true });
+    expect(files).toBe(0);
     const late = walk({ root: tmp.path, hidden: true, noise: new Set(), deadline: performance.now() - 1 }, () => {});
     expect(late.timedOut).toBe(true);
+  });
+
+  test("a directory answered Skip is not entered; every directory is offered once, before its files", () => {
+    using tmp = tempDir();
+    writeTree(tmp.path, { "a/x.txt": "", "a/deep/y.txt": "", "b/z.txt": "", "b/skip/w.txt": "", "top.txt": "", ".hidden/h.txt": "" });
+    const offered: string[] = [];
+    const files: string[] = [];
+    walk({ root: tmp.path, hidden: true, noise: new Set() }, (_abs, rel, dir) => {
+      if (!dir) {
+        // A file comes after the directory that holds it was offered.
+        const parent = rel.includes("/") ? rel.slice(0, rel.lastIndexOf("/")) : null;
+        expect(parent === null || offered.includes(parent)).toBe(true);
+        files.push(rel);
+        return WalkState.Continue;
+      }
+      offered.push(rel);
+      return rel === "b/skip" || rel === "a/deep" ? WalkState.Skip : WalkState.Continue;
+    });
+    expect(offered.sort()).toEqual(["a", "a/deep", "b", "b/skip"]);
+    expect(files.sort()).toEqual(["a/x.txt", "b/z.txt", "top.txt"]);
   });
 });
 
@@ -232,8 +257,8 @@ describe("two walkers sharing one walk", () => {
         handed += given.filter((g) => g.files).length;
         to.add(given);
       }
-      (turn % 2 ? a : b).step((_abs, rel) => {
-        seen.push(rel);
+      (turn % 2 ? a : b).step((_abs, rel, dir) => {
+        if (!dir) seen.push(rel);
       }, 1);
     }
     expect(a.pending + b.pending).toBe(0);
@@ -286,7 +311,7 @@ describe("with a root, what is opened is verified to be below the walk root", ()
     const seen = (confine?: string) => {
       const names: string[] = [];
       const walker = new Walker({ root, hidden: true, noise: new Set(), ...(confine ? { confine } : {}) }, [{ abs: join(root, "d"), rel: "d" }]);
-      while (walker.step((_abs, rel) => void names.push(rel), 16) === null);
+      while (walker.step((_abs, rel, dir) => void (dir || names.push(rel)), 16) === null);
       return names;
     };
     expect(seen()).toEqual(["d/secret.txt"]);

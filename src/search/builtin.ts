@@ -1,5 +1,5 @@
-// The built-in grep engine: the shared walk, then each file read in chunks of whole
-// lines and searched as one string. A file with a NUL byte anywhere is binary and
+// The built-in grep engine: the shared parallel walk, and each file a thread walks read
+// in chunks of whole lines and searched as one string. A file with a NUL byte anywhere is binary and
 // skipped (rg stops at the first NUL and reports it; the rg engine drops such files
 // too). A UTF-8 BOM is dropped and UTF-16 with a BOM is decoded, as rg does. A chunk
 // that is not valid UTF-8 is searched with the regex whose classes skip U+FFFD.
@@ -8,18 +8,17 @@ import { relative } from "node:path";
 import { isUtf8 } from "node:buffer";
 import type { Compiled } from "./regex.ts";
 import { holds } from "./anchor.ts";
-import { Collector, displayLine, garbage, MAX_KEPT, type Hit } from "./collect.ts";
-import { Walker } from "./walk.ts";
-import { Pool, PoolFailure } from "./pool.ts";
-import { threadCount } from "./threads.ts";
-import type { SearchOutcome, SearchPlan } from "./plan.ts";
+import { Collector, displayLine, garbage, MAX_KEPT, type Hit, type Snapshot } from "./collect.ts";
+import { WalkState, type WalkOptions } from "./walk.ts";
+import { walkParallel, type Signals, type ThreadVisitor, type WalkKind } from "./parallel.ts";
+import { fileFilter, type SearchOutcome, type SearchPlan } from "./plan.ts";
 import { openedBelow, READ_NONBLOCKING } from "../core/paths.ts";
 
 const CHUNK = 256 * 1024;
 let shared = Buffer.allocUnsafe(CHUNK);
 
-/** Files searched on the main thread before worker threads are started: a small tree is
- * done before a thread would be up. KT_GREP_PARALLEL_AFTER exists for tests only. */
+/** Files walked on this thread before helper threads are started: a small tree is done
+ * before a thread would be up. KT_GREP_PARALLEL_AFTER exists for tests only. */
 function parallelAfter(): number {
   const raw = Number(process.env.KT_GREP_PARALLEL_AFTER);
   return Number.isFinite(raw) && raw >= 0 ? raw : 1000;
@@ -36,90 +35,164 @@ export interface BuiltinRun {
 }
 
 /**
- * Searches the plan's files; on a large tree with worker threads too, and alone again if
- * a worker fails. With a `probe` (the near-miss pattern), each file is also searched for
- * it from the same read for as long as nothing has matched, so that a search with no
- * match has its hint without a second pass over the tree.
+ * Searches the plan's files, on a large tree with helper threads too (parallel.ts: each
+ * walks part of the tree and searches what it walks). With a `probe` (the near-miss
+ * pattern), each file is also searched for it from the same read for as long as nothing
+ * has matched anywhere, so that a search with no match has its hint without a second
+ * pass over the tree.
  */
 export async function searchBuiltin(plan: SearchPlan, compiled: Compiled, probe: Compiled | null = null): Promise<BuiltinRun> {
-  try {
-    return await run(plan, compiled, probe, true);
-  } catch (error) {
-    if (!(error instanceof PoolFailure)) throw error;
-    return run(plan, compiled, probe, false);
+  if (plan.file) {
+    const collector = new Collector();
+    const lost: Lost = { unreadable: [], skipped: [] };
+    const probed = probe ? new Collector() : null;
+    const matched = searchInto(plan.real, "", probe ? [compiled, probe] : [compiled], collector, probed, lost, plan.confine);
+    return { collector, outcome: { timedOut: false, ...lost }, threads: 1, probed: matched ? null : probed };
+  }
+  const { found } = await walkParallel(grepWalk, grepWalkConfig(plan, compiled, probe), parallelAfter());
+  const collector = new Collector();
+  for (const part of found) collector.merge(part.snapshot);
+  // No thread retires its probe unless something matched somewhere.
+  let probed: Collector | null = null;
+  if (probe && collector.lines === 0) {
+    probed = new Collector();
+    for (const part of found) if (part.probed) probed.merge(part.probed);
+  }
+  const outcome = { timedOut: found.some((part) => part.timedOut), unreadable: found.flatMap((part) => part.unreadable), skipped: found.flatMap((part) => part.skipped) };
+  return { collector, outcome, threads: found.length, probed };
+}
+
+export function grepWalkConfig(plan: SearchPlan, compiled: Compiled, probe: Compiled | null): GrepWalkConfig {
+  return {
+    pattern: matcherSpec(compiled),
+    probe: probe ? matcherSpec(probe) : null,
+    real: plan.real,
+    walkRoot: plan.walkRoot,
+    walkRel: plan.walkRel,
+    hidden: plan.hidden,
+    noise: [...plan.noise],
+    glob: plan.glob,
+    basename: plan.basename,
+    types: plan.types,
+    confine: plan.confine,
+    deadline: Date.now() + (plan.deadline - performance.now()),
+  };
+}
+
+/** What a grep thread needs (plain data: it crosses to helper threads). */
+export interface GrepWalkConfig {
+  pattern: MatcherSpec;
+  /** The near-miss probe, searched alongside until anything matches anywhere. */
+  probe: MatcherSpec | null;
+  real: string;
+  walkRoot: string;
+  walkRel: string;
+  hidden: boolean;
+  noise: string[];
+  glob: string | null;
+  basename: boolean;
+  types: readonly string[] | null;
+  confine: string | null;
+  /** Wall-clock (Date.now()) time: each thread has its own performance.now(). */
+  deadline: number;
+}
+
+/** What one thread found. */
+export interface GrepFound extends Lost {
+  snapshot: Snapshot;
+  /** The probe's findings; null when this thread retired it (something matched). */
+  probed: Snapshot | null;
+  timedOut: boolean;
+}
+
+/** One thread's search: each file the walk gives it that passes the filter is searched. */
+class GrepThread implements ThreadVisitor<GrepFound> {
+  readonly options: WalkOptions;
+  private readonly collector = new Collector();
+  private probed: Collector | null;
+  private readonly lost: Lost = { unreadable: [], skipped: [] };
+  private readonly alone: Matcher[];
+  private readonly both: Matcher[];
+  private readonly match: SearchPlan["match"];
+  /** The deadline on this thread's clock. */
+  private readonly until: number;
+  private timedOut = false;
+
+  constructor(
+    private readonly config: GrepWalkConfig,
+    private readonly signals: Signals,
+  ) {
+    const pattern = reviveMatcher(config.pattern);
+    this.alone = [pattern];
+    this.both = config.probe ? [pattern, reviveMatcher(config.probe)] : this.alone;
+    this.probed = config.probe ? new Collector() : null;
+    this.match = fileFilter(config.glob, config.basename, config.types);
+    this.until = performance.now() + (config.deadline - Date.now());
+    this.options = {
+      root: config.walkRoot,
+      hidden: config.hidden,
+      noise: new Set(config.noise),
+      deadline: this.until,
+      onUnreadable: (abs) => this.lost.unreadable.push(relative(config.real, abs)),
+      ...(config.confine === null ? {} : { confine: config.confine }),
+    };
+  }
+
+  readonly visit = (abs: string, rel: string, dir: boolean): WalkState => {
+    if (dir) return WalkState.Continue;
+    const { walkRel, confine } = this.config;
+    const full = walkRel ? `${walkRel}/${rel}` : rel;
+    if (this.match && !this.match(full)) return WalkState.Continue;
+    if (this.probed && this.signals.hitSomewhere) this.probed = null;
+    if (searchInto(abs, full, this.probed ? this.both : this.alone, this.collector, this.probed, this.lost, confine)) {
+      this.probed = null;
+      this.signals.hit();
+    }
+    if (performance.now() <= this.until) return WalkState.Continue;
+    this.timedOut = true;
+    return WalkState.Quit;
+  };
+
+  finish(partial: boolean): GrepFound {
+    return { snapshot: this.collector.snapshot(), probed: this.probed?.snapshot() ?? null, ...this.lost, timedOut: partial || this.timedOut };
   }
 }
 
-async function run(plan: SearchPlan, compiled: Compiled, probe: Compiled | null, parallel: boolean): Promise<BuiltinRun> {
-  const collector = new Collector();
-  const unreadable: string[] = [];
-  const skipped: string[] = [];
-  const lost: Lost = { unreadable, skipped };
-  let probed = probe ? new Collector() : null;
-  const both = probe ? [compiled, probe] : [compiled];
-  const alone = [compiled];
-  let pool: Pool | null = null;
-  const searchOne = (abs: string, rel: string): boolean => {
-    if (searchInto(abs, rel, probed ? both : alone, collector, probed, lost, plan.confine) && probed) {
-      probed = null;
-      pool?.stopProbing();
-    }
-    return performance.now() <= plan.deadline;
+/** grep's kind of the parallel walk. Reading a file costs far more than listing it, so
+ * large directories are shared in small slices. */
+export const grepWalk: WalkKind<GrepWalkConfig, GrepFound> = {
+  name: "grep",
+  slice: 64,
+  visitor: (config, signals) => new GrepThread(config, signals),
+};
+
+type Source = [source: string, flags: string];
+
+/** A Matcher as it crosses to a thread (regular expressions do not). */
+export interface MatcherSpec {
+  js: Source;
+  jsValid: Source;
+  prefilter: Source | null;
+  anchors: { bytes: Uint8Array; word: string | null; at: number }[] | null;
+  multiline?: boolean;
+  nested?: boolean;
+}
+
+const source = (re: RegExp): Source => [re.source, re.flags];
+
+export function matcherSpec(m: Matcher): MatcherSpec {
+  return { js: source(m.js), jsValid: source(m.jsValid), prefilter: m.prefilter ? source(m.prefilter) : null, anchors: m.anchors, multiline: m.multiline, nested: m.nested };
+}
+
+export function reviveMatcher(spec: MatcherSpec): Matcher {
+  return {
+    js: new RegExp(...spec.js),
+    jsValid: new RegExp(...spec.jsValid),
+    prefilter: spec.prefilter ? new RegExp(...spec.prefilter) : null,
+    anchors: spec.anchors ? spec.anchors.map((a) => ({ ...a, bytes: Buffer.from(a.bytes) })) : null,
+    multiline: spec.multiline,
+    nested: spec.nested,
   };
-  if (plan.file) {
-    searchOne(plan.real, "");
-    return { collector, outcome: { timedOut: false, unreadable, skipped }, threads: 1, probed };
-  }
-  const threads = parallel ? threadCount() : 1;
-  const after = parallelAfter();
-  let searched = 0;
-  let timedOut = false;
-  const walker = new Walker({
-    root: plan.walkRoot,
-    hidden: plan.hidden,
-    noise: plan.noise,
-    deadline: plan.deadline,
-    onUnreadable: (abs) => unreadable.push(relative(plan.real, abs)),
-    ...(plan.confine === null ? {} : { confine: plan.confine }),
-  });
-  const visit = (abs: string, rel: string): boolean => {
-    const full = plan.walkRel ? `${plan.walkRel}/${rel}` : rel;
-    if (plan.match && !plan.match(full)) return true;
-    if (pool) {
-      pool.add(abs, full);
-      return true;
-    }
-    if (!searchOne(abs, full)) {
-      timedOut = true;
-      return false;
-    }
-    if (threads > 1 && ++searched >= after) {
-      pool = Pool.start(threads, compiled, Date.now() + (plan.deadline - performance.now()), probed ? probe : null, undefined, plan.confine);
-      pool?.onFound(() => {
-        probed = null;
-      });
-    }
-    return true;
-  };
-  let walked = null;
-  try {
-    while (walked === null) {
-      walked = walker.step(visit, pool ? 16 : 256);
-      if (pool) await (pool as Pool).keepUp();
-    }
-    if (pool) {
-      const done = await (pool as Pool).finish();
-      for (const snapshot of done.snapshots) collector.merge(snapshot);
-      if (collector.lines > 0) probed = null;
-      else for (const snapshot of done.probed) (probed as Collector | null)?.merge(snapshot);
-      unreadable.push(...done.unreadable);
-      skipped.push(...done.skipped);
-      timedOut ||= done.timedOut;
-    }
-  } finally {
-    (pool as Pool | null)?.terminate();
-  }
-  return { collector, outcome: { timedOut: timedOut || walked.timedOut, unreadable, skipped }, threads: pool ? (pool as Pool).size : 1, probed };
 }
 
 /** Files a search could not cover: unreadable (permission denied), or skipped (reading

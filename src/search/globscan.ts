@@ -1,18 +1,15 @@
 // The walk behind glob: every file whose path matches the pattern, with its modification
-// time (glob lists newest first), and what the zero-match hint needs to know. A large
-// tree is walked by as many threads as there are cores sharing one walk: this one
-// starts, and past a thousand files each idle helper thread (worker.ts) is given half
-// the directories still to be read here (a very large directory waits in slices of
-// files, which go the same way); when this thread runs out, it takes half of a busy
-// helper's. Each stats its own matches, so the stat calls,
-// which cost as much as the walk, are shared too. The result does not depend on which
-// thread saw what: each sorts its own list and the two are merged, counts are summed,
-// and the near names are ranked by (distance, path).
+// time (glob lists newest first), and what the zero-match hint needs to know. A kind of
+// the parallel walk (parallel.ts): past a thousand files the tree is walked by as many
+// threads as there are cores, and each stats its own matches, so the stat calls, which
+// cost as much as the walk, are shared too. The result does not depend on which thread
+// saw what: each sorts its own list and the lists are merged, counts are summed, and the
+// near names are ranked by (distance, path).
 import { extname } from "node:path";
 import { globTest } from "./globlang.ts";
 import { distance } from "fastest-levenshtein";
-import { Walker, type DirRef, type WalkOptions } from "./walk.ts";
-import { workerUrl } from "./pool.ts";
+import type { WalkOptions } from "./walk.ts";
+import { Signals, walkParallel, workerUrl, type ThreadVisitor, type WalkKind } from "./parallel.ts";
 import { threadCount } from "./threads.ts";
 import { mtimeOf, newestFirst } from "./collect.ts";
 
@@ -99,42 +96,40 @@ export function globMatcher(glob: string): (rel: string) => boolean {
 }
 
 /** What one thread finds. */
-export class GlobScan {
+class GlobScan implements ThreadVisitor<GlobScanResult> {
   readonly rels: string[] = [];
   private mtimes = new Float64Array(1024);
   readonly unreadable: string[] = [];
-  timedOut = false;
   readonly seen: Seen = { deeper: 0, near: new Map(), all: new Map(), names: [] };
   private readonly match: (rel: string) => boolean;
   private readonly deeper: ((rel: string) => boolean) | null;
   private readonly relaxed: ((rel: string) => boolean) | null;
   private readonly name: string | null;
-  /** Files walked, matching or not. */
-  walked = 0;
+  readonly options: WalkOptions;
 
-  constructor(private readonly config: GlobScanConfig) {
+  constructor(
+    private readonly config: GlobScanConfig,
+    private readonly signals: Signals,
+  ) {
     const glob = config.glob;
     this.match = globMatcher(glob);
     this.deeper = glob.includes("/") || glob.startsWith("**") ? null : globTest(glob, { dot: true, basename: true });
     this.name = plainName(glob);
     this.relaxed = this.name ? null : relaxedMatcher(glob);
-  }
-
-  walkOptions(): WalkOptions {
-    const { walkRoot, hidden, noise, deadline, real } = this.config;
-    return {
+    const { walkRoot, hidden, noise, deadline, real } = config;
+    this.options = {
       root: walkRoot,
       hidden,
       noise: new Set(noise),
       // This thread's clock: performance.now() differs between threads, Date.now() does not.
       deadline: performance.now() + (deadline - Date.now()),
       onUnreadable: (abs) => this.unreadable.push(abs.slice(real.length + 1)),
-      ...(this.config.confine == null ? {} : { confine: this.config.confine }),
+      ...(config.confine == null ? {} : { confine: config.confine }),
     };
   }
 
-  readonly visit = (abs: string, rel: string): void => {
-    this.walked++;
+  readonly visit = (abs: string, rel: string, dir: boolean): void => {
+    if (dir) return;
     const { walkRel } = this.config;
     const full = walkRel ? `${walkRel}/${rel}` : rel;
     if (this.match(full)) {
@@ -146,9 +141,11 @@ export class GlobScan {
       }
       this.mtimes[n] = mtimeOf(this.config.statRelative ? rel : abs);
       this.rels.push(full);
+      if (n === 0) this.signals.hit();
       return;
     }
-    if (this.rels.length > 0) return;
+    // The hint is wanted only when nothing matched anywhere.
+    if (this.rels.length > 0 || this.signals.hitSomewhere) return;
     const seen = this.seen;
     if (this.deeper?.(full)) seen.deeper++;
     // A plain file name gets the similar-names hint, anything else the extension hint.
@@ -164,14 +161,14 @@ export class GlobScan {
   };
 
   /** What this thread found, its paths sorted (each thread sorts its own). */
-  result(): GlobScanResult {
+  finish(partial: boolean): GlobScanResult {
     const mtimes = this.mtimes;
     const rels = this.rels;
     const order = Array.from({ length: rels.length }, (_, i) => i);
     order.sort((a, b) => newestFirst(mtimes[a]!, rels[a]!, mtimes[b]!, rels[b]!));
     const sorted = new Float64Array(rels.length);
     for (let i = 0; i < order.length; i++) sorted[i] = mtimes[order[i]!]!;
-    return { rels: order.map((i) => rels[i]!), mtimes: sorted, unreadable: this.unreadable, timedOut: this.timedOut, seen: this.seen, threads: 1 };
+    return { rels: order.map((i) => rels[i]!), mtimes: sorted, unreadable: this.unreadable, timedOut: partial, seen: this.seen, threads: 1 };
   }
 }
 
@@ -231,228 +228,26 @@ function merge(into: GlobScanResult, other: GlobScanResult): GlobScanResult {
   };
 }
 
-/** Messages between this thread and the glob worker (worker.ts). The found paths cross
- * as one "\0"-joined string: far cheaper than an array of strings. Whether the
- * worker is busy, and a request for its directories, go through shared memory instead
- * (see SharedState): a thread busy walking does not get to read its messages. */
-export type GlobRequest =
-  | { type: "glob"; config: GlobScanConfig; shared: SharedArrayBuffer }
-  | { type: "glob-dirs"; dirs: DirRef[] }
-  | { type: "glob-finish" };
-
-export type GlobReply = { type: "glob-stolen"; dirs: DirRef[] } | { type: "glob-result"; result: WireResult };
-
-/**
- * The word both threads share (index STATE of an Int32Array over the shared buffer):
- * RUNNING while the worker walks, IDLE when it has nothing left, STEAL when this thread
- * asks for half of its directories. Every STEAL that replaced RUNNING is answered with
- * exactly one "glob-stolen" (empty when the worker ran out first). STOP (index STOP) set
- * to 1 makes the worker stop walking (the time limit).
- */
-export const SharedState = { STATE: 0, STOP: 1, RUNNING: 0, IDLE: 1, STEAL: 2 } as const;
-
-export interface WireResult {
+/** The found paths cross threads as one "\0"-joined string: far cheaper than an array of
+ * strings. */
+interface WireResult extends Omit<GlobScanResult, "rels"> {
   rels: string;
   count: number;
-  mtimes: Float64Array;
-  unreadable: string[];
-  timedOut: boolean;
-  deeper: number;
-  near: [string, number][];
-  all: [string, number][];
-  names: NearName[];
 }
 
-export function toWire(r: GlobScanResult): WireResult {
-  return {
-    rels: r.rels.join("\0"),
-    count: r.rels.length,
-    mtimes: r.mtimes,
-    unreadable: r.unreadable,
-    timedOut: r.timedOut,
-    deeper: r.seen.deeper,
-    near: [...r.seen.near],
-    all: [...r.seen.all],
-    names: r.seen.names,
-  };
-}
+export const globWalk: WalkKind<GlobScanConfig, GlobScanResult> = {
+  name: "glob",
+  visitor: (config, signals) => new GlobScan(config, signals),
+  pack: (r): WireResult => ({ ...r, rels: r.rels.join("\0"), count: r.rels.length }),
+  unpack: (packed) => {
+    const w = packed as WireResult;
+    return { ...w, rels: w.count === 0 ? [] : w.rels.split("\0") };
+  },
+};
 
-function fromWire(w: WireResult): GlobScanResult {
-  return {
-    rels: w.count === 0 ? [] : w.rels.split("\0"),
-    mtimes: w.mtimes,
-    unreadable: w.unreadable,
-    timedOut: w.timedOut,
-    seen: { deeper: w.deeper, near: new Map(w.near), all: new Map(w.all), names: w.names },
-    threads: 1,
-  };
-}
-
-/** A worker thread failed: the scan is run again on this thread alone. */
-class HelperFailure extends Error {}
-
-/** The worker's side of the shared walk, as this thread sees it. */
-class Helper {
-  private replies: GlobReply[] = [];
-  private wake: (() => void) | null = null;
-  private failure: string | null = null;
-  private readonly shared = new Int32Array(new SharedArrayBuffer(8));
-
-  private constructor(private readonly worker: Worker) {
-    Atomics.store(this.shared, SharedState.STATE, SharedState.IDLE);
-    worker.onmessage = (event: MessageEvent<GlobReply>) => {
-      this.replies.push(event.data);
-      this.poke();
-    };
-    worker.onerror = (event) => {
-      this.failure ??= event.message || "a glob thread failed";
-      this.poke();
-    };
-    // A thread that ends before its result is in (it is terminated only after): failed.
-    worker.addEventListener("close", () => {
-      if (!this.replies.some((r) => r.type === "glob-result")) this.failure ??= "a glob thread ended early";
-      this.poke();
-    });
-  }
-
-  static start(config: GlobScanConfig, url: string): Helper | null {
-    try {
-      const helper = new Helper(new Worker(url));
-      helper.worker.postMessage({ type: "glob", config, shared: helper.shared.buffer as SharedArrayBuffer } satisfies GlobRequest);
-      return helper;
-    } catch {
-      return null;
-    }
-  }
-
-  /** The worker has no directories left (or was never given any). */
-  get idle(): boolean {
-    if (this.failure) throw new HelperFailure(this.failure);
-    return Atomics.load(this.shared, SharedState.STATE) === SharedState.IDLE;
-  }
-
-  private poke(): void {
-    const wake = this.wake;
-    this.wake = null;
-    wake?.();
-  }
-
-  /** Waits for the next message from the worker. */
-  private async next(): Promise<void> {
-    if (this.failure) throw new HelperFailure(this.failure);
-    await new Promise<void>((resolve) => {
-      this.wake = resolve;
-    });
-    if (this.failure) throw new HelperFailure(this.failure);
-  }
-
-  private async reply<T extends GlobReply["type"]>(type: T): Promise<Extract<GlobReply, { type: T }>> {
-    for (;;) {
-      const at = this.replies.findIndex((r) => r.type === type);
-      if (at !== -1) return this.replies.splice(at, 1)[0] as Extract<GlobReply, { type: T }>;
-      await this.next();
-    }
-  }
-
-  /** Hands directories to the idle worker. */
-  give(dirs: DirRef[]): void {
-    Atomics.store(this.shared, SharedState.STATE, SharedState.RUNNING);
-    this.worker.postMessage({ type: "glob-dirs", dirs } satisfies GlobRequest);
-  }
-
-  /** Half of the worker's unread directories (none when it has fewer than two, or has
-   * run out meanwhile). */
-  async steal(): Promise<DirRef[]> {
-    if (Atomics.compareExchange(this.shared, SharedState.STATE, SharedState.RUNNING, SharedState.STEAL) !== SharedState.RUNNING) return [];
-    return (await this.reply("glob-stolen")).dirs;
-  }
-
-  /** Waits a moment (the worker is walking the last of the directories). */
-  async pause(): Promise<void> {
-    await Bun.sleep(1);
-    if (this.failure) throw new HelperFailure(this.failure);
-  }
-
-  /** Stops the worker (wherever it is) and takes what it found. */
-  async finish(): Promise<GlobScanResult> {
-    try {
-      Atomics.store(this.shared, SharedState.STOP, 1);
-      this.worker.postMessage({ type: "glob-finish" } satisfies GlobRequest);
-      return fromWire((await this.reply("glob-result")).result);
-    } finally {
-      this.worker.terminate();
-    }
-  }
-
-  terminate(): void {
-    this.worker.terminate();
-  }
-}
-
-/** Walks the tree for `config`, with a worker thread on a large tree. */
-export async function scanGlob(config: GlobScanConfig, url = workerUrl()): Promise<GlobScanResult> {
-  try {
-    return await scan(config, url);
-  } catch (error) {
-    if (!(error instanceof HelperFailure)) throw error;
-    return scan(config, null);
-  }
-}
-
-/** `url`: the worker script (tests give others); null: this thread alone. This thread
- * walks and hands out work: an idle helper is given half of what is left here, and when
- * this thread runs out it takes half of a busy helper's. */
-async function scan(config: GlobScanConfig, url: string | null): Promise<GlobScanResult> {
-  const own = new GlobScan(config);
-  const walker = new Walker(own.walkOptions());
-  const after = parallelAfter();
-  const wanted = url === null ? 0 : threadCount() - 1;
-  let helpers: Helper[] = [];
-  let tried = wanted < 1;
-  try {
-    for (;;) {
-      if (walker.pending > 0) {
-        // Small steps (a slice of a large directory counts as one), so that a helper gone
-        // idle is soon given more, and a small tree (in tests) still has directories
-        // left to share when a helper is asked for.
-        const ended = walker.step(own.visit, 4);
-        if (ended?.timedOut) {
-          own.timedOut = true;
-          break;
-        }
-      }
-      if (!tried && own.walked >= after && walker.pending >= 2) {
-        tried = true;
-        for (let i = 0; i < wanted; i++) {
-          const helper = Helper.start(config, url!);
-          if (helper) helpers.push(helper);
-        }
-      }
-      if (helpers.length === 0) {
-        if (walker.pending === 0) break;
-        continue;
-      }
-      for (const helper of helpers) if (walker.pending >= 2 && helper.idle) helper.give(walker.split());
-      if (walker.pending > 0) continue;
-      // Nothing left here: take half of a busy helper's, or wait for the last to finish.
-      const busy = helpers.filter((h) => !h.idle);
-      if (busy.length === 0) break;
-      let stolen: DirRef[] = [];
-      for (const helper of busy) {
-        stolen = await helper.steal();
-        if (stolen.length > 0) break;
-      }
-      if (stolen.length > 0) walker.add(stolen);
-      else await busy[0]!.pause();
-    }
-    if (helpers.length === 0) return own.result();
-    // Every thread sorts its own paths at the same time; then the merges.
-    const finishing = helpers.map((h) => h.finish());
-    helpers = [];
-    let merged = own.result();
-    for (const other of await Promise.all(finishing)) merged = merge(merged, other);
-    return merged;
-  } finally {
-    for (const helper of helpers) helper.terminate();
-  }
+/** Walks the tree for `config`, with helper threads on a large tree; `url`: their script
+ * (tests give others), null for this thread alone. */
+export async function scanGlob(config: GlobScanConfig, url: string | null = workerUrl()): Promise<GlobScanResult> {
+  const { found } = await walkParallel(globWalk, config, parallelAfter(), threadCount(), url);
+  return found.reduce(merge);
 }

@@ -32,6 +32,8 @@ export interface SearchPlan {
   match: ((rel: string) => boolean) | null;
   /** The pattern or include as given, after normalization. */
   glob: string | null;
+  /** A slash-less glob is matched against base names (see fileFilter). */
+  basename: boolean;
   /** grep's type filter: file-name globs, one of which a file's name must match. */
   types: readonly string[] | null;
   deadline: number;
@@ -135,15 +137,27 @@ export function makePlan(ctx: ToolContext, input: PlanInput, started = performan
       missing = true;
     }
   }
+  // An unknown type is refused even for a single file.
+  const given = input.type === undefined ? null : typeGlobs(input.type);
+  const types = file ? null : given;
+  const match = fileFilter(glob, input.basename, types);
+  return { abs, real, file, walkRoot, walkRel: prefix, missing, hidden, noise, match, glob, basename: input.basename, types, deadline: started + timeLimitMs(), confine: ctx.root === undefined ? null : walkRoot };
+}
+
+/**
+ * The test a file's path (relative to plan.real) must pass: the glob (slash-less and
+ * `basename`: against the base name, at any depth) and one of the type's name globs.
+ * Null when every file passes. Threads rebuild it from these three.
+ */
+export function fileFilter(glob: string | null, basename: boolean, types: readonly string[] | null): SearchPlan["match"] {
   let match: SearchPlan["match"] = null;
   if (glob !== null) {
     // picomatch's basename option must only be set for a slash-less glob: with it, a glob
     // with slashes is tested against the base name too, and never matches.
-    const matcher = globTest(glob, { dot: true, basename: input.basename && !glob.includes("/") });
+    const matcher = globTest(glob, { dot: true, basename: basename && !glob.includes("/") });
     match = (rel) => matcher(rel);
   }
-  const types = input.type === undefined ? null : typeGlobs(input.type);
-  if (types !== null && !file) {
+  if (types !== null) {
     const tests = types.map((t) => globTest(t, { dot: true }));
     const ofType = (rel: string) => {
       const name = rel.slice(rel.lastIndexOf("/") + 1);
@@ -152,7 +166,7 @@ export function makePlan(ctx: ToolContext, input: PlanInput, started = performan
     const byGlob = match;
     match = byGlob ? (rel) => ofType(rel) && byGlob(rel) : ofType;
   }
-  return { abs, real, file, walkRoot, walkRel: prefix, missing, hidden, noise, match, glob, types: file ? null : types, deadline: started + timeLimitMs(), confine: ctx.root === undefined ? null : walkRoot };
+  return match;
 }
 
 /** A found path (relative to plan.real) as the model sees it: relative to the working

@@ -59,10 +59,24 @@ export interface WalkOptions {
    * is read by name.
    */
   confine?: string;
+  /** Files of one directory visited at once (see SLICE). */
+  slice?: number;
 }
 
-/** Return false to stop the walk. `rel` is relative to the root, with "/" separators. */
-export type Visit = (abs: string, rel: string) => boolean | void;
+/** What a visitor answers for an entry (ripgrep's ignore crate's WalkState): go on; do
+ * not enter this directory (for a file, the same as going on); or stop the walk. */
+export const enum WalkState {
+  Continue,
+  Skip,
+  Quit,
+}
+
+/**
+ * Called for every file, and for every directory before it is entered, that the ignore
+ * rules keep. `rel` is relative to the root, with "/" separators. Nothing (undefined)
+ * means Continue.
+ */
+export type Visit = (abs: string, rel: string, dir: boolean) => WalkState | void;
 
 export interface WalkResult {
   timedOut: boolean;
@@ -79,9 +93,9 @@ interface Frame {
   files?: string[];
 }
 
-/** Files of one directory visited at once; the rest of a larger directory is left on the
- * stack in slices of this size, so that two walkers sharing a walk can share it too (one
- * directory of /usr/share holds 17,575 files, more than a third of the tree). */
+/** Files of one directory visited at once by default; the rest of a larger directory is
+ * left on the stack in slices of this size, so that walkers sharing a walk can share it
+ * too (one directory of /usr/share holds 17,575 files, more than a third of the tree). */
 const SLICE = 512;
 
 export function walk(opts: WalkOptions, visit: Visit): WalkResult {
@@ -144,6 +158,7 @@ export class Walker {
   step(visit: Visit, dirs: number): WalkResult | null {
     const { stack, opts } = this;
     const { hidden, noise, deadline } = opts;
+    const sliceSize = opts.slice ?? SLICE;
     for (let done = 0; done < dirs; done++) {
       const frame = stack.pop();
       if (!frame) return { timedOut: false, stopped: false };
@@ -152,7 +167,7 @@ export class Walker {
       if (deadline !== undefined && frame.abs !== opts.root && performance.now() > deadline) return { timedOut: true, stopped: false };
       if (frame.files) {
         const files = frame.files;
-        for (let i = 0; i < files.length; i += 2) if (visit(files[i]!, files[i + 1]!) === false) return { timedOut: false, stopped: true };
+        for (let i = 0; i < files.length; i += 2) if (visit(files[i]!, files[i + 1]!, false) === WalkState.Quit) return { timedOut: false, stopped: true };
         continue;
       }
       let entries: Dirent[];
@@ -194,13 +209,16 @@ export class Walker {
           if (chains.kt && firstMatch(chains.kt, abs, name, isDir) === Match.Ignore) continue;
         } else if (hidden && name.charCodeAt(0) === 46) continue;
         const rel = frame.rel === "" ? name : `${frame.rel}/${name}`;
-        if (isDir) stack.push({ abs, rel, chains });
-        else if (visited < SLICE) {
+        if (isDir) {
+          const state = visit(abs, rel, true);
+          if (state === WalkState.Quit) return { timedOut: false, stopped: true };
+          if (state !== WalkState.Skip) stack.push({ abs, rel, chains });
+        } else if (visited < sliceSize) {
           visited++;
-          if (visit(abs, rel) === false) return { timedOut: false, stopped: true };
+          if (visit(abs, rel, false) === WalkState.Quit) return { timedOut: false, stopped: true };
         } else {
           (slice ??= []).push(abs, rel);
-          if (slice.length === 2 * SLICE) {
+          if (slice.length === 2 * sliceSize) {
             stack.push({ abs: frame.abs, rel: frame.rel, chains, files: slice });
             slice = null;
           }

@@ -1,0 +1,332 @@
+// The one parallel walk grep and glob share, in the shape of ripgrep's ignore crate: a
+// walk kind (what a tool does with the files) builds one visitor per thread, and every
+// thread walks part of the tree with its own (walk.ts's Walker, same ignore rules) and
+// hands back what it found at the end.
+//
+// This thread starts alone; past `after` files (a small tree is done before a thread
+// would be up) it starts one helper thread per further core (worker.ts). Work is shared
+// through this thread: a helper gone idle is given half of the directories still to be
+// read here (a very large directory waits in slices of files, which go the same way),
+// and when this thread runs out it takes half of a busy helper's. A busy helper reads no
+// messages, so whether it is idle, and a request for its directories, go through shared
+// memory. Any failure of a helper has the whole walk done again on this thread alone.
+import { Walker, type DirRef, type Visit, type WalkOptions } from "./walk.ts";
+import { threadCount } from "./threads.ts";
+
+/**
+ * Words every thread of one walk shares: STOP makes every walker stop (a visitor quit,
+ * or the time ran out); HIT says some thread's visitor found what it looks for (grep and
+ * glob retire their near-miss probes on it: a hint is only wanted when nothing matched).
+ */
+export class Signals {
+  readonly words: Int32Array;
+
+  constructor(buffer: SharedArrayBuffer = new SharedArrayBuffer(8)) {
+    this.words = new Int32Array(buffer);
+  }
+
+  stop(): void {
+    Atomics.store(this.words, 0, 1);
+  }
+
+  get stopped(): boolean {
+    return Atomics.load(this.words, 0) === 1;
+  }
+
+  hit(): void {
+    Atomics.store(this.words, 1, 1);
+  }
+
+  get hitSomewhere(): boolean {
+    return Atomics.load(this.words, 1) === 1;
+  }
+}
+
+/** One thread's part of a walk. */
+export interface ThreadVisitor<Found> {
+  /** The walk's options on this thread (a deadline is on this thread's clock). */
+  readonly options: WalkOptions;
+  readonly visit: Visit;
+  /** What this thread found (structured-cloneable data: it may cross threads).
+   * `partial`: the walk stopped before every directory was read. */
+  finish(partial: boolean): Found;
+}
+
+/** What a tool does with a walk: known to worker.ts by `name`. */
+export interface WalkKind<Config, Found> {
+  readonly name: string;
+  /** Files of one directory visited at once (walk.ts's slice): smaller when visiting a
+   * file costs much (grep reads it), so that work is shared at a finer grain. */
+  readonly slice?: number;
+  visitor(config: Config, signals: Signals): ThreadVisitor<Found>;
+  /** Found data in a form cheaper to send between threads, and back. */
+  pack?(found: Found): unknown;
+  unpack?(packed: unknown): Found;
+}
+
+export interface WalkOutcome<Found> {
+  /** One per thread, this thread's first. */
+  found: Found[];
+}
+
+/** Messages to a helper. The found data crosses back in one "found" message. */
+type ToHelper = { type: "walk"; kind: string; config: unknown; signals: SharedArrayBuffer; state: SharedArrayBuffer } | { type: "dirs"; dirs: DirRef[] } | { type: "finish" };
+
+type FromHelper = { type: "stolen"; dirs: DirRef[] } | { type: "found"; found: unknown };
+
+/**
+ * A helper's state word (its own shared Int32Array): RUNNING while it walks, IDLE when it
+ * has nothing left, STEAL when this thread asks for half of its directories. Every STEAL
+ * that replaced RUNNING is answered with exactly one "stolen" (empty when the helper ran
+ * out first).
+ */
+const enum State {
+  Running,
+  Idle,
+  Steal,
+}
+
+/**
+ * The helper entry: beside this module when running from source; in the compiled binary
+ * every module is a chunk at the root of Bun's embedded file system, and the worker,
+ * built as a second entry point, keeps its path below src/.
+ */
+export function workerUrl(): string {
+  const here = new URL(".", import.meta.url);
+  return /\/(\$bunfs|~BUN)\//.test(here.pathname) ? new URL("search/worker.ts", here).href : new URL("./worker.ts", import.meta.url).href;
+}
+
+/** Directories stepped through between looks at the helpers, by this thread. */
+const STEP = 2;
+
+/**
+ * Walks with `kind`'s visitors on up to `threads` threads. `url`: the helper script
+ * (tests give others); null walks on this thread alone.
+ */
+export async function walkParallel<Config, Found>(kind: WalkKind<Config, Found>, config: Config, after: number, threads = threadCount(), url: string | null = workerUrl()): Promise<WalkOutcome<Found>> {
+  try {
+    return await walkWith(kind, config, after, url === null ? 1 : threads, url);
+  } catch (error) {
+    if (!(error instanceof HelperFailure)) throw error;
+    return walkWith(kind, config, after, 1, null);
+  }
+}
+
+async function walkWith<Config, Found>(kind: WalkKind<Config, Found>, config: Config, after: number, threads: number, url: string | null): Promise<WalkOutcome<Found>> {
+  const signals = new Signals();
+  const own = kind.visitor(config, signals);
+  const walker = new Walker(withSlice(own.options, kind.slice));
+  let walked = 0;
+  const visit: Visit = (abs, rel, dir) => {
+    if (!dir) walked++;
+    return own.visit(abs, rel, dir);
+  };
+  let helpers: Helper<Found>[] = [];
+  let tried = threads < 2 || url === null;
+  let partial = false;
+  try {
+    for (;;) {
+      if (walker.pending > 0) {
+        const ended = walker.step(visit, STEP);
+        if (ended && (ended.timedOut || ended.stopped)) {
+          signals.stop();
+          partial = walker.pending > 0 || ended.timedOut;
+          break;
+        }
+      }
+      if (signals.stopped) {
+        partial = true;
+        break;
+      }
+      if (!tried && walked >= after) {
+        tried = true;
+        for (let i = 1; i < threads; i++) {
+          const helper = Helper.start(kind, config, signals, url!);
+          if (helper) helpers.push(helper);
+        }
+      }
+      if (helpers.length === 0) {
+        if (walker.pending === 0) break;
+        continue;
+      }
+      for (const helper of helpers) if (walker.pending >= 2 && helper.idle) helper.give(walker.split());
+      if (walker.pending > 0) continue;
+      // Nothing left here: take half of a busy helper's, or wait for the last to finish.
+      const busy = helpers.filter((h) => !h.idle);
+      if (busy.length === 0) break;
+      let stolen: DirRef[] = [];
+      for (const helper of busy) {
+        stolen = await helper.steal();
+        if (stolen.length > 0) break;
+      }
+      if (stolen.length > 0) walker.add(stolen);
+      else await busy[0]!.pause();
+    }
+    // Every thread hands over its findings at the same time (each sorts its own).
+    const finishing = helpers.map((h) => h.finish());
+    helpers = [];
+    const mine = own.finish(partial);
+    return { found: [mine, ...(await Promise.all(finishing))] };
+  } finally {
+    for (const helper of helpers) helper.terminate();
+  }
+}
+
+function withSlice(options: WalkOptions, slice: number | undefined): WalkOptions {
+  return slice === undefined ? options : { ...options, slice };
+}
+
+/** A helper thread failed: the walk is done again on this thread alone. */
+class HelperFailure extends Error {}
+
+/** A helper thread, as this thread sees it. */
+class Helper<Found> {
+  private replies: FromHelper[] = [];
+  private wake: (() => void) | null = null;
+  private failure: string | null = null;
+  private readonly state = new Int32Array(new SharedArrayBuffer(4));
+
+  private constructor(
+    private readonly worker: Worker,
+    private readonly kind: WalkKind<never, Found>,
+  ) {
+    Atomics.store(this.state, 0, State.Idle);
+    worker.onmessage = (event: MessageEvent<FromHelper>) => {
+      this.replies.push(event.data);
+      this.poke();
+    };
+    worker.onerror = (event) => {
+      this.failure ??= event.message || "a search thread failed";
+      this.poke();
+    };
+    worker.onmessageerror = () => {
+      this.failure ??= "a search thread sent an unreadable message";
+      this.poke();
+    };
+    // A thread that ends before its findings are in (it is terminated only after): failed.
+    worker.addEventListener("close", () => {
+      if (!this.replies.some((r) => r.type === "found")) this.failure ??= "a search thread ended early";
+      this.poke();
+    });
+  }
+
+  static start<Found>(kind: WalkKind<never, Found>, config: unknown, signals: Signals, url: string): Helper<Found> | null {
+    try {
+      const helper = new Helper(new Worker(url), kind);
+      const message: ToHelper = { type: "walk", kind: kind.name, config, signals: signals.words.buffer as SharedArrayBuffer, state: helper.state.buffer as SharedArrayBuffer };
+      helper.worker.postMessage(message);
+      return helper;
+    } catch {
+      return null;
+    }
+  }
+
+  /** The helper has no directories left (or was never given any). */
+  get idle(): boolean {
+    if (this.failure) throw new HelperFailure(this.failure);
+    return Atomics.load(this.state, 0) === State.Idle;
+  }
+
+  private poke(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+
+  private async reply<T extends FromHelper["type"]>(type: T): Promise<Extract<FromHelper, { type: T }>> {
+    for (;;) {
+      if (this.failure) throw new HelperFailure(this.failure);
+      const at = this.replies.findIndex((r) => r.type === type);
+      if (at !== -1) return this.replies.splice(at, 1)[0] as Extract<FromHelper, { type: T }>;
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
+    }
+  }
+
+  /** Hands directories to the idle helper. */
+  give(dirs: DirRef[]): void {
+    Atomics.store(this.state, 0, State.Running);
+    this.worker.postMessage({ type: "dirs", dirs } satisfies ToHelper);
+  }
+
+  /** Half of the helper's unread directories (none when it has fewer than two, or has
+   * run out meanwhile). */
+  async steal(): Promise<DirRef[]> {
+    if (Atomics.compareExchange(this.state, 0, State.Running, State.Steal) !== State.Running) return [];
+    return (await this.reply("stolen")).dirs;
+  }
+
+  /** Waits a moment (the helper is walking the last of the directories). */
+  async pause(): Promise<void> {
+    await Bun.sleep(1);
+    if (this.failure) throw new HelperFailure(this.failure);
+  }
+
+  /** Takes what the helper found (it is idle, or stopped by the walk's STOP). */
+  async finish(): Promise<Found> {
+    try {
+      this.worker.postMessage({ type: "finish" } satisfies ToHelper);
+      const { found } = await this.reply("found");
+      return this.kind.unpack ? this.kind.unpack(found) : (found as Found);
+    } finally {
+      this.worker.terminate();
+    }
+  }
+
+  terminate(): void {
+    this.worker.terminate();
+  }
+}
+
+/**
+ * The helper's side (worker.ts calls this with the kinds it knows): walks the
+ * directories it is given without stopping for messages (a request for half of them
+ * arrives through shared memory), then says it is idle; the exchange to IDLE answers a
+ * request made meanwhile, so that every request gets its one answer.
+ */
+export function serveWalks(kinds: readonly WalkKind<never, unknown>[]): void {
+  const scope = globalThis as unknown as Worker;
+  let job: { kind: WalkKind<never, unknown>; visitor: ThreadVisitor<unknown>; walker: Walker; signals: Signals; state: Int32Array; partial: boolean } | null = null;
+  const reply = (message: FromHelper): void => scope.postMessage(message);
+  const walk = (): void => {
+    const { visitor, walker, signals, state } = job!;
+    while (walker.pending > 0 && !signals.stopped) {
+      const ended = walker.step(visitor.visit, STEP);
+      if (ended && (ended.timedOut || ended.stopped)) {
+        signals.stop();
+        if (ended.timedOut) job!.partial = true;
+        break;
+      }
+      if (Atomics.load(state, 0) === State.Steal) {
+        reply({ type: "stolen", dirs: walker.pending >= 2 ? walker.split() : [] });
+        Atomics.store(state, 0, State.Running);
+      }
+    }
+    // Directories left unread (the walk was stopped): what this thread found is partial.
+    if (walker.pending > 0) job!.partial = true;
+    if (Atomics.exchange(state, 0, State.Idle) === State.Steal) reply({ type: "stolen", dirs: [] });
+  };
+  scope.onmessage = (event: MessageEvent<ToHelper>) => {
+    const message = event.data;
+    switch (message.type) {
+      case "walk": {
+        const kind = kinds.find((k) => k.name === message.kind);
+        if (!kind) throw new Error(`no walk kind ${message.kind}`);
+        const signals = new Signals(message.signals);
+        const visitor = kind.visitor(message.config as never, signals);
+        job = { kind, visitor, walker: new Walker(withSlice(visitor.options, kind.slice), []), signals, state: new Int32Array(message.state), partial: false };
+        break;
+      }
+      case "dirs":
+        job!.walker.add(message.dirs);
+        walk();
+        break;
+      case "finish": {
+        const found = job!.visitor.finish(job!.partial);
+        reply({ type: "found", found: job!.kind.pack ? job!.kind.pack(found) : found });
+        break;
+      }
+    }
+  };
+}

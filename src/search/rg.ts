@@ -6,7 +6,7 @@
 // built-in engine, so both print the same bytes.
 import type { Compiled } from "./regex.ts";
 import { Collector, displayLine, garbage, MAX_KEPT, MAX_LINE_CHARS, mtimeOf, type Hit } from "./collect.ts";
-import { PathChecker } from "./walk.ts";
+import { PathChecker } from "./chains.ts";
 import { rgArgs } from "./rgargs.ts";
 import type { SearchOutcome, SearchPlan } from "./plan.ts";
 import { realpathSync, statSync } from "node:fs";

@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { callTool, KT, kt, tempDir } from "./_helpers.ts";
 import { ageInOrder, writeTree } from "./_search.ts";
 import picomatch from "picomatch";
-import { globMatcher, scanGlob } from "../src/search/globscan.ts";
+import { fixedDepth, globMatcher, scanGlob } from "../src/search/globscan.ts";
+import { globTest } from "../src/search/globlang.ts";
 import { onOneLine } from "../src/search/plan.ts";
 import { threadCount } from "../src/search/threads.ts";
 
@@ -52,6 +53,50 @@ describe("glob matcher", () => {
       const quick = globMatcher(glob);
       for (const path of paths) expect({ glob, path, match: quick(path) }).toEqual({ glob, path, match: reference(path) });
     }
+  });
+});
+
+describe("glob's depth pruning", () => {
+  test("a pattern said to be of fixed depth matches only paths with that many slashes", () => {
+    // Random globs over a small alphabet of segment shapes, against random paths: wherever
+    // fixedDepth gives a depth, no path of another depth matches (picomatch decides).
+    let seed = 7;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+    const parts = ["*", "a", "b*", "?", "*.ts", ".*", "a?c", "x.*", "!a", "**", "{a,b/c}", "@(a|b)", "[ab]", "[!a]", "a\\*", "*/"];
+    const names = ["a", "b", "abc", "x.ts", ".env", "bb", "c", "a.b", "!a"];
+    let fixed = 0;
+    for (let i = 0; i < 4000; i++) {
+      const glob = Array.from({ length: 1 + rand(3) }, () => parts[rand(parts.length)]).join("/");
+      const depth = fixedDepth(glob);
+      if (depth === null) continue;
+      fixed++;
+      const test = globTest(glob, { dot: true });
+      for (let j = 0; j < 20; j++) {
+        const path = Array.from({ length: 1 + rand(4) }, () => names[rand(names.length)]).join("/");
+        if (test(path)) expect({ glob, path, slashes: path.split("/").length - 1 }).toEqual({ glob, path, slashes: depth });
+      }
+    }
+    expect(fixed).toBeGreaterThan(500);
+    expect(fixedDepth("*.json")).toBe(0);
+    expect(fixedDepth("src/*/index.ts")).toBe(2);
+    for (const open of ["**/*.ts", "src/**", "{a,b/c}", "!*.js", "@(a|b/c)", "[/]x", "a\\/b"]) expect(fixedDepth(open)).toBeNull();
+  });
+
+  test("a shallow pattern finds what the whole walk finds; with no match the hint is the whole walk's", async () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    const names = ["a.json", "b.md", "src/c.json", "src/deep/d.json", "src/deep/e.ts", "x/y/z/f.json", "x/g.ts"];
+    writeTree(root, Object.fromEntries(names.map((n) => [n, ""])));
+    ageInOrder(root, names);
+    const top = await glob(root, { pattern: "*.json" });
+    expect(top.content).toBe('1 file matches "*.json":\na.json');
+    const two = await glob(root, { pattern: "*/*/*.json" });
+    expect(two.content).toBe('1 file matches "*/*/*.json":\nsrc/deep/d.json');
+    // Nothing at the top: the deeper files that would match are counted, as before pruning.
+    const none = await glob(root, { pattern: "*.ts" });
+    expect(none.content).toBe(`No files match "*.ts" under ${root} at the top level ("*" does not cross directories). "**/*.ts" matches 2 files at any depth.`);
+    const spelled = await glob(root, { pattern: "**/*.ts" });
+    expect(spelled.metadata.files).toBe(2);
   });
 });
 

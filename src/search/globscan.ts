@@ -8,7 +8,7 @@
 import { extname } from "node:path";
 import { globTest } from "./globlang.ts";
 import { distance } from "fastest-levenshtein";
-import type { WalkOptions } from "./walk.ts";
+import { WalkState, type WalkOptions } from "./walk.ts";
 import { Signals, walkParallel, workerUrl, type ThreadVisitor, type WalkKind } from "./parallel.ts";
 import { threadCount } from "./threads.ts";
 import { mtimeOf, newestFirst } from "./collect.ts";
@@ -30,6 +30,9 @@ export interface GlobScanConfig {
   statRelative: boolean;
   /** The plan's confine (with a root): every directory read is verified at or below it. */
   confine?: string | null;
+  /** Directories whose files would lie deeper than this many "/" are not entered (see
+   * fixedDepth); absent: the whole tree is walked. */
+  depth?: number;
 }
 
 export interface NearName {
@@ -95,6 +98,17 @@ export function globMatcher(glob: string): (rel: string) => boolean {
   return globTest(glob, { dot: true });
 }
 
+/**
+ * The number of "/" in every path the pattern can match, when that is fixed: no "**", and
+ * nothing that may hold a "/" of its own or stand for paths of different depths (braces,
+ * extglobs, a class, an escape, a negation). Null otherwise.
+ */
+export function fixedDepth(glob: string): number | null {
+  // A leading "!" negates the whole pattern: it matches at any depth.
+  if (glob.startsWith("!") || glob.includes("**") || /[{}()\\[\]]/.test(glob)) return null;
+  return slashesIn(glob);
+}
+
 /** What one thread finds. */
 class GlobScan implements ThreadVisitor<GlobScanResult> {
   readonly rels: string[] = [];
@@ -128,10 +142,10 @@ class GlobScan implements ThreadVisitor<GlobScanResult> {
     };
   }
 
-  readonly visit = (abs: string, rel: string, dir: boolean): void => {
-    if (dir) return;
-    const { walkRel } = this.config;
+  readonly visit = (abs: string, rel: string, dir: boolean): WalkState => {
+    const { walkRel, depth } = this.config;
     const full = walkRel ? `${walkRel}/${rel}` : rel;
+    if (dir) return depth !== undefined && slashesIn(full) + 1 > depth ? WalkState.Skip : WalkState.Continue;
     if (this.match(full)) {
       const n = this.rels.length;
       if (n === this.mtimes.length) {
@@ -142,22 +156,23 @@ class GlobScan implements ThreadVisitor<GlobScanResult> {
       this.mtimes[n] = mtimeOf(this.config.statRelative ? rel : abs);
       this.rels.push(full);
       if (n === 0) this.signals.hit();
-      return;
+      return WalkState.Continue;
     }
     // The hint is wanted only when nothing matched anywhere.
-    if (this.rels.length > 0 || this.signals.hitSomewhere) return;
+    if (this.rels.length > 0 || this.signals.hitSomewhere) return WalkState.Continue;
     const seen = this.seen;
     if (this.deeper?.(full)) seen.deeper++;
     // A plain file name gets the similar-names hint, anything else the extension hint.
     if (this.name) {
       nameNearMiss(seen, this.name, full);
-      return;
+      return WalkState.Continue;
     }
     const ext = extname(full);
     if (ext) {
       if (this.relaxed?.(full)) seen.near.set(ext, (seen.near.get(ext) ?? 0) + 1);
       seen.all.set(ext, (seen.all.get(ext) ?? 0) + 1);
     }
+    return WalkState.Continue;
   };
 
   /** What this thread found, its paths sorted (each thread sorts its own). */
@@ -170,6 +185,12 @@ class GlobScan implements ThreadVisitor<GlobScanResult> {
     for (let i = 0; i < order.length; i++) sorted[i] = mtimes[order[i]!]!;
     return { rels: order.map((i) => rels[i]!), mtimes: sorted, unreadable: this.unreadable, timedOut: partial, seen: this.seen, threads: 1 };
   }
+}
+
+function slashesIn(path: string): number {
+  let n = 0;
+  for (let i = path.indexOf("/"); i !== -1; i = path.indexOf("/", i + 1)) n++;
+  return n;
 }
 
 /** Keeps the files whose name is within two edits of `name`, closest first, at most 3. */
@@ -248,6 +269,17 @@ export const globWalk: WalkKind<GlobScanConfig, GlobScanResult> = {
 /** Walks the tree for `config`, with helper threads on a large tree; `url`: their script
  * (tests give others), null for this thread alone. */
 export async function scanGlob(config: GlobScanConfig, url: string | null = workerUrl()): Promise<GlobScanResult> {
+  // A pattern of fixed depth ("*.json", "src/*/index.ts") leaves deeper directories unread;
+  // when it matches nothing, the whole tree is walked after all, for the hint.
+  const depth = fixedDepth(config.glob);
+  if (depth !== null) {
+    const shallow = await scanOnce({ ...config, depth }, url);
+    if (shallow.rels.length > 0 || shallow.timedOut) return shallow;
+  }
+  return scanOnce(config, url);
+}
+
+async function scanOnce(config: GlobScanConfig, url: string | null): Promise<GlobScanResult> {
   const { found } = await walkParallel(globWalk, config, parallelAfter(), threadCount(), url);
   return found.reduce(merge);
 }

@@ -375,7 +375,7 @@ describe("command line and engines", () => {
     const root = join(tmp.path, "tree");
     writeTree(root, Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`d${i % 17}/f${i}.txt`, `needle ${i}\nother\n`])));
     const o = { cwd: root, stateDir: join(tmp.path, "state") };
-    const alone = JSON.parse(kt(["grep", "needle", "--json"], { ...o, env: { KT_GREP_ENGINE: "builtin" } }).stdout);
+    const alone = JSON.parse(kt(["grep", "needle", "--json"], { ...o, env: { KT_GREP_ENGINE: "builtin", KT_GREP_PARALLEL_AFTER: "1000000000" } }).stdout);
     const threaded = JSON.parse(kt(["grep", "needle", "--json"], { ...o, env: { KT_GREP_ENGINE: "builtin", KT_GREP_PARALLEL_AFTER: "0" } }).stdout);
     expect(alone.metadata.extra.threads).toBe(1);
     expect(threaded.metadata.extra.threads).toBe(threadCount());
@@ -386,6 +386,20 @@ describe("command line and engines", () => {
     expect(threaded.content.replace(/grep-\w+\.txt/, "")).toBe(alone.content.replace(/grep-\w+\.txt/, ""));
     expect(threaded.metadata.matches).toBe(300);
   });
+
+  test("helpers start once the walk has run a while with directories left, not on a tree done at once", async () => {
+    using tmp = tempDir();
+    const small = join(tmp.path, "small");
+    writeTree(small, { "a.txt": "needle\n", "b.txt": "needle\n" });
+    const one = await grep(small, { pattern: "needle" }, { env: { KT_THREADS: "3" }, engines: ["builtin"] });
+    expect(one.metadata.extra?.threads).toBe(1);
+    // Thousands of files in many directories: far more than the time alone allows.
+    const large = join(tmp.path, "large");
+    writeTree(large, Object.fromEntries(Array.from({ length: 6000 }, (_, i) => [`d${i % 60}/e${i % 7}/f${i}.txt`, i % 100 ? "other\n".repeat(20) : "needle\n"])));
+    const many = await grep(large, { pattern: "needle" }, { env: { KT_THREADS: "3" }, engines: ["builtin"] });
+    expect(many.metadata.extra?.threads).toBe(3);
+    expect(many.metadata.matches).toBe(60);
+  }, 30_000);
 
   test("a helper thread that fails, or ends without a word: the search is done again on this thread, with the same result", async () => {
     using tmp = tempDir();

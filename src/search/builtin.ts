@@ -10,19 +10,12 @@ import type { Compiled } from "./regex.ts";
 import { holds } from "./anchor.ts";
 import { Collector, displayLine, garbage, MAX_KEPT, type Hit, type Snapshot } from "./collect.ts";
 import { WalkState, type WalkOptions } from "./walk.ts";
-import { walkParallel, type Signals, type ThreadVisitor, type WalkKind } from "./parallel.ts";
+import { filesAlone, walkParallel, type Signals, type ThreadVisitor, type WalkKind } from "./parallel.ts";
 import { fileFilter, type SearchOutcome, type SearchPlan } from "./plan.ts";
 import { openedBelow, READ_NONBLOCKING } from "../core/paths.ts";
 
 const CHUNK = 256 * 1024;
 let shared = Buffer.allocUnsafe(CHUNK);
-
-/** Files walked on this thread before helper threads are started: a small tree is done
- * before a thread would be up. KT_GREP_PARALLEL_AFTER exists for tests only. */
-function parallelAfter(): number {
-  const raw = Number(process.env.KT_GREP_PARALLEL_AFTER);
-  return Number.isFinite(raw) && raw >= 0 ? raw : 1000;
-}
 
 export interface BuiltinRun {
   collector: Collector;
@@ -49,7 +42,7 @@ export async function searchBuiltin(plan: SearchPlan, compiled: Compiled, probe:
     const matched = searchInto(plan.real, "", probe ? [compiled, probe] : [compiled], collector, probed, lost, plan.confine);
     return { collector, outcome: { timedOut: false, ...lost }, threads: 1, probed: matched ? null : probed };
   }
-  const { found } = await walkParallel(grepWalk, grepWalkConfig(plan, compiled, probe), parallelAfter());
+  const { found } = await walkParallel(grepWalk, grepWalkConfig(plan, compiled, probe), filesAlone(process.env.KT_GREP_PARALLEL_AFTER));
   const collector = new Collector();
   for (const part of found) collector.merge(part.snapshot);
   // No thread retires its probe unless something matched somewhere.

@@ -9,7 +9,7 @@ import { extname } from "node:path";
 import { globTest } from "./globlang.ts";
 import { distance } from "fastest-levenshtein";
 import { WalkState, type WalkOptions } from "./walk.ts";
-import { Signals, walkParallel, workerUrl, type ThreadVisitor, type WalkKind } from "./parallel.ts";
+import { filesAlone, Signals, walkParallel, workerUrl, type ThreadVisitor, type WalkKind } from "./parallel.ts";
 import { threadCount } from "./threads.ts";
 import { mtimeOf, newestFirst } from "./collect.ts";
 
@@ -63,13 +63,6 @@ export interface Seen {
   all: Map<string, number>;
   /** For a pattern ending in a plain file name: files within two edits of it, closest first, at most 3. */
   names: NearName[];
-}
-
-/** Files walked on this thread alone before a worker is started; KT_GLOB_PARALLEL_AFTER
- * exists for tests only. */
-function parallelAfter(): number {
-  const raw = Number(process.env.KT_GLOB_PARALLEL_AFTER);
-  return Number.isFinite(raw) && raw >= 0 ? raw : 1000;
 }
 
 /** The pattern's last segment when it is a plain file name (no glob syntax). */
@@ -280,6 +273,6 @@ export async function scanGlob(config: GlobScanConfig, url: string | null = work
 }
 
 async function scanOnce(config: GlobScanConfig, url: string | null): Promise<GlobScanResult> {
-  const { found } = await walkParallel(globWalk, config, parallelAfter(), threadCount(), url);
+  const { found } = await walkParallel(globWalk, config, filesAlone(process.env.KT_GLOB_PARALLEL_AFTER), threadCount(), url);
   return found.reduce(merge);
 }

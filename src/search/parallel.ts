@@ -3,8 +3,9 @@
 // thread walks part of the tree with its own (walk.ts's Walker, same ignore rules) and
 // hands back what it found at the end.
 //
-// This thread starts alone; past `after` files (a small tree is done before a thread
-// would be up) it starts one helper thread per further core (worker.ts). Work is shared
+// This thread starts alone; after ALONE_MS of walking (a small tree is done before a
+// thread would be up), with directories left, it starts one helper thread per further
+// core (worker.ts). Work is shared
 // through this thread: a helper gone idle is given half of the directories still to be
 // read here (a very large directory waits in slices of files, which go the same way),
 // and when this thread runs out it takes half of a busy helper's. A busy helper reads no
@@ -99,11 +100,25 @@ export function workerUrl(): string {
 /** Directories stepped through between looks at the helpers, by this thread. */
 const STEP = 2;
 
+/** Walking time after which helpers are started. A helper costs about 10 ms to start (a
+ * few more to warm up): a walk shorter than this is done before it could help, and one
+ * longer has little of itself done by one thread alone (a fixed count of files did not:
+ * a thousand files took 150 ms with grep's near-miss probe). */
+const ALONE_MS = 15;
+
+/** A count of files to walk alone before helpers start, instead of ALONE_MS: tests and
+ * benches set one (KT_GREP_PARALLEL_AFTER, KT_GLOB_PARALLEL_AFTER); null when unset. */
+export function filesAlone(raw: string | undefined): number | null {
+  const n = Number(raw);
+  return raw !== undefined && raw !== "" && Number.isFinite(n) && n >= 0 ? n : null;
+}
+
 /**
- * Walks with `kind`'s visitors on up to `threads` threads. `url`: the helper script
+ * Walks with `kind`'s visitors on up to `threads` threads. `after`: files walked alone
+ * before helpers are started, instead of ALONE_MS (tests set it). `url`: the helper script
  * (tests give others); null walks on this thread alone.
  */
-export async function walkParallel<Config, Found>(kind: WalkKind<Config, Found>, config: Config, after: number, threads = threadCount(), url: string | null = workerUrl()): Promise<WalkOutcome<Found>> {
+export async function walkParallel<Config, Found>(kind: WalkKind<Config, Found>, config: Config, after: number | null, threads = threadCount(), url: string | null = workerUrl()): Promise<WalkOutcome<Found>> {
   try {
     return await walkWith(kind, config, after, url === null ? 1 : threads, url);
   } catch (error) {
@@ -112,7 +127,8 @@ export async function walkParallel<Config, Found>(kind: WalkKind<Config, Found>,
   }
 }
 
-async function walkWith<Config, Found>(kind: WalkKind<Config, Found>, config: Config, after: number, threads: number, url: string | null): Promise<WalkOutcome<Found>> {
+async function walkWith<Config, Found>(kind: WalkKind<Config, Found>, config: Config, after: number | null, threads: number, url: string | null): Promise<WalkOutcome<Found>> {
+  const startAt = performance.now() + ALONE_MS;
   const signals = new Signals();
   const own = kind.visitor(config, signals);
   const walker = new Walker(withSlice(own.options, kind.slice));
@@ -138,7 +154,7 @@ async function walkWith<Config, Found>(kind: WalkKind<Config, Found>, config: Co
         partial = true;
         break;
       }
-      if (!tried && walked >= after) {
+      if (!tried && (after === null ? walker.pending > 0 && performance.now() >= startAt : walked >= after)) {
         tried = true;
         for (let i = 1; i < threads; i++) {
           const helper = Helper.start(kind, config, signals, url!);

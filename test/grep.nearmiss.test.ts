@@ -6,7 +6,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { distance } from "fastest-levenshtein";
 import { compilePattern } from "../src/search/regex.ts";
-import { searchText } from "../src/search/builtin.ts";
+import { searchText } from "../src/search/searcher.ts";
 import { Collector } from "../src/search/collect.ts";
 import { edits, nearest, probeFor } from "../src/search/nearmiss.ts";
 import { tempDir } from "./_helpers.ts";

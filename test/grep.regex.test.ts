@@ -6,7 +6,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { compilePattern } from "../src/search/regex.ts";
 import { anchorsOf, holds } from "../src/search/anchor.ts";
-import { searchText } from "../src/search/builtin.ts";
+import { searchText } from "../src/search/searcher.ts";
 import { KtError } from "../src/tools/tool.ts";
 import { kt, tempDir } from "./_helpers.ts";
 import { RG } from "./_search.ts";

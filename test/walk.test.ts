@@ -7,7 +7,7 @@ import { tempDir } from "./_helpers.ts";
 import { RG, RG_NOISE, rgFiles, walked, writeTree } from "./_search.ts";
 import { compileIgnore, Match } from "../src/search/ignore.ts";
 import { walk, Walker, WalkState } from "../src/search/walk.ts";
-import { searchFile } from "../src/search/builtin.ts";
+import { searchFile } from "../src/search/searcher.ts";
 import { compilePattern } from "../src/search/regex.ts";
 import { withContext } from "../src/search/context.ts";
 

@@ -1,6 +1,6 @@
 // The walk behind glob: every file whose path matches the pattern, with its modification
 // time (glob lists newest first), and what the zero-match hint needs to know. A kind of
-// the parallel walk (parallel.ts): past a thousand files the tree is walked by as many
+// the parallel walk (parallel.ts): on a large tree it is walked by as many
 // threads as there are cores, and each stats its own matches, so the stat calls, which
 // cost as much as the walk, are shared too. The result does not depend on which thread
 // saw what: each sorts its own list and the lists are merged, counts are summed, and the

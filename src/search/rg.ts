@@ -10,7 +10,7 @@ import { PathChecker } from "./chains.ts";
 import { rgArgs } from "./rgargs.ts";
 import type { SearchOutcome, SearchPlan } from "./plan.ts";
 import { realpathSync, statSync } from "node:fs";
-import { searchFile } from "./builtin.ts";
+import { searchFile } from "./searcher.ts";
 import { inside } from "../core/paths.ts";
 import { isUtf8 } from "node:buffer";
 import { join } from "node:path";

@@ -11,7 +11,7 @@ import { compilePattern, escapeLiteral, type Cases, type Compiled } from "../sea
 import { count, makePlan, quoted, shownPath, timeLimitMs, type SearchOutcome, type SearchPlan } from "../search/plan.ts";
 import { displayLine, type FileHits, type Hit } from "../search/collect.ts";
 import { withContext } from "../search/context.ts";
-import { searchFile } from "../search/builtin.ts";
+import { searchFile } from "../search/searcher.ts";
 import { chooseEngine, search, type Engine, type Run } from "../search/engine.ts";
 import { nearMissHint, samePassProbe } from "../search/nearmiss.ts";
 

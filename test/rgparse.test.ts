@@ -6,7 +6,7 @@ import { RgOutput, type RgFormat, type RgSink } from "../src/search/rgparse.ts";
 
 type Event = ["file", string] | ["line", number, number, string, boolean] | ["counted"] | ["binary"];
 
-/** Records what the reader reports; a match line's text as latin1, one char a byte. */
+/** Records what the reader reports. */
 function recorder(unread: readonly string[] = []): RgSink & { events: Event[] } {
   const events: Event[] = [];
   return {
@@ -15,8 +15,11 @@ function recorder(unread: readonly string[] = []): RgSink & { events: Event[] } 
       events.push(["file", raw]);
       return !unread.includes(raw);
     },
-    line(number, column, buf, from, end, valid) {
-      events.push(["line", number, column, buf.toString("latin1", from, end), valid]);
+    line(number, column, text, valid, buf, from) {
+      // The text is what buf holds from `from` to the end of the line.
+      const nl = buf.indexOf(10, from);
+      expect(buf.toString("utf8", from, nl === -1 ? buf.length : nl)).toBe(text);
+      events.push(["line", number, column, text, valid]);
     },
     counted() {
       events.push(["counted"]);
@@ -53,7 +56,7 @@ const EXPECTED: Event[] = [
   ["file", "./new\nline.txt"],
   ["line", 1, 1, "one", true],
   ["file", "./lat.txt"],
-  ["line", 1, 4, "x\xe9 one", false],
+  ["line", 1, 4, "x\ufffd one", false],
   ["line", 2, 1, "one", true],
   ["file", "./big.bin"],
   ["line", 1, 1, "one", true],
@@ -104,6 +107,12 @@ describe("rg output reader", () => {
       ["line", 1, 1, "one", true],
       ["line", 2, 1, "two", true],
     ]);
+  });
+
+  test("push counts the bytes read in place, not those of a line joined from earlier chunks", () => {
+    const reader = new RgOutput(recorder(), WITH_COLUMNS);
+    const pushed = ["./a.txt\x001:1:one\n2:1:tw", "o, still", " two\n3:1:one\n", "4:1:x"].map((chunk) => reader.push(Buffer.from(chunk)));
+    expect(pushed).toEqual(["./a.txt\x001:1:one".length, 0, "3:1:one".length, 0]);
   });
 
   test("a binary note after a match marks that file only", () => {

@@ -79,8 +79,7 @@ async function pass(rg: string, plan: SearchPlan, compiled: Compiled, collector:
   const run = RgRun.start(rg, args, cwd, plan.deadline);
   if (typeof run === "string") return { timedOut: false, unreadable: [], failed: run };
   for await (const chunk of run.stdout) {
-    output.push(chunk);
-    garbage(chunk.byteLength);
+    garbage(output.push(chunk));
     if (files.probeOverrun()) {
       await run.abandon();
       return "abandoned";
@@ -223,10 +222,9 @@ class Sorter implements RgSink {
     this.current!.binary = true;
   }
 
-  line(number: number, column: number, buf: Buffer, from: number, end: number, valid: boolean): void {
+  line(number: number, column: number, text: string, valid: boolean, buf: Buffer, from: number): void {
     const current = this.current!;
     const re = valid ? this.compiled.jsValid : this.compiled.js;
-    const text = buf.toString("utf8", from, end);
     if (this.probing === null) {
       // The probe searched for as the pattern (a second pass): rg's part is only a
       // necessary condition.

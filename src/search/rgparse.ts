@@ -5,8 +5,8 @@
 // rg prints each file's matches under its path: "path\0number:text" for the first, then
 // "number:text", a blank line between files. Any other line is one of rg's notes (a NUL
 // met after a match: the file is binary) or the --stats block. Lines are read from the
-// bytes and handed on as ranges, so that a kept text is its own string and not a slice
-// pinning a whole chunk of output.
+// bytes, so that a kept text is its own string and not a slice pinning a whole chunk of
+// output.
 import { isUtf8 } from "node:buffer";
 
 /** What the output says, in its order. */
@@ -14,9 +14,10 @@ export interface RgSink {
   /** A heading: the path as rg printed it (relative to its working directory). False:
    * the file's lines are only counted (counted()), not decoded. */
   file(raw: string): boolean;
-  /** A match line of the current file: its number, its text buf[from, end), the 1-based
-   * byte column where its first match starts (0: not known), whether the text is UTF-8. */
-  line(number: number, column: number, buf: Buffer, from: number, end: number, valid: boolean): void;
+  /** A match line of the current file: its number, the 1-based byte column where its
+   * first match starts (0: not known), its text and whether that is UTF-8, and where the
+   * text's bytes start in buf (for the column's offset in the decoded text). */
+  line(number: number, column: number, text: string, valid: boolean, buf: Buffer, from: number): void;
   /** A match line of a file whose lines are only counted. */
   counted(): void;
   /** rg's note that the current file is binary (it met a NUL after a match). */
@@ -52,14 +53,19 @@ export class RgOutput {
     private readonly format: RgFormat,
   ) {}
 
-  push(chunk: Uint8Array): void {
+  /**
+   * Reads the lines the chunk ends. Returns how many of its bytes were read in place, as
+   * whole lines (not those of a line joined from earlier chunks): what rg.ts counts as
+   * text dropped (collect.ts, garbage).
+   */
+  push(chunk: Uint8Array): number {
     let buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     if (this.pending.length > 0) {
       // Only the line cut at the end of the last chunk is joined, not the whole chunk.
       const nl = buf.indexOf(10);
       if (nl === -1) {
         this.pending.push(Buffer.from(buf));
-        return;
+        return 0;
       }
       this.pending.push(buf.subarray(0, nl + 1));
       const joined = Buffer.concat(this.pending);
@@ -70,10 +76,11 @@ export class RgOutput {
     const last = buf.lastIndexOf(10);
     if (last === -1) {
       if (buf.length > 0) this.pending.push(Buffer.from(buf));
-      return;
+      return 0;
     }
     this.lines(buf, last);
     if (last + 1 < buf.length) this.pending.push(Buffer.from(buf.subarray(last + 1)));
+    return last;
   }
 
   /** The output is over: its last line, if unterminated, is read. */
@@ -133,14 +140,16 @@ export class RgOutput {
       }
     }
     let ok = valid || isUtf8(buf.subarray(from, end));
+    let text = buf.toString("utf8", from, end);
     // Such a line ends in the "\r\n" rg adds under --crlf: when what looked like a column
     // leaves a text the pattern does not match, it was the text's own start.
-    if (column > 0 && buf[end - 1] === 13 && this.format.matches !== null && !this.format.matches(buf.toString("utf8", from, end), ok)) {
+    if (column > 0 && buf[end - 1] === 13 && this.format.matches !== null && !this.format.matches(text, ok)) {
       column = 0;
       from = colon + 1;
       ok = valid || isUtf8(buf.subarray(from, end));
+      text = buf.toString("utf8", from, end);
     }
-    this.sink.line(number, column, buf, from, end, ok);
+    this.sink.line(number, column, text, ok, buf, from);
   }
 
   private note(line: string): void {

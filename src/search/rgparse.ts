@@ -34,6 +34,7 @@ export interface RgFormat {
 
 const BINARY_NOTE = /^([^]*): (?:WARNING: stopped searching binary file|binary file matches)/;
 
+/** Reads rg's output as it comes, chunk by chunk, and tells `sink` what it says. */
 export class RgOutput {
   /** rg printed its --stats summary: it ran the search to the end. */
   summary = false;
@@ -141,8 +142,8 @@ export class RgOutput {
     }
     let ok = valid || isUtf8(buf.subarray(from, end));
     let text = buf.toString("utf8", from, end);
-    // Such a line ends in the "\r\n" rg adds under --crlf: when what looked like a column
-    // leaves a text the pattern does not match, it was the text's own start.
+    // A line without its column (above) ends in the "\r\n" rg adds under --crlf: when what
+    // looked like a column leaves a text the pattern does not match, it was the text's own start.
     if (column > 0 && buf[end - 1] === 13 && this.format.matches !== null && !this.format.matches(text, ok)) {
       column = 0;
       from = colon + 1;

@@ -7,7 +7,7 @@ import type { SearchPlan } from "./plan.ts";
 import { basename, dirname } from "node:path";
 import { threadCount } from "./threads.ts";
 
-export function rgArgs(plan: SearchPlan, compiled: Compiled, probe: Compiled | null = null): { args: string[]; cwd: string; typed: boolean } {
+export function rgArgs(plan: SearchPlan, compiled: Compiled, probe: Compiled | null = null): { args: string[]; cwd: string; typed: boolean; columns: boolean } {
   // With the probe, rg searches for the probe alone, case-insensitively: it is wider than
   // the pattern (it matches every line the pattern matches, in any case), and the lines
   // are sorted exactly in JavaScript. A probe made of plain strings goes as -F (also when
@@ -22,9 +22,10 @@ export function rgArgs(plan: SearchPlan, compiled: Compiled, probe: Compiled | n
   // shown around it without searching it again in JavaScript; not with the probe, whose
   // column may be the probe's.
   // A multiline search: no column (rg repeats "1:" on every line of a match).
+  const columns = !compiled.multiline && probe === null;
   if (compiled.multiline) args.push("-U", "--multiline-dotall");
-  else if (probe === null) args.push("--column");
-  if (plan.file) return { args: [...args, ...patterns, "--", basename(plan.real)], cwd: dirname(plan.real), typed: false };
+  else if (columns) args.push("--column");
+  if (plan.file) return { args: [...args, ...patterns, "--", basename(plan.real)], cwd: dirname(plan.real), typed: false, columns };
   if (!plan.hidden) args.push("--hidden");
   for (const name of plan.noise) args.push("-g", `!${name}/`);
   // One rg type at most (rg's types are a union): the type filter when there is one, else
@@ -34,7 +35,7 @@ export function rgArgs(plan: SearchPlan, compiled: Compiled, probe: Compiled | n
   // rg runs in the directory it walks: given a relative subdirectory instead, rg 13
   // misapplies the working directory's own anchored ignore rules (e.g. "build/skip/").
   args.push(...patterns, "--", ".");
-  return { args, cwd: plan.walkRoot, typed: typeGlobs !== null && typeGlobs.length > 0 };
+  return { args, cwd: plan.walkRoot, typed: typeGlobs !== null && typeGlobs.length > 0, columns };
 }
 
 /**

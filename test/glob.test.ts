@@ -108,7 +108,9 @@ describe("glob's shared walk", () => {
     writeTree(root, Object.fromEntries(names.map((n) => [n, ""])));
     ageInOrder(root, names);
     const bad = join(tmp.path, "bad-worker.ts");
-    writeFileSync(bad, "self.onmessage = (e) => { if (e.data.type === 'dirs') throw new Error('boom'); };\n");
+    // A helper says it is up by setting its state word to IDLE (2, parallel.ts's State).
+    const up = "if (e.data.type === 'walk') Atomics.store(new Int32Array(e.data.state), 0, 2);";
+    writeFileSync(bad, `self.onmessage = (e) => { ${up} if (e.data.type === 'dirs') throw new Error('boom'); };\n`);
     const config = { real: root, walkRoot: root, walkRel: "", glob: "**/*.ts", hidden: true, noise: ["node_modules", "dist", ".git"], deadline: Date.now() + 10_000, statRelative: false };
     const saved = process.env.KT_GLOB_PARALLEL_AFTER;
     process.env.KT_GLOB_PARALLEL_AFTER = "0";
@@ -118,7 +120,7 @@ describe("glob's shared walk", () => {
       expect(failed.rels).toEqual([...names].reverse());
       // A worker that exits without a word is a failure too, not a wait for ever.
       const quitter = join(tmp.path, "quit-worker.ts");
-      writeFileSync(quitter, "self.onmessage = (e) => { if (e.data.type === 'dirs') process.exit(0); };\n");
+      writeFileSync(quitter, `self.onmessage = (e) => { ${up} if (e.data.type === 'dirs') process.exit(0); };\n`);
       const quit = await scanGlob(config, quitter);
       expect(quit.threads).toBe(1);
       expect(quit.rels).toEqual(failed.rels);

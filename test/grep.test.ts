@@ -401,27 +401,43 @@ describe("command line and engines", () => {
     expect(many.metadata.matches).toBe(60);
   }, 30_000);
 
-  test("a helper thread that fails, or ends without a word: the search is done again on this thread, with the same result", async () => {
+  test("a helper that fails, or ends without a word, once up: the search is done again on this thread; one never up holds nothing back", async () => {
     using tmp = tempDir();
     const root = join(tmp.path, "tree");
-    writeTree(root, Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`d${i % 12}/e${i % 5}/f${i}.txt`, i % 3 ? "other\n" : `needle ${i}\n`])));
+    writeTree(root, Object.fromEntries(Array.from({ length: 6000 }, (_, i) => [`d${i % 60}/e${i % 5}/f${i}.txt`, i % 3 ? "other\n".repeat(50) : `needle ${i}\n`])));
     const plan = makePlan({ cwd: root, root: undefined } as never, { tool: "grep", path: root, glob: undefined, basename: true });
     const config = grepWalkConfig(plan, compilePattern("needle"), null);
     const lines = (found: { snapshot: { lines: number } }[]) => found.reduce((n, f) => n + f.snapshot.lines, 0);
     const shared = await walkParallel(grepWalk, config, 0, 2);
-    expect(shared.found).toHaveLength(2);
-    expect(lines(shared.found)).toBe(20);
+    expect(shared.threads).toBe(2);
+    expect(lines(shared.found)).toBe(2000);
+    // A helper says it is up by setting its state word to IDLE (2, parallel.ts's State).
+    const up = "if (e.data.type === 'walk') Atomics.store(new Int32Array(e.data.state), 0, 2);";
     const bad = join(tmp.path, "bad-worker.ts");
-    writeFileSync(bad, "self.onmessage = (e) => { if (e.data.type === 'dirs') throw new Error('boom'); };\n");
+    writeFileSync(bad, `self.onmessage = (e) => { ${up} if (e.data.type === 'dirs') throw new Error('boom'); };\n`);
     const failed = await walkParallel(grepWalk, config, 0, 2, bad);
+    // Done again alone: one thread.
+    expect(failed.threads).toBe(1);
     expect(failed.found).toHaveLength(1);
-    expect(lines(failed.found)).toBe(20);
+    expect(lines(failed.found)).toBe(2000);
     const quitter = join(tmp.path, "quit-worker.ts");
-    writeFileSync(quitter, "self.onmessage = (e) => { if (e.data.type === 'dirs') process.exit(0); };\n");
+    writeFileSync(quitter, `self.onmessage = (e) => { ${up} if (e.data.type === 'dirs') process.exit(0); };\n`);
     const quit = await walkParallel(grepWalk, config, 0, 2, quitter);
-    expect(quit.found).toHaveLength(1);
-    expect(lines(quit.found)).toBe(20);
-  });
+    expect(quit.threads).toBe(1);
+    expect(lines(quit.found)).toBe(2000);
+    // One that never comes up is given nothing and not waited for: this thread walks all
+    // (helpers started by time, as outside tests; the walk lasts far past ALONE_MS).
+    const never = join(tmp.path, "never-worker.ts");
+    writeFileSync(never, "self.onmessage = () => {};\n");
+    const began = performance.now();
+    const alone = await walkParallel(grepWalk, config, null, 2, never);
+    // Not held until the 10 s limit, with a partial result.
+    expect(performance.now() - began).toBeLessThan(8000);
+    expect(alone.found[0]!.timedOut).toBe(false);
+    expect(alone.threads).toBe(2);
+    expect(alone.found).toHaveLength(1);
+    expect(lines(alone.found)).toBe(2000);
+  }, 30_000);
 
   test.skipIf(!RG)("rg engine: one pass with the probe; given up and run again without it once a match is in and the probe's lines pile up", async () => {
     using tmp = tempDir();

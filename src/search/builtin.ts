@@ -35,7 +35,7 @@ export async function searchBuiltin(plan: SearchPlan, compiled: Compiled, probe:
     const matched = searchInto(plan.real, "", probe ? [compiled, probe] : [compiled], collector, probed, lost, plan.confine);
     return { collector, outcome: { timedOut: false, ...lost }, threads: 1, probed: matched ? null : probed };
   }
-  const { found } = await walkParallel(grepWalk, grepWalkConfig(plan, compiled, probe), filesAlone(process.env.KT_GREP_PARALLEL_AFTER));
+  const { found, threads } = await walkParallel(grepWalk, grepWalkConfig(plan, compiled, probe), filesAlone(process.env.KT_GREP_PARALLEL_AFTER));
   const collector = new Collector();
   for (const part of found) collector.merge(part.snapshot);
   // No thread retires its probe unless something matched somewhere.
@@ -45,7 +45,7 @@ export async function searchBuiltin(plan: SearchPlan, compiled: Compiled, probe:
     for (const part of found) if (part.probed) probed.merge(part.probed);
   }
   const outcome = { timedOut: found.some((part) => part.timedOut), unreadable: found.flatMap((part) => part.unreadable), skipped: found.flatMap((part) => part.skipped) };
-  return { collector, outcome, threads: found.length, probed };
+  return { collector, outcome, threads, probed };
 }
 
 export function grepWalkConfig(plan: SearchPlan, compiled: Compiled, probe: Compiled | null): GrepWalkConfig {

@@ -273,6 +273,6 @@ export async function scanGlob(config: GlobScanConfig, url: string | null = work
 }
 
 async function scanOnce(config: GlobScanConfig, url: string | null): Promise<GlobScanResult> {
-  const { found } = await walkParallel(globWalk, config, filesAlone(process.env.KT_GLOB_PARALLEL_AFTER), threadCount(), url);
-  return found.reduce(merge);
+  const { found, threads } = await walkParallel(globWalk, config, filesAlone(process.env.KT_GLOB_PARALLEL_AFTER), threadCount(), url);
+  return { ...found.reduce(merge), threads };
 }

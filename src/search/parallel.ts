@@ -66,8 +66,11 @@ export interface WalkKind<Config, Found> {
 }
 
 export interface WalkOutcome<Found> {
-  /** One per thread, this thread's first. */
+  /** One per thread that walked, this thread's first. */
   found: Found[];
+  /** Threads of the walk: this one and every helper started (one not up before the end
+   * walked nothing). */
+  threads: number;
 }
 
 /** Messages to a helper. The found data crosses back in one "found" message. */
@@ -76,15 +79,19 @@ type ToHelper = { type: "walk"; kind: string; config: unknown; signals: SharedAr
 type FromHelper = { type: "stolen"; dirs: DirRef[] } | { type: "found"; found: unknown };
 
 /**
- * A helper's state word (its own shared Int32Array): RUNNING while it walks, IDLE when it
+ * A helper's state word (its own shared Int32Array): STARTING until the thread is up
+ * (it sets IDLE itself, so that no work is ever handed to a thread that is not running:
+ * one slow to start holds none of the walk hostage), RUNNING while it walks, IDLE when it
  * has nothing left, STEAL when this thread asks for half of its directories. Every STEAL
  * that replaced RUNNING is answered with exactly one "stolen" (empty when the helper ran
- * out first).
+ * out first). RETIRED: the walk ended before the thread was up; it is not waited for.
  */
 const enum State {
+  Starting,
   Running,
   Idle,
   Steal,
+  Retired,
 }
 
 /**
@@ -117,7 +124,8 @@ export function filesAlone(raw: string | undefined): number | null {
 
 /**
  * Walks with `kind`'s visitors on up to `threads` threads. `after`: files walked alone
- * before helpers are started, instead of ALONE_MS (tests set it). `url`: the helper script
+ * before helpers are started, instead of ALONE_MS, and the walk then waits for them to be
+ * up (tests set it, to have helpers share even a small walk). `url`: the helper script
  * (tests give others); null walks on this thread alone.
  */
 export async function walkParallel<Config, Found>(kind: WalkKind<Config, Found>, config: Config, after: number | null, threads = threadCount(), url: string | null = workerUrl()): Promise<WalkOutcome<Found>> {
@@ -162,6 +170,9 @@ async function walkWith<Config, Found>(kind: WalkKind<Config, Found>, config: Co
           const helper = Helper.start(kind, config, signals, url!);
           if (helper) helpers.push(helper);
         }
+        // Helpers asked for by a count of files (tests and benches) share the walk for
+        // certain, even a small one: it waits for them to be up (a few seconds at most).
+        if (after !== null) for (let waited = 0; waited < 5000 && helpers.some((h) => h.starting); waited++) await Bun.sleep(1);
       }
       if (helpers.length === 0) {
         if (walker.pending === 0) break;
@@ -170,7 +181,7 @@ async function walkWith<Config, Found>(kind: WalkKind<Config, Found>, config: Co
       for (const helper of helpers) if (walker.pending >= 2 && helper.idle) helper.give(walker.split());
       if (walker.pending > 0) continue;
       // Nothing left here: take half of a busy helper's, or wait for the last to finish.
-      const busy = helpers.filter((h) => !h.idle);
+      const busy = helpers.filter((h) => h.busy);
       if (busy.length === 0) break;
       let stolen: DirRef[] = [];
       for (const helper of busy) {
@@ -180,11 +191,13 @@ async function walkWith<Config, Found>(kind: WalkKind<Config, Found>, config: Co
       if (stolen.length > 0) walker.add(stolen);
       else await busy[0]!.pause();
     }
+    const started = 1 + helpers.length;
     // Every thread hands over its findings at the same time (each sorts its own).
     const finishing = helpers.map((h) => h.finish());
     helpers = [];
     const mine = own.finish(partial);
-    return { found: [mine, ...(await Promise.all(finishing))] };
+    const theirs = (await Promise.all(finishing)).filter((found) => found !== null);
+    return { found: [mine, ...theirs], threads: started };
   } finally {
     for (const helper of helpers) helper.terminate();
   }
@@ -208,7 +221,7 @@ class Helper<Found> {
     private readonly worker: Worker,
     private readonly kind: WalkKind<never, Found>,
   ) {
-    Atomics.store(this.state, 0, State.Idle);
+    Atomics.store(this.state, 0, State.Starting);
     worker.onmessage = (event: MessageEvent<FromHelper>) => {
       this.replies.push(event.data);
       this.poke();
@@ -239,10 +252,23 @@ class Helper<Found> {
     }
   }
 
-  /** The helper has no directories left (or was never given any). */
+  /** The helper is up and has no directories left (or was never given any). */
   get idle(): boolean {
     if (this.failure) throw new HelperFailure(this.failure);
     return Atomics.load(this.state, 0) === State.Idle;
+  }
+
+  /** The thread is not up yet. */
+  get starting(): boolean {
+    if (this.failure) throw new HelperFailure(this.failure);
+    return Atomics.load(this.state, 0) === State.Starting;
+  }
+
+  /** The helper holds directories of the walk. */
+  get busy(): boolean {
+    if (this.failure) throw new HelperFailure(this.failure);
+    const state = Atomics.load(this.state, 0);
+    return state === State.Running || state === State.Steal;
   }
 
   private poke(): void {
@@ -281,9 +307,11 @@ class Helper<Found> {
     if (this.failure) throw new HelperFailure(this.failure);
   }
 
-  /** Takes what the helper found (it is idle, or stopped by the walk's STOP). */
-  async finish(): Promise<Found> {
+  /** Takes what the helper found (it is idle, or stopped by the walk's STOP); null when
+   * it was not up yet (it then never walked, and is not waited for). */
+  async finish(): Promise<Found | null> {
     try {
+      if (Atomics.compareExchange(this.state, 0, State.Starting, State.Retired) === State.Starting) return null;
       this.worker.postMessage({ type: "finish" } satisfies ToHelper);
       const { found } = await this.reply("found");
       return this.kind.unpack ? this.kind.unpack(found) : (found as Found);
@@ -334,9 +362,12 @@ export function serveWalks(kinds: readonly WalkKind<never, unknown>[]): void {
         const signals = new Signals(message.signals);
         const visitor = kind.visitor(message.config as never, signals);
         job = { kind, visitor, walker: new Walker(withSlice(visitor.options, kind.slice), []), signals, state: new Int32Array(message.state), partial: false };
+        // Up: work may come now, unless the walk is already over.
+        if (Atomics.compareExchange(job.state, 0, State.Starting, State.Idle) !== State.Starting) job = null;
         break;
       }
       case "dirs":
+        // Only ever sent to a helper that said it was up (and so has its job).
         job!.walker.add(message.dirs);
         walk();
         break;

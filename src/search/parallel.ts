@@ -5,12 +5,12 @@
 //
 // This thread starts alone; after ALONE_MS of walking (a small tree is done before a
 // thread would be up), with directories left, it starts one helper thread per further
-// core (worker.ts). Work is shared
-// through this thread: a helper gone idle is given half of the directories still to be
-// read here (a very large directory waits in slices of files, which go the same way),
-// and when this thread runs out it takes half of a busy helper's. A busy helper reads no
-// messages, so whether it is idle, and a request for its directories, go through shared
-// memory. Any failure of a helper has the whole walk done again on this thread alone.
+// core (worker.ts). Work is shared through this thread: a helper gone idle is given half
+// of the directories still to be read here (a very large directory waits in slices of
+// files, which go the same way), and when this thread runs out it takes half of a busy
+// helper's. A busy helper reads no messages, so whether it is up, idle or asked for its
+// directories goes through shared memory. Any failure of a helper has the whole walk
+// done again on this thread alone.
 import { Walker, type DirRef, type Visit, type WalkOptions } from "./walk.ts";
 import { threadCount } from "./threads.ts";
 

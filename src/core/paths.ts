@@ -88,6 +88,16 @@ export function openedBelow(fd: number, dir: string): boolean {
 /** Flags that open a file for reading without blocking on a FIFO or a device, or making it kt's terminal. */
 export const READ_NONBLOCKING = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
 
+/** Opens `real` for reading without blocking (READ_NONBLOCKING); a failure is the
+ * KtError for `display`. The caller closes the descriptor. */
+export function openNonBlocking(real: string, display: string): number {
+  try {
+    return openSync(real, READ_NONBLOCKING);
+  } catch (error) {
+    throw fsError(error, display);
+  }
+}
+
 /**
  * Opens a file for reading without ever blocking (a FIFO, or a file like /proc/kmsg that
  * waits for data, must not hang kt), refuses anything that is not a regular file, and
@@ -99,12 +109,7 @@ export function openRegular(
   abs: string,
   tool: string,
 ): { fd: number; st: Stats } {
-  let fd: number;
-  try {
-    fd = openSync(real, READ_NONBLOCKING);
-  } catch (error) {
-    throw fsError(error, abs);
-  }
+  const fd = openNonBlocking(real, abs);
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw notRegular(abs, st, tool);

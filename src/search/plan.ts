@@ -3,11 +3,11 @@
 // literal leading directories of a pattern or include become the walk root (entered even
 // when ignored, hidden or noise), a noise name written in the path or the pattern is not
 // skipped, and a segment written with a leading "." lets the walk see hidden entries.
-import { accessSync, closeSync, constants, openSync, readSync, statSync } from "node:fs";
+import { accessSync, closeSync, constants, readSync, statSync } from "node:fs";
 import { isAbsolute, join, relative } from "node:path";
 import picomatch from "picomatch";
 import { KtError, type ToolContext } from "../core/result.ts";
-import { absolutePath, displayPath, fsError, onOneLine, READ_NONBLOCKING, realPath } from "../core/paths.ts";
+import { absolutePath, displayPath, fsError, onOneLine, openNonBlocking, realPath } from "../core/paths.ts";
 import { notFound } from "../core/suggest.ts";
 import { NOISE } from "./walk.ts";
 import { globTest } from "./globlang.ts";
@@ -71,12 +71,7 @@ export interface PlanInput {
 }
 
 function probeNonBlocking(real: string, abs: string): void {
-  let fd: number;
-  try {
-    fd = openSync(real, READ_NONBLOCKING);
-  } catch (error) {
-    throw fsError(error, abs);
-  }
+  const fd = openNonBlocking(real, abs);
   try {
     readSync(fd, Buffer.alloc(1), 0, 1, null);
   } catch (error) {

@@ -35,6 +35,9 @@ export interface GlobScanConfig {
   depth?: number;
 }
 
+/** What one thread found: the result but for the thread count, which is the walk's. */
+type ThreadFound = Omit<GlobScanResult, "threads">;
+
 export interface NearName {
   rel: string;
   d: number;
@@ -50,7 +53,7 @@ export interface GlobScanResult {
   timedOut: boolean;
   /** The zero-match hint's material, gathered while nothing had matched. */
   seen: Seen;
-  /** Threads that walked (1: this one alone). */
+  /** Threads of the walk (1: this one alone). */
   threads: number;
 }
 
@@ -103,7 +106,7 @@ export function fixedDepth(glob: string): number | null {
 }
 
 /** What one thread finds. */
-class GlobScan implements ThreadVisitor<GlobScanResult> {
+class GlobScan implements ThreadVisitor<ThreadFound> {
   readonly rels: string[] = [];
   private mtimes = new Float64Array(1024);
   readonly unreadable: string[] = [];
@@ -169,14 +172,14 @@ class GlobScan implements ThreadVisitor<GlobScanResult> {
   };
 
   /** What this thread found, its paths sorted (each thread sorts its own). */
-  finish(partial: boolean): GlobScanResult {
+  finish(partial: boolean): ThreadFound {
     const mtimes = this.mtimes;
     const rels = this.rels;
     const order = Array.from({ length: rels.length }, (_, i) => i);
     order.sort((a, b) => newestFirst(mtimes[a]!, rels[a]!, mtimes[b]!, rels[b]!));
     const sorted = new Float64Array(rels.length);
     for (let i = 0; i < order.length; i++) sorted[i] = mtimes[order[i]!]!;
-    return { rels: order.map((i) => rels[i]!), mtimes: sorted, unreadable: this.unreadable, timedOut: partial, seen: this.seen, threads: 1 };
+    return { rels: order.map((i) => rels[i]!), mtimes: sorted, unreadable: this.unreadable, timedOut: partial, seen: this.seen };
   }
 }
 
@@ -212,7 +215,7 @@ function keepNearest(names: NearName[], candidate: NearName): void {
 
 /** Folds another thread's result into `into` (which then stands for both): the two
  * sorted lists merged. */
-function merge(into: GlobScanResult, other: GlobScanResult): GlobScanResult {
+function merge(into: ThreadFound, other: ThreadFound): ThreadFound {
   const n = into.rels.length + other.rels.length;
   const rels: string[] = new Array(n);
   const mtimes = new Float64Array(n);
@@ -238,18 +241,17 @@ function merge(into: GlobScanResult, other: GlobScanResult): GlobScanResult {
     unreadable: into.unreadable.concat(other.unreadable),
     timedOut: into.timedOut || other.timedOut,
     seen,
-    threads: into.threads + other.threads,
   };
 }
 
 /** The found paths cross threads as one "\0"-joined string: far cheaper than an array of
  * strings. */
-interface WireResult extends Omit<GlobScanResult, "rels"> {
+interface WireResult extends Omit<ThreadFound, "rels"> {
   rels: string;
   count: number;
 }
 
-export const globWalk: WalkKind<GlobScanConfig, GlobScanResult> = {
+export const globWalk: WalkKind<GlobScanConfig, ThreadFound> = {
   name: "glob",
   visitor: (config, signals) => new GlobScan(config, signals),
   pack: (r): WireResult => ({ ...r, rels: r.rels.join("\0"), count: r.rels.length }),

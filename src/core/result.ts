@@ -9,7 +9,9 @@ export type ErrorCode =
   | "DISPROPORTIONATE_MATCH" | "ALREADY_APPLIED" | "INVALID_REGEX" | "INVALID_GLOB"
   | "SPAWN_FAILED" | "INTERACTIVE_COMMAND" | "STATE_ONLY_COMMAND" | "UNKNOWN_PROCESS"
   | "PROCESS_EXITED" | "TOO_MANY_PROCESSES" | "ALREADY_RUNNING" | "UNKNOWN_TOOL" | "CANCELLED" | "INTERNAL"
-  | "FILE_EXISTS";
+  | "FILE_EXISTS"
+  // Round three (SPEC §8).
+  | "NO_LANGUAGE_SERVER" | "SANDBOX_UNAVAILABLE" | "SANDBOX_DENIED" | "UNENCODABLE";
 
 export interface Truncation {
   originalBytes: number;
@@ -99,6 +101,11 @@ export const ERROR_NAMES: Readonly<Record<ErrorCode, string>> = {
   PROCESS_EXITED: "ProcessError",
   TOO_MANY_PROCESSES: "ProcessError",
   ALREADY_RUNNING: "ProcessError",
+  // Round three: code intelligence, the sandbox, encodings.
+  NO_LANGUAGE_SERVER: "LanguageServerError",
+  SANDBOX_UNAVAILABLE: "SandboxError",
+  SANDBOX_DENIED: "SandboxError",
+  UNENCODABLE: "EncodingError",
 };
 
 /** A failure the model can recover from. `message` is the model-facing repair prose; `name` is its class (ERROR_NAMES). */

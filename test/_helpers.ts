@@ -148,7 +148,7 @@ export function typecheck(source: string): { exitCode: number; output: string } 
   try {
     writeFileSync(join(dir, "tools.ts"), source);
     const tsc = Bun.spawnSync(
-      [join(ROOT, "node_modules", ".bin", "tsc"), "--ignoreConfig", "--noEmit", "--strict", "--skipLibCheck", "--target", "es2022", "--module", "nodenext", "--moduleResolution", "nodenext", join(dir, "tools.ts")],
+      [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "--ignoreConfig", "--noEmit", "--strict", "--skipLibCheck", "--target", "es2022", "--module", "nodenext", "--moduleResolution", "nodenext", join(dir, "tools.ts")],
       { cwd: ROOT, stdout: "pipe", stderr: "pipe" },
     );
     return { exitCode: tsc.exitCode ?? -1, output: tsc.stdout.toString() + tsc.stderr.toString() };

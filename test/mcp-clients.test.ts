@@ -19,12 +19,13 @@ import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { MultiServerMCPClient } from "@langchain/mcp-adapters";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { Agent, MCPServerStdio, run, setTracingDisabled } from "@openai/agents";
+import { Agent, getAllMcpTools, MCPServerStdio, run, setTracingDisabled } from "@openai/agents";
 import { OpenAIResponsesModel } from "@openai/agents-openai";
 import OpenAI from "openai";
 import { loadAllTools, schemaName, TOOL_NAMES } from "../src/tools/registry.ts";
 import { EXPECTED_ANNOTATIONS } from "./_annotations.ts";
 import { KT, kt, ROOT, tempDir } from "./_helpers.ts";
+import { strictViolations } from "./_strict.ts";
 
 setTracingDisabled(true);
 
@@ -199,6 +200,43 @@ describe("what each client hands the model is exactly kt's text", () => {
       }
     } finally {
       await client.close();
+    }
+  });
+
+  test("LangChain's MCP adapters pass a strict-mode call (offset: null, limit: null) to kt, and the model gets kt's text", async () => {
+    // LangChain checks the model's call against the listed input schema before kt sees it:
+    // with a schema that refused null, this call never reached kt (SPEC §8.8).
+    using tmp = tempDir();
+    const ws = workspace(tmp);
+    const expected = ktTexts(ws)[0]!;
+    const client = new MultiServerMCPClient({ mcpServers: { kt: { transport: "stdio", command: KT, args: ["mcp"], cwd: ws.work, env: ws.env } } });
+    try {
+      const node = new ToolNode(await client.getTools());
+      const args = { file_path: "a.txt", offset: null, limit: null };
+      const { messages } = (await node.invoke({ messages: [new AIMessage({ content: "", tool_calls: [{ id: "call_null", name: "read", args }] })] })) as { messages: { content: unknown; status?: string }[] };
+      expect(messages).toHaveLength(1);
+      expect(messages[0]!.content).toBe(expected);
+      expect(messages[0]!.status).toBe("success");
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("the OpenAI Agents SDK's own strict conversion of every kt MCP tool keeps to OpenAI's strict-mode rules", async () => {
+    using tmp = tempDir();
+    const ws = workspace(tmp);
+    const mcp = new MCPServerStdio({ command: KT, args: ["mcp"], cwd: ws.work, env: ws.env });
+    await mcp.connect();
+    try {
+      const converted = (await getAllMcpTools({ mcpServers: [mcp], convertSchemasToStrict: true } as never)) as unknown as Array<{ name: string; strict: boolean; parameters: Record<string, unknown> }>;
+      expect(converted.map((t) => t.name)).toEqual((await loadAllTools()).map(schemaName));
+      for (const t of converted) {
+        // The SDK falls back to a non-strict tool (with a warning) when it cannot convert one.
+        expect(t.strict, t.name).toBe(true);
+        expect(strictViolations(t.parameters), t.name).toEqual([]);
+      }
+    } finally {
+      await mcp.close();
     }
   });
 

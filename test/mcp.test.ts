@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { inputSchema } from "../src/tools/jsonschema.ts";
+import { inputSchema, mcpSchema } from "../src/tools/jsonschema.ts";
 import { loadAllTools, schemaName, TOOL_NAMES } from "../src/tools/registry.ts";
 import { EXPECTED_ANNOTATIONS } from "./_annotations.ts";
 import { callTool, KT, kt, tempDir } from "./_helpers.ts";
@@ -65,7 +65,7 @@ describe("kt mcp with the official SDK client", () => {
     expect(client.getInstructions()).toContain(`confined to ${work}`);
   });
 
-  test("tools/list: every registered tool, its JSON Schema from zod and its annotations", async () => {
+  test("tools/list: every registered tool, its JSON Schema from zod (as SPEC §8.8 lists it) and its annotations", async () => {
     using tmp = tempDir();
     const { work, state } = workspace(tmp);
     const { client } = await connect(work, state);
@@ -76,7 +76,7 @@ describe("kt mcp with the official SDK client", () => {
     for (const tool of tools) {
       const entry = listed.find((t) => t.name === schemaName(tool))!;
       expect(entry.description).toBe(tool.description);
-      expect(entry.inputSchema as unknown).toEqual(inputSchema(tool));
+      expect(entry.inputSchema as unknown).toEqual(mcpSchema(inputSchema(tool)));
       expect(entry.inputSchema.type).toBe("object");
       expect(EXPECTED_ANNOTATIONS[entry.name], `no expected annotations for ${entry.name}`).toBeDefined();
       expect(entry.annotations).toEqual(EXPECTED_ANNOTATIONS[entry.name]!);

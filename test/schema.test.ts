@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import Ajv from "ajv";
 import { FORMATS, shape } from "../src/cmd/schema.ts";
-import { inputSchema, strictSchema } from "../src/tools/jsonschema.ts";
+import { inputSchema, mcpSchema, strictSchema } from "../src/tools/jsonschema.ts";
 import { loadAllTools, loadTool, schemaName, TOOL_NAMES } from "../src/tools/registry.ts";
 import { EXPECTED_ANNOTATIONS } from "./_annotations.ts";
 import { kt, tempDir } from "./_helpers.ts";
@@ -89,11 +89,55 @@ describe("every tool's schema", () => {
       expect(shape(tool, "openai", true)).toEqual({ type: "function", function: { name, description: tool.description, parameters: strictSchema(schema), strict: true } });
       expect(shape(tool, "openai-responses", true)).toEqual({ type: "function", name, description: tool.description, parameters: strictSchema(schema), strict: true });
       expect(EXPECTED_ANNOTATIONS[name], `SPEC §5 names no annotations for ${name}`).toBeDefined();
-      expect(shape(tool, "mcp")).toEqual({ name, description: tool.description, inputSchema: schema, annotations: EXPECTED_ANNOTATIONS[name]! });
+      // SPEC §8.8: kt mcp lists the schema with only strict mode's keywords, each optional field nullable.
+      expect(shape(tool, "mcp")).toEqual({ name, description: tool.description, inputSchema: mcpSchema(schema), annotations: EXPECTED_ANNOTATIONS[name]! });
       expect(shape(tool, "json")).toEqual({ name, command: tool.name, description: tool.description, input_schema: schema, annotations: EXPECTED_ANNOTATIONS[name]! });
     });
   }
 });
+
+describe("the schemas kt mcp lists (SPEC §8.8)", () => {
+  /** Every keyword used anywhere in a schema. */
+  const keywords = (node: unknown, into = new Set<string>()): Set<string> => {
+    if (Array.isArray(node)) for (const item of node) keywords(item, into);
+    else if (node && typeof node === "object") {
+      for (const [key, value] of Object.entries(node)) {
+        into.add(key);
+        // A properties object's keys are field names, not keywords.
+        if (key === "properties" || key === "$defs") for (const sub of Object.values(value as object)) keywords(sub, into);
+        else keywords(value, into);
+      }
+    }
+    return into;
+  };
+  for (const tool of tools) {
+    test(`${tool.name}: the same fields and required ones; null accepted for each optional field only; no bound strict mode rejects`, () => {
+      const plain = inputSchema(tool) as { properties: Record<string, Record<string, unknown>>; required?: string[] };
+      const listed = (shape(tool, "mcp") as { inputSchema: typeof plain }).inputSchema;
+      expect(Object.keys(listed.properties)).toEqual(Object.keys(plain.properties));
+      expect(listed.required ?? []).toEqual(plain.required ?? []);
+      for (const key of keywords(listed)) expect(["type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "description", "$ref", "$defs"]).toContain(key);
+      const validate = new Ajv({ strict: true }).compile(listed);
+      for (const field of Object.keys(listed.properties)) {
+        const optional = !(plain.required ?? []).includes(field);
+        const base = Object.fromEntries((plain.required ?? []).map((r) => [r, field === r ? null : sample(plain.properties[r]!)]));
+        expect(validate({ ...base, [field]: null }), `${tool.name}.${field}: null`).toBe(optional);
+      }
+    });
+  }
+});
+
+/** A value a field of this (plain) schema accepts. */
+function sample(prop: Record<string, unknown>): unknown {
+  if (Array.isArray(prop.enum)) return prop.enum[0];
+  switch (prop.type) {
+    case "string": return "x";
+    case "integer": case "number": return 1;
+    case "boolean": return true;
+    case "array": return [];
+    default: return {};
+  }
+}
 
 describe("kt schema on the command line", () => {
   test("prints the same shapes, byte-identical across runs", () => {

@@ -1,6 +1,6 @@
 // A tool's definition in the shape each framework's API takes (kt's own, Anthropic,
 // OpenAI chat and Responses, MCP): what `kt schema` prints and `kt mcp` lists.
-import { inputSchema, strictSchema } from "../tools/jsonschema.ts";
+import { inputSchema, mcpSchema, strictSchema } from "../tools/jsonschema.ts";
 import { schemaName } from "../tools/registry.ts";
 import type { Tool } from "../tools/tool.ts";
 
@@ -19,7 +19,7 @@ export function shape(tool: Tool, format: Format, strict = false): Record<string
       // The Responses API reads a missing "strict" as true, so it is always spelled out.
       return { type: "function", name, description: tool.description, parameters: schema, strict };
     case "mcp":
-      return { name, description: tool.description, inputSchema: schema, annotations: { ...tool.annotations } };
+      return { name, description: tool.description, inputSchema: strict ? schema : mcpSchema(schema), annotations: { ...tool.annotations } };
     case "json":
       return { name, command: tool.name, description: tool.description, input_schema: schema, annotations: { ...tool.annotations } };
   }

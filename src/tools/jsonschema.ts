@@ -31,30 +31,45 @@ export const STRICT_KEYWORDS: ReadonlySet<string> = new Set([
  * (kt reads null as "not given"); keywords strict mode does not know are dropped.
  */
 export function strictSchema(schema: JsonSchema): JsonSchema {
-  return strictNode(schema, false);
+  return strictNode(schema, false, true);
 }
 
-function strictNode(node: JsonSchema, nullable: boolean): JsonSchema {
+/**
+ * `schema` as `kt mcp` lists it (SPEC §8.8): only the keywords of strict mode, and every
+ * optional property may also be null, while `required` stays as it is. Clients check the
+ * model's call against the listed schema before kt sees it (LangChain refused the
+ * `offset: null` that OpenAI's strict mode sends for an absent field), or convert the
+ * listed schema to strict mode themselves keeping whatever keywords it has (the OpenAI
+ * Agents SDK kept `minLength`); kt's own validation still enforces every bound on each call.
+ */
+export function mcpSchema(schema: JsonSchema): JsonSchema {
+  return strictNode(schema, false, false);
+}
+
+/** `allRequired`: strict mode's every-property-required, no-other-property objects; otherwise each object keeps its own `required` and `additionalProperties`. */
+function strictNode(node: JsonSchema, nullable: boolean, allRequired: boolean): JsonSchema {
   const out: JsonSchema = {};
   for (const [key, value] of Object.entries(node)) {
     if (!STRICT_KEYWORDS.has(key)) continue;
     if (key === "properties") {
       const required = new Set((node.required as string[] | undefined) ?? []);
       const props: Record<string, JsonSchema> = {};
-      for (const [name, prop] of Object.entries(value as Record<string, JsonSchema>)) props[name] = strictNode(prop, !required.has(name));
+      for (const [name, prop] of Object.entries(value as Record<string, JsonSchema>)) props[name] = strictNode(prop, !required.has(name), allRequired);
       out.properties = props;
-      out.required = Object.keys(props);
+      if (allRequired) out.required = Object.keys(props);
     } else if (key === "items") {
-      out.items = strictNode(value as JsonSchema, false);
+      out.items = strictNode(value as JsonSchema, false, allRequired);
     } else if (key === "anyOf") {
-      out.anyOf = (value as JsonSchema[]).map((branch) => strictNode(branch, false));
+      out.anyOf = (value as JsonSchema[]).map((branch) => strictNode(branch, false, allRequired));
     } else if (key === "$defs") {
-      out.$defs = Object.fromEntries(Object.entries(value as Record<string, JsonSchema>).map(([name, def]) => [name, strictNode(def, false)]));
-    } else if (key !== "required" && key !== "additionalProperties") {
+      out.$defs = Object.fromEntries(Object.entries(value as Record<string, JsonSchema>).map(([name, def]) => [name, strictNode(def, false, allRequired)]));
+    } else if (allRequired && (key === "required" || key === "additionalProperties")) {
+      // Written below, for every object.
+    } else {
       out[key] = value;
     }
   }
-  if (out.type === "object" || out.properties) {
+  if (allRequired && (out.type === "object" || out.properties)) {
     out.properties ??= {};
     out.required ??= [];
     out.additionalProperties = false;

@@ -1,7 +1,7 @@
 // Calls in Claude Code's tool shapes (Read, Write, Edit, MultiEdit, Grep, Glob, Bash,
 // BashOutput, KillShell) answered by kt's tools, through kt call and kt mcp's call handler.
 import { afterEach, describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -56,6 +56,49 @@ function call(cwd: string, stateDir: string, name: string, input: unknown) {
 function reply(run: { stdout: string }): { content: string; is_error: boolean } {
   return JSON.parse(run.stdout);
 }
+
+describe("Claude Code's booleans sent as strings (SPEC §8.8)", () => {
+  test('"true" and "false" are taken as the booleans, in every boolean field', () => {
+    expect(fromClaudeCode("Bash", { command: "npm run dev", run_in_background: "true" })).toEqual({ tool: "ps", args: { action: "start", command: "npm run dev" } });
+    expect(fromClaudeCode("Bash", { command: "ls", run_in_background: "false" })).toEqual({ tool: "bash", args: { command: "ls" } });
+    expect(fromClaudeCode("Edit", { file_path: "a", old_string: "x", new_string: "y", replace_all: "true" })).toEqual({ tool: "edit", args: { file_path: "a", old_string: "x", new_string: "y", replace_all: true } });
+    expect(fromClaudeCode("MultiEdit", { file_path: "a", edits: [{ old_string: "x", new_string: "y", replace_all: "false" }] })).toEqual({
+      tool: "edit",
+      args: { file_path: "a", edits: [{ old_string: "x", new_string: "y", replace_all: false }] },
+    });
+    expect(fromClaudeCode("Grep", { pattern: "p", "-i": "true", "-n": "false", multiline: "true" })).toEqual({ tool: "grep", args: { pattern: "p", case_sensitive: false, multiline: true } });
+  });
+
+  test("any other non-boolean is refused with prose naming the field, never ignored", () => {
+    for (const [name, args, field, shown] of [
+      ["Bash", { command: "sleep 30", run_in_background: "yes" }, "run_in_background", '"yes"'],
+      ["Bash", { command: "sleep 30", run_in_background: 1 }, "run_in_background", "1"],
+      ["Bash", { command: "sleep 30", run_in_background: "TRUE" }, "run_in_background", '"TRUE"'],
+      ["Edit", { file_path: "a", old_string: "x", new_string: "y", replace_all: "1" }, "replace_all", '"1"'],
+      ["MultiEdit", { file_path: "a", edits: [{ old_string: "x", new_string: "y" }, { old_string: "u", new_string: "v", replace_all: [] }] }, "edits[1].replace_all", "[]"],
+      ["Grep", { pattern: "p", "-i": "no" }, "-i", '"no"'],
+    ] as const) {
+      expect(fromClaudeCode(name, args)?.invalid, `${name}.${field}`).toBe(`parameter "${field}" must be a boolean (true or false), got ${shown}`);
+    }
+  });
+
+  test("through kt call: the refusal's prose and code, and nothing run", () => {
+    using tmp = tempDir();
+    const o = { cwd: tmp.path, stateDir: join(tmp.path, ".s") };
+    const r = reply(call(o.cwd, o.stateDir, "Bash", { command: "touch ran", run_in_background: "yes" }));
+    expect(r).toMatchObject({
+      is_error: true,
+      content: 'Invalid input for tool "Bash": parameter "run_in_background" must be a boolean (true or false), got "yes". Please rewrite the input so it satisfies the expected schema.',
+    });
+    expect(existsSync(join(tmp.path, "ran"))).toBe(false);
+    try {
+      const started = reply(call(o.cwd, o.stateDir, "Bash", { command: "sleep 30", run_in_background: "true" }));
+      expect(started.content).toStartWith("Started p1 (pid ");
+    } finally {
+      kt(["session", "end"], o);
+    }
+  });
+});
 
 describe("kt call with Claude Code's tool calls", () => {
   test("Read, Write, Edit, Glob, Grep and Bash answer as kt's tools do", () => {

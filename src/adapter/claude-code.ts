@@ -51,18 +51,59 @@ const MAPPINGS: Record<string, Mapping> = {
 };
 
 /**
- * The kt call for a call to one of Claude Code's tools (exact, capitalized name), or
- * undefined for any other name. Arguments that are not an object are left for kt's
- * validation to explain.
+ * Claude Code's boolean fields, per tool (MultiEdit's inside each of its edits). Some
+ * clients send them as the strings "true" and "false" (SPEC §8.8); kt takes those as the
+ * booleans, and refuses any other value that is not a boolean rather than ignore it — a
+ * `run_in_background: "yes"` run in the foreground is a call silently not done as asked.
  */
-export function fromClaudeCode(name: string, args: unknown): { tool: string; args: unknown } | undefined {
+const BOOLEANS: Record<string, readonly string[]> = {
+  Bash: ["run_in_background"],
+  Edit: ["replace_all"],
+  MultiEdit: ["replace_all"],
+  Grep: ["-i", "-n", "multiline"],
+};
+
+/** `args` with its boolean fields taken as booleans, or why one cannot be. */
+function booleans(name: string, args: Args): { ok: true; args: Args } | { ok: false; why: string } {
+  const fields = BOOLEANS[name] ?? [];
+  const fix = (record: Args, where: string): string | undefined => {
+    for (const field of fields) {
+      const value = record[field];
+      if (value === "true" || value === "false") record[field] = value === "true";
+      else if (value !== undefined && value !== null && typeof value !== "boolean") {
+        return `parameter "${where}${field}" must be a boolean (true or false), got ${JSON.stringify(value)}`;
+      }
+    }
+    return undefined;
+  };
+  const out: Args = { ...args };
+  if (name === "MultiEdit" && Array.isArray(out.edits)) {
+    const edits = out.edits.map((edit) => (typeof edit === "object" && edit !== null && !Array.isArray(edit) ? { ...(edit as Args) } : edit));
+    for (const [i, edit] of edits.entries()) {
+      if (typeof edit !== "object" || edit === null || Array.isArray(edit)) continue;
+      const why = fix(edit as Args, `edits[${i}].`);
+      if (why) return { ok: false, why };
+    }
+    out.edits = edits;
+  }
+  const why = fix(out, "");
+  return why ? { ok: false, why } : { ok: true, args: out };
+}
+
+/**
+ * The kt call for a call to one of Claude Code's tools (exact, capitalized name), or
+ * undefined for any other name; `invalid` says why its arguments cannot be taken. Arguments
+ * that are not an object are left for kt's validation to explain.
+ */
+export function fromClaudeCode(name: string, args: unknown): { tool: string; args: unknown; invalid?: string } | undefined {
   const mapping = Object.hasOwn(MAPPINGS, name) ? MAPPINGS[name]! : undefined;
   if (!mapping) return undefined;
-  const isObject = typeof args === "object" && args !== null && !Array.isArray(args);
-  let tool = mapping.tool;
+  if (typeof args !== "object" || args === null || Array.isArray(args)) return { tool: mapping.tool, args };
+  const taken = booleans(name, args as Args);
+  if (!taken.ok) return { tool: mapping.tool, args, invalid: taken.why };
   // A background Bash call is a process start.
-  if (name === "Bash" && isObject && (args as Args).run_in_background === true) tool = "ps";
-  return { tool, args: isObject ? mapping.args(args as Args) : args };
+  const tool = name === "Bash" && taken.args.run_in_background === true ? "ps" : mapping.tool;
+  return { tool, args: mapping.args(taken.args) };
 }
 
 /** Claude Code's tool names kt answers to. */

@@ -16,7 +16,9 @@ export async function runCall(call: Call, ctx: ToolContext): Promise<ToolResult>
   const claude = fromClaudeCode(call.name, call.arguments.ok ? call.arguments.value : undefined);
   if (claude) {
     const tool = (await loadTool(claude.tool))!;
-    return call.arguments.ok ? tool.run(claude.args, ctx) : badArguments(tool, call.arguments.why);
+    if (!call.arguments.ok) return badArguments(tool, call.arguments.why);
+    if (claude.invalid) return errorResult(tool.name, new KtError("INVALID_ARGS", invalidInput(call.name, claude.invalid)));
+    return tool.run(claude.args, ctx);
   }
   const tool = await resolveTool(call.name);
   if (!tool) return errorResult(clip(call.name), await unknownTool(call.name));

@@ -10,7 +10,7 @@
 // - the MCP Inspector's CLI mode;
 // and a raw JSON-RPC exchange over the compiled binary's stdin and stdout.
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createMCPClient } from "@ai-sdk/mcp";
 import { StdioMCPTransport } from "@ai-sdk/mcp/mcp-stdio";
@@ -119,14 +119,14 @@ describe("what each client hands the model is exactly kt's text", () => {
    * Responses model with a fetch that answers locally; returns each function_call_output
    * as the request body carried it to the API.
    */
-  async function agentsOutputs(ws: Workspace, server: { useStructuredContent?: boolean; structured?: boolean }): Promise<unknown[]> {
+  async function agentsOutputs(ws: Workspace, server: { useStructuredContent?: boolean; structured?: boolean }, calls = CALLS): Promise<unknown[]> {
     const outputs: unknown[] = [];
     let turn = 0;
     const fetch = async (_url: unknown, init?: { body?: unknown }) => {
       const body = JSON.parse(String(init?.body)) as { input: Array<{ type?: string; output?: unknown }> };
       const last = body.input.at(-1);
       if (last?.type === "function_call_output") outputs.push(last.output);
-      const next = CALLS[turn];
+      const next = calls[turn];
       const output = next
         ? [{ type: "function_call", id: `fc_${turn}`, call_id: `call_${turn}`, name: next[0], arguments: JSON.stringify(next[1]), status: "completed" }]
         : [{ type: "message", id: "msg", role: "assistant", status: "completed", content: [{ type: "output_text", text: "done", annotations: [] }] }];
@@ -147,12 +147,12 @@ describe("what each client hands the model is exactly kt's text", () => {
     await mcp.connect();
     try {
       const agent = new Agent({ name: "kt", instructions: "Use the tools.", model: new OpenAIResponsesModel(openai, "fake"), mcpServers: [mcp] });
-      const result = await run(agent, "Go.", { maxTurns: CALLS.length + 2 });
+      const result = await run(agent, "Go.", { maxTurns: calls.length + 2 });
       expect(result.finalOutput).toBe("done");
     } finally {
       await mcp.close();
     }
-    expect(outputs).toHaveLength(CALLS.length);
+    expect(outputs).toHaveLength(calls.length);
     return outputs;
   }
 
@@ -176,6 +176,18 @@ describe("what each client hands the model is exactly kt's text", () => {
       if (i === 3) expect(output).toEqual([{ type: "input_text", text: expected[i]! }]);
       else expect((JSON.parse(output as string) as { text: string }).text).toBe(expected[i]!);
     }
+  });
+
+  test("the OpenAI Agents SDK with useStructuredContent and kt mcp --structured: an image read reaches the model as an image", async () => {
+    // A client that prefers structuredContent hands the model its JSON: an image result
+    // carries none, so the SDK sends its content, the picture included (SPEC §8.8).
+    using tmp = tempDir();
+    const ws = workspace(tmp);
+    copyFileSync(join(ROOT, "test", "fixtures", "images", "dot.png"), join(ws.work, "dot.png"));
+    const text = kt(["read", "dot.png"], { cwd: ws.work, stateDir: join(ws.state, "cli") }).stdout.slice(0, -1);
+    const png = readFileSync(join(ws.work, "dot.png")).toString("base64");
+    const outputs = await agentsOutputs(ws, { useStructuredContent: true, structured: true }, [["read", { file_path: "dot.png" }]]);
+    expect(outputs).toEqual([[{ type: "input_text", text }, { type: "input_image", image_url: `data:image/png;base64,${png}` }]]);
   });
 
   test("LangChain's MCP adapters with default options, run by LangGraph's ToolNode", async () => {

@@ -46,7 +46,10 @@ function progressInterval(): number {
 export async function createMcpServer(opts: McpOptions): Promise<Server> {
   const tools = await loadAllTools();
   const structured = opts.structured ?? false;
-  const listed = tools.map((tool) => ({ ...shape(tool, "mcp"), ...(structured ? { outputSchema: MCP_OUTPUT_SCHEMA } : {}) }) as McpTool);
+  // A tool whose results may hold an image lists no outputSchema: the protocol then lets its
+  // image results go without structuredContent, which clients that prefer it would hand the
+  // model instead of the image (SPEC §8.8; see mcpReply).
+  const listed = tools.map((tool) => ({ ...shape(tool, "mcp"), ...(structured && !tool.showsImages ? { outputSchema: MCP_OUTPUT_SCHEMA } : {}) }) as McpTool);
   const { base } = opts;
   const server = new Server(
     { name: "kt", version: opts.version },

@@ -70,12 +70,13 @@ export function openaiResponsesReply(result: ToolResult, callId: string): OpenAI
 /**
  * By default the model text is the only text item, and there is no `structuredContent`:
  * clients that prefer structured content (OpenAI Agents SDK, LangChain) would otherwise
- * hand the model JSON instead of kt's text. `structured` adds the complete result.
+ * hand the model JSON instead of kt's text. `structured` adds the complete result — except
+ * to a result with an image, which those clients would hand the model as JSON without it.
  */
 export function mcpReply(result: ToolResult, opts: { structured?: boolean } = {}): McpCallToolResult {
   const content: McpContent[] = [{ type: "text", text: result.content }];
   if (result.image) content.push({ type: "image", data: result.image.data, mimeType: result.image.mediaType });
-  if (!opts.structured) return { content, isError: result.isError };
+  if (!opts.structured || result.image) return { content, isError: result.isError };
   const structuredContent: McpStructured = {
     text: result.content,
     isError: result.isError,

@@ -31,6 +31,7 @@ export default defineTool({
   examples: ["kt read src/main.ts", "kt read src/main.ts --offset 120 --limit 40", "kt read src            # a directory: entries two levels deep", `echo '{"file_path":"README.md"}' | kt read`],
   aliases: { path: "file_path", filePath: "file_path" },
   annotations: { readOnlyHint: true, destructiveHint: false },
+  showsImages: true,
   async execute(input, ctx) {
     const path = absolutePath(ctx, input.file_path);
     const real = realPath(ctx, path);

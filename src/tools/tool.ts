@@ -40,6 +40,8 @@ export interface ToolSpec<S extends z.ZodMiniObject> {
    * for a contradiction, else null. */
   normalize?(input: Record<string, unknown>): string | null;
   annotations: ToolAnnotations;
+  /** Its results may hold an image beside the text (read of a picture). */
+  showsImages?: boolean;
   execute(input: z.infer<S>, ctx: ToolContext): Promise<ToolOutput>;
 }
 

@@ -4,6 +4,8 @@
 //   dist/npm/@kt-cli/kt/           the main package: a launcher as `kt`, and every platform
 //                                  package as an optional dependency of the same version
 //   dist/kt-<version>-<target>.tar.gz (.zip for Windows), dist/SHA256SUMS
+//   dist/python/kt_tools-<version>-py3-none-<platform tag>.whl   a Python wheel holding the
+//                                  binary (SPEC §8.8; scripts/release/wheel.ts)
 // npm installs only the platform package whose os/cpu/libc fit, so a user downloads one
 // binary (esbuild and Biome ship this way). Bun fetches each target's runtime from the npm
 // registry the first time it builds for it.
@@ -13,6 +15,7 @@ import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, 
 import { join } from "node:path";
 import pkg from "../package.json" with { type: "json" };
 import { tarGz, zip, type Entry } from "./release/archive.ts";
+import { wheel } from "./release/wheel.ts";
 // @ts-expect-error: plain CommonJS shipped as is, without type declarations
 import launcher from "./release/launcher.cjs";
 
@@ -179,6 +182,15 @@ function writeArchive(out: string, name: string, target: Target, binary: string,
   return file;
 }
 
+function writeWheel(out: string, target: Target, binary: string, mtime: number): string {
+  const dir = join(out, "python");
+  mkdirSync(dir, { recursive: true });
+  const built = wheel({ version: pkg.version, summary: pkg.description, license: pkg.license, target, binary: readFileSync(binary), mtime });
+  const file = join(dir, built.name);
+  writeFileSync(file, built.data);
+  return file;
+}
+
 /** SHA256SUMS over every archive of this version in `out`, in the format `sha256sum -c` reads. */
 function writeChecksums(out: string): void {
   const prefix = `kt-${pkg.version}-`;
@@ -231,7 +243,8 @@ function main(): number {
     }
     writePlatformPackage(dir, name, target);
     const archive = writeArchive(out, name, target, binary, mtime);
-    console.log(`${name.padEnd(17)} ${dir}, ${join(out, archive)} (${seconds}s)`);
+    const whl = writeWheel(out, target, binary, mtime);
+    console.log(`${name.padEnd(17)} ${dir}, ${join(out, archive)}, ${whl} (${seconds}s)`);
   }
   const main = join(npm, "kt");
   rmSync(main, { recursive: true, force: true });

@@ -8,11 +8,13 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, 
 import { join } from "node:path";
 import { hostTarget, MAIN, SCOPE, TARGETS } from "../scripts/build-binaries.ts";
 import { tarGz, zip } from "../scripts/release/archive.ts";
+import { platformTags } from "../scripts/release/wheel.ts";
 import { loadAllTools, schemaName } from "../src/tools/registry.ts";
 import { ROOT, tempDir } from "./_helpers.ts";
 import pkg from "../package.json" with { type: "json" };
 
 const NODE = Bun.which("node");
+const PYTHON = Bun.which("python3");
 const NPM = Bun.which("npm");
 const HOST = hostTarget();
 const EXE = process.platform === "win32" ? "kt.exe" : "kt";
@@ -20,6 +22,7 @@ const ALL = Object.keys(TARGETS).join(", ");
 // A skipped part says why.
 if (!NODE) console.warn("release.test: node is not on PATH, so the launcher and the npm install tests are skipped.");
 else if (!NPM) console.warn("release.test: npm is not on PATH, so the npm pack and install tests are skipped.");
+if (!PYTHON) console.warn("release.test: python3 is not on PATH, so the Python wheel install test is skipped.");
 for (const tool of ["tar", "unzip"]) if (!Bun.which(tool)) console.warn(`release.test: ${tool} is not on PATH, so the test reading the archive with it is skipped.`);
 
 const tmp = tempDir("kt-release-");
@@ -79,7 +82,7 @@ describe("scripts/build-binaries.ts for this machine", () => {
     expect(main.optionalDependencies).toEqual(Object.fromEntries(Object.keys(TARGETS).map((name) => [`${SCOPE}/${name}`, pkg.version])));
     expect(readFileSync(join(npmDir, "kt", "bin", "kt"), "utf8")).toBe(readFileSync(join(ROOT, "scripts", "release", "launcher.cjs"), "utf8"));
     expect(readFileSync(join(npmDir, "kt", "install.cjs"), "utf8")).toBe(readFileSync(join(ROOT, "scripts", "release", "install.cjs"), "utf8"));
-    expect(readdirSync(out).sort()).toEqual([`kt-${pkg.version}-${HOST}${HOST.startsWith("windows") ? ".zip" : ".tar.gz"}`, "SHA256SUMS", "npm"].sort());
+    expect(readdirSync(out).sort()).toEqual([`kt-${pkg.version}-${HOST}${HOST.startsWith("windows") ? ".zip" : ".tar.gz"}`, "SHA256SUMS", "npm", "python"].sort());
   });
 
   test("every archive's checksum matches SHA256SUMS, and sha256sum -c agrees", () => {
@@ -380,4 +383,80 @@ describe("release archive writers", () => {
     expect(spawn([join(dir.path, "kt-1", "kt")], { cwd: dir.path }).stdout).toBe("from the archive\n");
     expect(readFileSync(join(dir.path, "kt-1", "README.txt"), "utf8")).toBe("read me, ünïcode\n".repeat(50));
   });
+});
+
+describe("the Python wheel (SPEC §8.8)", () => {
+  const wheels = () => readdirSync(join(out, "python"));
+
+  test("one wheel for this machine, named by the platform tags its binary needs, its RECORD true to every file", () => {
+    expect(build.exitCode).toBe(0);
+    const binary = readFileSync(join(npmDir, HOST, "bin", EXE));
+    const tags = platformTags(TARGETS[HOST]!, binary);
+    expect(wheels()).toEqual([`kt_tools-${pkg.version}-py3-none-${tags.join(".")}.whl`]);
+    if (HOST === "linux-x64") expect(tags).toEqual(["manylinux_2_17_x86_64", "manylinux2014_x86_64"]);
+    const dir = join(tmp.path, "wheel-unzipped");
+    mkdirSync(dir);
+    const unzip = Bun.which("unzip");
+    expect(unzip, "unzip (Debian's unzip, which .ci/run installs) reads the wheel").not.toBeNull();
+    expect(spawn([unzip!, "-q", join(out, "python", wheels()[0]!)], { cwd: dir }).exitCode).toBe(0);
+    const info = `kt_tools-${pkg.version}.dist-info`;
+    expect(readFileSync(join(dir, info, "WHEEL"), "utf8")).toBe(`Wheel-Version: 1.0\nGenerator: kt build-binaries\nRoot-Is-Purelib: false\n${tags.map((t) => `Tag: py3-none-${t}\n`).join("")}`);
+    expect(readFileSync(join(dir, info, "METADATA"), "utf8")).toStartWith(`Metadata-Version: 2.1\nName: kt-tools\nVersion: ${pkg.version}\n`);
+    const record = readFileSync(join(dir, info, "RECORD"), "utf8").trimEnd().split("\n");
+    expect(record.at(-1)).toBe(`${info}/RECORD,,`);
+    const listed = record.slice(0, -1).map((line) => line.split(","));
+    expect(listed.map(([name]) => name).sort()).toEqual([`kt_tools-${pkg.version}.data/scripts/${EXE}`, "kt_tools/__init__.py", "kt_tools/__main__.py", `${info}/METADATA`, `${info}/WHEEL`].sort());
+    for (const [name, hash, size] of listed) {
+      const data = readFileSync(join(dir, name!));
+      expect(hash, name).toBe(`sha256=${createHash("sha256").update(data).digest("base64url")}`);
+      expect(Number(size), name).toBe(data.length);
+    }
+    expect(readFileSync(join(dir, `kt_tools-${pkg.version}.data`, "scripts", EXE)).equals(binary)).toBe(true);
+  });
+
+  test("the platform tags: glibc and macOS minimums read from the binary, musl, Windows", () => {
+    const elf = (needs: string[]) => new TextEncoder().encode(`\x7fELF junk ${needs.map((n) => `${n}\0`).join("junk")}`);
+    expect(platformTags(TARGETS["linux-x64"]!, elf(["GLIBC_2.2.5", "GLIBC_2.14", "GLIBC_2.17"]))).toEqual(["manylinux_2_17_x86_64", "manylinux2014_x86_64"]);
+    expect(platformTags(TARGETS["linux-arm64"]!, elf(["GLIBC_2.17", "GLIBC_2.28"]))).toEqual(["manylinux_2_28_aarch64"]);
+    expect(platformTags(TARGETS["linux-x64-musl"]!, elf([]))).toEqual(["musllinux_1_2_x86_64"]);
+    expect(platformTags(TARGETS["windows-x64"]!, new Uint8Array(8))).toEqual(["win_amd64"]);
+    // A Mach-O header with one LC_BUILD_VERSION naming macOS 13.0.
+    const macho = new DataView(new ArrayBuffer(64));
+    macho.setUint32(0, 0xfeedfacf, true);
+    macho.setUint32(16, 1, true);
+    macho.setUint32(32, 0x32, true);
+    macho.setUint32(36, 24, true);
+    macho.setUint32(40, 1, true); // platform: macOS
+    macho.setUint32(44, (13 << 16) | (0 << 8), true);
+    expect(platformTags(TARGETS["darwin-arm64"]!, new Uint8Array(macho.buffer))).toEqual(["macosx_13_0_arm64"]);
+    expect(platformTags(TARGETS["darwin-x64"]!, new Uint8Array(macho.buffer))).toEqual(["macosx_13_0_x86_64"]);
+  });
+
+  test.skipIf(!PYTHON || process.platform === "win32")("pip install --no-index into a fresh virtualenv: kt on its PATH reads, names its version, serves MCP; python -m kt_tools runs it", async () => {
+    const venv = join(tmp.path, "venv");
+    expect(spawn([PYTHON!, "-m", "venv", venv], { cwd: tmp.path }).exitCode).toBe(0);
+    const pip = spawn([join(venv, "bin", "python"), "-m", "pip", "install", "--no-index", "--no-cache-dir", "--disable-pip-version-check", "-q", join(out, "python", wheels()[0]!)], { cwd: tmp.path });
+    expect(pip.stderr).toBe("");
+    expect(pip.exitCode).toBe(0);
+    const bin = join(venv, "bin");
+    expect(statSync(join(bin, "kt")).mode & 0o111).not.toBe(0);
+    // kt as the virtualenv puts it on PATH.
+    const env = { PATH: `${bin}:/usr/bin:/bin`, KT_STATE_DIR: join(tmp.path, "venv-state") };
+    const dir = join(tmp.path, "venv-work");
+    mkdirSync(dir);
+    writeFileSync(join(dir, "hello.txt"), "hello\n");
+    expect(spawn(["kt", "read", "hello.txt"], { cwd: dir, env })).toEqual({ stdout: `${join(dir, "hello.txt")}\n     1→hello\n`, stderr: "", exitCode: 0 });
+    expect(spawn(["kt", "--version"], { cwd: dir, env }).stdout).toStartWith(`kt ${pkg.version} (commit `);
+    expect(spawn([join(bin, "python"), "-m", "kt_tools", "--version"], { cwd: dir, env }).stdout).toStartWith(`kt ${pkg.version} (commit `);
+    expect(spawn([join(bin, "python"), "-c", "import kt_tools; print(kt_tools.find_kt_bin())"], { cwd: dir, env }).stdout).toBe(`${join(bin, "kt")}\n`);
+    const requests = [
+      { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "kt-test", version: "0" } } },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      { jsonrpc: "2.0", id: 2, method: "tools/list" },
+    ];
+    const mcp = spawn(["kt", "mcp"], { cwd: dir, env, stdin: requests.map((r) => `${JSON.stringify(r)}\n`).join("") });
+    expect(mcp.exitCode).toBe(0);
+    const answers = mcp.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
+    expect(answers[1].result.tools.map((t: { name: string }) => t.name)).toEqual((await loadAllTools()).map(schemaName));
+  }, SLOW);
 });

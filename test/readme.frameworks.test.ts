@@ -142,7 +142,9 @@ function runSh(code: string, cwd = work): { stdout: string; stderr: string; exit
 }
 
 /** The marker each test below finds its snippet by. */
-const MARKERS = ['from "@openai/agents"', 'from "@ai-sdk/mcp"', "inspector --cli", '"openai-responses", "--strict"', 'from "@langchain/mcp-adapters"', '"name":"BashOutput"'];
+const MARKERS = ['from "@openai/agents"', 'from "@ai-sdk/mcp"', "inspector --cli", '"openai-responses", "--strict"', 'from "@langchain/mcp-adapters"', '"name":"BashOutput"', "import json, subprocess"];
+const PYTHON = Bun.which("python3");
+if (!PYTHON) console.warn("readme.frameworks.test: python3 is not on PATH, so the README's Python snippet is not run.");
 
 describe("the README's framework snippets run as written", () => {
   test("every code block of the section is one of those run below", () => {
@@ -227,5 +229,16 @@ describe("the README's framework snippets run as written", () => {
     } finally {
       runSh("kt session end", dir.path);
     }
+  }, 60_000);
+  test.skipIf(!PYTHON)("Python: the subprocess client over kt call --jsonl prints kt's text for each call, the error with its flag", () => {
+    const { lang, code } = snippet("import json, subprocess");
+    expect(lang).toBe("python");
+    const r = Bun.spawnSync([PYTHON!, "-c", code], { cwd: work, env, stdout: "pipe", stderr: "pipe" });
+    expect(r.stderr.toString()).toBe("");
+    expect(r.exitCode).toBe(0);
+    const missing = ktText("read", { file_path: "src/missing.ts" });
+    const repr = `(${JSON.stringify(missing).replace(/^"|"$/g, "'")}, True)`;
+    expect(missing).not.toContain("'");
+    expect(r.stdout.toString()).toBe(`${ktText("read", { file_path: "src/parse.ts" })}\n${ktText("grep", { pattern: "getUser" })}\n${repr}\n`);
   }, 60_000);
 });

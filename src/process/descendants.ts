@@ -14,6 +14,7 @@
 // does not depend on them; what survives a stop is reported, never passed over.
 import { readdirSync, readFileSync } from "node:fs";
 import { MARKER } from "./env.ts";
+import { LINUX_PROC, procPath } from "./procfs.ts";
 
 export interface Proc {
   pid: number;
@@ -29,7 +30,7 @@ const dead = (state: string) => state === "Z" || state === "X" || state === "x";
 function stat(pid: string): Proc | undefined {
   let text: string;
   try {
-    text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    text = readFileSync(procPath(`${pid}/stat`), "utf8");
   } catch {
     return undefined;
   }
@@ -40,7 +41,7 @@ function stat(pid: string): Proc | undefined {
 
 function pids(): string[] {
   try {
-    return readdirSync("/proc").filter((name) => name.charCodeAt(0) >= 48 && name.charCodeAt(0) <= 57);
+    return readdirSync(procPath()).filter((name) => name.charCodeAt(0) >= 48 && name.charCodeAt(0) <= 57);
   } catch {
     return [];
   }
@@ -60,7 +61,7 @@ export function snapshot(): Map<number, Proc> {
 export function carriesMarker(pid: number, value: string): boolean {
   let env: Buffer;
   try {
-    env = readFileSync(`/proc/${pid}/environ`);
+    env = readFileSync(procPath(`${pid}/environ`));
   } catch {
     return false;
   }
@@ -73,7 +74,7 @@ export function carriesMarker(pid: number, value: string): boolean {
 export function markerOf(pid: number): string | undefined {
   let env: string;
   try {
-    env = readFileSync(`/proc/${pid}/environ`, "latin1");
+    env = readFileSync(procPath(`${pid}/environ`), "latin1");
   } catch {
     return undefined;
   }
@@ -88,7 +89,7 @@ export function markerOf(pid: number): string | undefined {
 export function ownChildren(): number[] | undefined {
   let tasks: string[];
   try {
-    tasks = readdirSync("/proc/self/task");
+    tasks = readdirSync(procPath("self/task"));
   } catch {
     return undefined;
   }
@@ -96,7 +97,7 @@ export function ownChildren(): number[] | undefined {
   for (const tid of tasks) {
     let text: string;
     try {
-      text = readFileSync(`/proc/self/task/${tid}/children`, "utf8");
+      text = readFileSync(procPath(`self/task/${tid}/children`), "utf8");
     } catch {
       return undefined;
     }
@@ -143,7 +144,7 @@ export interface Holds {
 /** Live processes the command holds (never the supervisor itself, nor the caller). */
 export function held(holds: Holds, all = snapshot()): Proc[] {
   const found = new Map<number, Proc>();
-  if (process.platform !== "linux") {
+  if (!LINUX_PROC) {
     if (holds.pgid) {
       try {
         process.kill(-holds.pgid, 0);
@@ -226,7 +227,7 @@ let libc: Libc | null | undefined;
 function loadLibc(): Libc | null {
   if (libc !== undefined) return libc;
   libc = null;
-  if (process.platform !== "linux") return libc;
+  if (!LINUX_PROC) return libc;
   try {
     const { dlopen, FFIType } = require("bun:ffi") as typeof import("bun:ffi");
     for (const name of ["libc.so.6", "libc.musl-x86_64.so.1", "libc.musl-aarch64.so.1", "libc.so"]) {

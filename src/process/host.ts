@@ -19,6 +19,7 @@ import { becomeSubreaper, reapAdopted } from "./descendants.ts";
 import { MARKER } from "./env.ts";
 import { endOfInputRequest } from "./stdin.ts";
 import { isSameProcess } from "./identity.ts";
+import { LINUX_PROC } from "./procfs.ts";
 import { HOST, selfCommand, type SupervisorSpec } from "./spawn.ts";
 import type { Runner } from "./supervisor.ts";
 import type { OnTerminal } from "./pty.ts";
@@ -59,7 +60,7 @@ export function hostSocket(stateDir: string, session: string): string {
  */
 export async function runOnHost(ctx: ToolContext, stateDir: string, spec: SupervisorSpec): Promise<{ exited: Promise<unknown>; unref(): void } | undefined> {
   const path = hostSocket(stateDir, ctx.session);
-  if (Buffer.byteLength(path) > MAX_SOCKET_PATH || process.platform !== "linux") return undefined;
+  if (Buffer.byteLength(path) > MAX_SOCKET_PATH || !LINUX_PROC) return undefined;
   let conn = await connect(path);
   if (!conn) {
     if (!startHost({ stateDir, session: ctx.session, socket: path, ...(spec.owner ? { owner: spec.owner } : {}) })) return undefined;

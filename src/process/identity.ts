@@ -2,13 +2,14 @@
 // kernel recycled (after a reboot, or a long uptime) is never taken for the process kt
 // started: a vanished process reads as "gone", never as somebody else's.
 import { readFileSync, readdirSync } from "node:fs";
+import { LINUX_PROC, procPath } from "./procfs.ts";
 
 let bootId: string | undefined;
 
 function boot(): string {
   if (bootId === undefined) {
     try {
-      bootId = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+      bootId = readFileSync(procPath("sys/kernel/random/boot_id"), "utf8").trim();
     } catch {
       bootId = "";
     }
@@ -26,7 +27,7 @@ interface Stat {
 function procStat(pid: number | string): Stat | undefined {
   let text: string;
   try {
-    text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    text = readFileSync(procPath(`${pid}/stat`), "utf8");
   } catch {
     return undefined;
   }
@@ -44,7 +45,7 @@ const dead = (state: string) => state === "Z" || state === "X" || state === "x";
  */
 export function processStart(pid: number): string | undefined {
   if (!Number.isInteger(pid) || pid <= 0) return undefined;
-  if (process.platform === "linux") {
+  if (LINUX_PROC) {
     const stat = procStat(pid);
     if (!stat || dead(stat.state)) return undefined;
     return `${boot()}:${stat.start}`;
@@ -63,7 +64,7 @@ export function isSameProcess(pid: number | null, start: string | null): boolean
 
 /** Live (non-zombie) members of process group `pgid`. */
 export function groupMembers(pgid: number): number[] {
-  if (process.platform !== "linux") {
+  if (!LINUX_PROC) {
     try {
       process.kill(-pgid, 0);
       return [pgid];
@@ -78,7 +79,7 @@ export function groupMembers(pgid: number): number[] {
     return [];
   }
   const members: number[] = [];
-  for (const name of readdirSync("/proc")) {
+  for (const name of readdirSync(procPath())) {
     const c = name.charCodeAt(0);
     if (c < 48 || c > 57) continue;
     const stat = procStat(name);
@@ -93,7 +94,7 @@ export const HOST = "__host";
 /** Whether `pid` is a session's host, which supervises every command of its session: its tree is not one command's. */
 export function isHost(pid: number): boolean {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").includes(HOST);
+    return readFileSync(procPath(`${pid}/cmdline`), "utf8").split("\0").includes(HOST);
   } catch {
     return false;
   }

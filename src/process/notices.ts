@@ -9,6 +9,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { index, safeName } from "../core/state.ts";
 import { endWord, noticeLine, type EndWord } from "./ending.ts";
+import { LINUX_PROC } from "./procfs.ts";
 import { claimNotice, liveRows, reconcile, unnoticed } from "./registry.ts";
 import type { Database } from "bun:sqlite";
 
@@ -48,7 +49,7 @@ function noticeLost(db: Database, session: string): void {
     if (row.supervisor_pid === null) continue;
     // On Linux the full check is one read of /proc (and tells a zombie supervisor, not yet
     // reaped, from a live one); elsewhere it runs ps, so only a supervisor gone is checked.
-    if (process.platform !== "linux") {
+    if (!LINUX_PROC) {
       try {
         process.kill(row.supervisor_pid, 0);
         continue;

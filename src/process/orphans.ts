@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { held, marked, snapshot, type Proc } from "./descendants.ts";
 import { markerValue, parseMarker } from "./env.ts";
 import { isSameProcess } from "./identity.ts";
+import { procPath } from "./procfs.ts";
 import { byKey } from "./registry.ts";
 import { terminate, type Termination } from "./kill-tree.ts";
 import { HOST, SUPERVISE, type SupervisorSpec } from "./spawn.ts";
@@ -40,7 +41,7 @@ interface Found {
 function hostSpec(pid: number): HostSpec | undefined {
   let argv: string[];
   try {
-    argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    argv = readFileSync(procPath(`${pid}/cmdline`), "utf8").split("\0");
   } catch {
     return undefined;
   }
@@ -58,7 +59,7 @@ function hostSpec(pid: number): HostSpec | undefined {
 function supervisorSpec(pid: number): SupervisorSpec | undefined {
   let argv: string[];
   try {
-    argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    argv = readFileSync(procPath(`${pid}/cmdline`), "utf8").split("\0");
   } catch {
     return undefined;
   }

@@ -13,6 +13,7 @@ import { formatBytes } from "../core/truncate.ts";
 import { listDirectory } from "./_listing.ts";
 import { notFound } from "../core/suggest.ts";
 import { looksLikePdf, parsePages, pdfText, type PageRange } from "../documents/pdf.ts";
+import { isNotebookPath, parseNotebook, renderNotebook } from "../documents/notebook.ts";
 
 export const MAX_LINES = 2000;
 export const MAX_PAGE_BYTES = 50 * 1024;
@@ -107,6 +108,10 @@ async function page(ctx: ToolContext, input: { offset?: number; limit?: number; 
       const bytes = readWhole(fd, abs);
       const unnamed = readImage(ctx, real, abs, st, fd, bytes);
       if (unnamed) return unnamed;
+      if (isNotebookPath(real)) {
+        const notebook = readNotebook(ctx, real, abs, st, bytes, offset, limit, input.limit === undefined);
+        if (notebook) return notebook;
+      }
       // A PDF under another name (or none) is told by its bytes too.
       if (looksLikePdf(bytes) && st.size <= MAX_PDF_BYTES) return readPdf(ctx, input, real, abs, st, bytes);
       result = wholePage(real, abs, bytes, offset, limit);
@@ -143,6 +148,38 @@ function readImage(ctx: ToolContext, real: string, abs: string, st: Stats, fd: n
     image: { type: "image", mediaType, data: Buffer.from(bytes).toString("base64"), width, height },
     title: `Read ${abs} · ${format} image ${width}×${height}`,
     extra: { path: abs, mediaType, width, height, bytes: bytes.length },
+  };
+}
+
+/**
+ * A notebook as its cells (SPEC §8.5): each cell's marker and source, numbered as one text
+ * (what edit matches against), each code cell's outputs after it; undefined when the file
+ * is not a notebook kt can show (then it reads as the JSON text it is).
+ */
+function readNotebook(ctx: ToolContext, real: string, abs: string, st: Stats, bytes: Uint8Array, offset: number, limit: number, defaultLimit: boolean): ToolOutput | undefined {
+  const text = decodeUtf8(bytes);
+  if (text === null) return undefined;
+  const nb = parseNotebook(text.startsWith("\uFEFF") ? text.slice(1) : text);
+  if (typeof nb === "string") return undefined;
+  const header = `${abs} · notebook, ${nb.cells.length} cell${nb.cells.length === 1 ? "" : "s"}${nb.language ? ` (${nb.language})` : ""}`;
+  noteRead(ctx, real, { mtimeMs: st.mtimeMs, size: st.size, sha256: sha256(bytes) });
+  const page = renderNotebook(nb, offset, limit, MAX_PAGE_BYTES - Buffer.byteLength(header) - TRAILER_BYTES, MAX_LINE_CHARS);
+  if (page.totalLines === 0) return { content: `${header}\n[the notebook has no cells]`, title: `Read ${abs} · notebook, no cells`, extra: { path: abs, notebook: { cells: 0 } } };
+  if (offset > page.totalLines) {
+    throw new KtError("OFFSET_BEYOND_EOF", `Offset ${offset} is beyond the end of the notebook's cells (${page.totalLines} lines). Use offset ≤ ${page.totalLines}.`);
+  }
+  const out = [header, ...page.lines.map((l) => (l.n === undefined ? l.text : `${String(l.n).padStart(6)}→${l.text}`))];
+  if (page.last < page.totalLines) out.push(`(Showing lines ${offset}–${page.last} of ${page.totalLines}. Use offset=${page.last + 1} to continue.)`);
+  if (page.imagesNotShown > 0) out.push(`(${page.imagesNotShown} more image output${page.imagesNotShown === 1 ? "" : "s"} on this page not shown: one image goes with a read. Read a later page to see the next.)`);
+  const picture = page.image ? Buffer.from(page.image.data, "base64") : undefined;
+  const info = picture ? imageInfo(picture) : null;
+  const truncated = page.last < page.totalLines && (defaultLimit || page.last < offset - 1 + limit);
+  return {
+    content: out.join("\n"),
+    ...(info && page.image ? { image: { type: "image" as const, mediaType: info.mediaType, data: page.image.data, width: info.width, height: info.height } } : {}),
+    title: `Read ${abs} · notebook, lines ${offset}–${page.last} of ${page.totalLines}`,
+    ...(truncated ? { truncation: { originalBytes: st.size, originalLines: page.totalLines, shownHeadLines: page.last - offset + 1, shownTailLines: 0, omittedLines: page.totalLines - page.last } } : {}),
+    extra: { path: abs, notebook: { cells: nb.cells.length, ...(nb.language ? { language: nb.language } : {}) }, lines: page.last - offset + 1, totalLines: page.totalLines },
   };
 }
 

@@ -11,7 +11,7 @@ import { KT, kt, tempDir } from "./_helpers.ts";
 
 describe("the mapping", () => {
   test("names and fields, tool by tool", () => {
-    expect(CLAUDE_CODE_TOOLS).toEqual(["Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "Bash", "BashOutput", "KillShell"]);
+    expect(CLAUDE_CODE_TOOLS).toEqual(["Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "Bash", "BashOutput", "KillShell", "NotebookEdit"]);
     expect(fromClaudeCode("Read", { file_path: "/a", offset: 3, limit: 2 })).toEqual({ tool: "read", args: { file_path: "/a", offset: 3, limit: 2 } });
     expect(fromClaudeCode("Write", { file_path: "/a", content: "x" })).toEqual({ tool: "write", args: { file_path: "/a", content: "x" } });
     expect(fromClaudeCode("Edit", { file_path: "/a", old_string: "o", new_string: "n", replace_all: true })).toEqual({

@@ -13,12 +13,13 @@ export const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   replacer: [],
   process: ["core"],
   search: ["core"],
+  documents: ["core", "replacer"],
   patch: ["core", "replacer"],
-  tools: ["core", "replacer", "process", "search", "patch"],
-  adapter: ["core", "replacer", "process", "search", "patch", "tools"],
-  cmd: ["core", "replacer", "process", "search", "patch", "tools", "adapter"],
+  tools: ["core", "replacer", "process", "search", "patch", "documents"],
+  adapter: ["core", "replacer", "process", "search", "patch", "documents", "tools"],
+  cmd: ["core", "replacer", "process", "search", "patch", "documents", "tools", "adapter"],
   // src/main.ts, the bin entry, stands on everything.
-  ".": ["core", "replacer", "process", "search", "patch", "tools", "adapter", "cmd"],
+  ".": ["core", "replacer", "process", "search", "patch", "documents", "tools", "adapter", "cmd"],
 };
 
 function sources(dir: string): string[] {

@@ -230,7 +230,7 @@ describe.each(MODES)("read (%s)", (mode) => {
     const unknown = await call(mode, "read", { filepath: "a" }, opts);
     expect(unknown.content).toBe('Invalid input for tool "read": unknown parameter "filepath" — did you mean "file_path"? Please rewrite the input so it satisfies the expected schema.');
     const both = await call(mode, "read", { file_path: 7, colour: 1 }, opts);
-    expect(both.content).toBe('Invalid input for tool "read": unknown parameter "colour" (expected parameters: "file_path", "offset", "limit"); parameter "file_path" must be a string, got 7. Please rewrite the input so it satisfies the expected schema.');
+    expect(both.content).toBe('Invalid input for tool "read": unknown parameter "colour" (expected parameters: "file_path", "offset", "limit", "pages"); parameter "file_path" must be a string, got 7. Please rewrite the input so it satisfies the expected schema.');
     const limit = await call(mode, "read", { file_path: "a", limit: 0 }, opts);
     expect(limit.content).toBe('Invalid input for tool "read": parameter "limit" must be ≥ 1, got 0. Please rewrite the input so it satisfies the expected schema.');
     const nul = await call(mode, "read", { file_path: "a\u0000b" }, opts);

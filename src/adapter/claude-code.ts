@@ -48,6 +48,8 @@ const MAPPINGS: Record<string, Mapping> = {
   // kt's process read has no filter: one sent as null (strict mode sends every field) is not given.
   BashOutput: { tool: "ps", args: ({ bash_id: id, filter, ...rest }) => ({ action: "read", id, ...rest, ...(filter === null || filter === undefined ? {} : { filter }) }) },
   KillShell: { tool: "ps", args: ({ shell_id: id, ...rest }) => ({ action: "stop", id, ...rest }) },
+  // A notebook's cell replaced, inserted or deleted: kt's edit on the cells as read shows them.
+  NotebookEdit: { tool: "notebook_edit", args: (a) => a },
 };
 
 /**

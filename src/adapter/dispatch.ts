@@ -1,7 +1,7 @@
 // One decoded call → one result: find the tool by any name a framework uses for it, then
 // run it. Shared by `kt call`, `kt call --jsonl` and `kt mcp`.
 import { distance } from "fastest-levenshtein";
-import { loadAllTools, loadTool, schemaName } from "../tools/registry.ts";
+import { loadAllTools, loadTool, loadUnlistedTool, schemaName } from "../tools/registry.ts";
 import { errorResult, KtError, type Tool, type ToolContext, type ToolResult } from "../tools/tool.ts";
 import { invalidInput, REWRITE } from "../core/result.ts";
 import type { Call } from "./call.ts";
@@ -15,7 +15,7 @@ export async function resolveTool(name: string): Promise<Tool | undefined> {
 export async function runCall(call: Call, ctx: ToolContext): Promise<ToolResult> {
   const claude = fromClaudeCode(call.name, call.arguments.ok ? call.arguments.value : undefined);
   if (claude) {
-    const tool = (await loadTool(claude.tool))!;
+    const tool = ((await loadTool(claude.tool)) ?? (await loadUnlistedTool(claude.tool)))!;
     if (!call.arguments.ok) return badArguments(tool, call.arguments.why);
     if (claude.invalid) return errorResult(tool.name, new KtError("INVALID_ARGS", invalidInput(call.name, claude.invalid)));
     return tool.run(claude.args, ctx);

@@ -13,6 +13,7 @@ import { freshContent, guardedWrite, readIfExists, refuseStateFiles } from "../c
 import { unifiedDiff } from "../core/diff.ts";
 import { notFound } from "../core/suggest.ts";
 import { replace } from "../replacer/index.ts";
+import { notebookEdit, type NotebookPlan } from "./_notebook.ts";
 import type { CascadeOk, CascadeResult, Edit, NearMiss, StrategyName, TraceStep } from "../replacer/index.ts";
 
 /** One change: the text to find and what replaces it. */
@@ -120,6 +121,9 @@ export default defineTool({
         }
         text = decoded;
       }
+      // A notebook is edited as the text of its cells that read shows (SPEC §8.5).
+      const notebook: NotebookPlan | undefined = bytes !== null ? notebookEdit(abs, real, text) : undefined;
+      if (notebook) text = notebook.view;
       const traces: TraceStep[][] = [];
       const steps: Step[] = [];
       let current = text;
@@ -149,8 +153,9 @@ export default defineTool({
           { extra: { path: abs, ...(r ? { strategy: r.strategy, startLine: r.matched.startLine, endLine: r.matched.endLine } : {}), ...(ctx.flags.trace ? { trace: multi ? traces : traces[0] } : {}) } },
         );
       }
-      const out = Buffer.from(current, "utf8");
-      return { text, current, steps, traces, out: bytes !== null && hasBom(bytes) ? Buffer.concat([BOM_BYTES, out]) : out };
+      const written = notebook?.write(current);
+      const out = Buffer.from(written ? written.text : current, "utf8");
+      return { text, current, steps, traces, notes: written?.note, out: bytes !== null && hasBom(bytes) ? Buffer.concat([BOM_BYTES, out]) : out };
     };
     const created = bytes === null;
     let planned = plan(bytes);
@@ -166,10 +171,11 @@ export default defineTool({
         redo: (now) => (planned = plan(now)).out,
       }).note;
     }
-    const { text, current, steps, traces } = planned;
+    const { text, current, steps, traces, notes } = planned;
     const diff = unifiedDiff(abs, text, current);
     const traced = ctx.flags.trace ? { trace: multi ? traces : traces[0] } : {};
-    const done = report(abs, text, current, steps, { multi, created, dryRun: ctx.flags.dryRun });
+    const reported = report(abs, text, current, steps, { multi, created, dryRun: ctx.flags.dryRun });
+    const done = notes ? { ...reported, content: `${reported.content}\n${notes}` } : reported;
     return {
       content: ctx.flags.dryRun ? `${done.content}\n\n${diff.patch.trimEnd()}` : note ? `${done.content}\n${note}` : done.content,
       title: created ? `Edit ${abs} · new file · ${linesOf(countLines(current))}` : `Edit ${abs} · +${diff.additions} −${diff.deletions}`,

@@ -12,6 +12,8 @@ import { decodeLenient, decodeUtf8, MAX_FILE_BYTES, MAX_LINE_CHARS, sniffBinary 
 import { formatBytes } from "../core/truncate.ts";
 import { listDirectory } from "./_listing.ts";
 import { notFound } from "../core/suggest.ts";
+import { looksLikePdf, parsePages, pdfText, type PageRange } from "../documents/pdf.ts";
+import { isNotebookPath, parseNotebook, renderNotebook } from "../documents/notebook.ts";
 
 export const MAX_LINES = 2000;
 export const MAX_PAGE_BYTES = 50 * 1024;
@@ -21,6 +23,7 @@ export const Parameters = z.strictObject({
   file_path: z.string().check(z.describe("Path to the file to read (absolute preferred).")),
   offset: z.optional(z.int().check(z.minimum(0), z.describe("1-based line number to start reading from (0 is read as 1). Omit to start at line 1."))),
   limit: z.optional(z.int().check(z.minimum(1), z.describe("Maximum number of lines to return. Omit for the default of 2000."))),
+  pages: z.optional(z.string().check(z.describe('PDF files only: the page ("3") or range of pages ("5-12") to read. Omit for the first 20 pages.'))),
 });
 
 export default defineTool({
@@ -54,7 +57,17 @@ export default defineTool({
     try {
       const image = readImage(ctx, real, abs, st, opened.fd);
       if (image) return image;
-      return page(ctx, input, real, abs, opened.fd, st);
+      if (extname(real).toLowerCase() === ".pdf" && st.size <= MAX_PDF_BYTES) {
+        const bytes = readWhole(opened.fd, abs);
+        if (looksLikePdf(bytes)) return await readPdf(ctx, input, real, abs, st, bytes);
+      }
+      if (input.pages !== undefined) {
+        if (extname(real).toLowerCase() === ".pdf") throw pdfTooLarge(abs, st.size);
+        if (!looksLikePdf(head(opened.fd, abs, 1024))) {
+          throw new KtError("INVALID_ARGS", `pages applies to PDF files, and ${abs} is not one. Read it without pages (offset and limit page through its lines).`);
+        }
+      }
+      return await page(ctx, input, real, abs, opened.fd, st);
     } finally {
       closeSync(opened.fd);
     }
@@ -77,7 +90,7 @@ function listing(ctx: ToolContext, real: string, abs: string) {
   }
 }
 
-function page(ctx: ToolContext, input: { offset?: number; limit?: number }, real: string, abs: string, fd: number, st: Stats) {
+async function page(ctx: ToolContext, input: { offset?: number; limit?: number; pages?: string }, real: string, abs: string, fd: number, st: Stats): Promise<ToolOutput> {
     const paged = input.offset !== undefined || input.limit !== undefined;
     if (st.size > MAX_FILE_BYTES && !paged) {
       throw new KtError(
@@ -95,6 +108,12 @@ function page(ctx: ToolContext, input: { offset?: number; limit?: number }, real
       const bytes = readWhole(fd, abs);
       const unnamed = readImage(ctx, real, abs, st, fd, bytes);
       if (unnamed) return unnamed;
+      if (isNotebookPath(real)) {
+        const notebook = readNotebook(ctx, real, abs, st, bytes, offset, limit, input.limit === undefined);
+        if (notebook) return notebook;
+      }
+      // A PDF under another name (or none) is told by its bytes too.
+      if (looksLikePdf(bytes) && st.size <= MAX_PDF_BYTES) return readPdf(ctx, input, real, abs, st, bytes);
       result = wholePage(real, abs, bytes, offset, limit);
     }
     noteRead(ctx, real, { mtimeMs: st.mtimeMs, size: st.size, sha256: result.sha });
@@ -129,6 +148,99 @@ function readImage(ctx: ToolContext, real: string, abs: string, st: Stats, fd: n
     image: { type: "image", mediaType, data: Buffer.from(bytes).toString("base64"), width, height },
     title: `Read ${abs} · ${format} image ${width}×${height}`,
     extra: { path: abs, mediaType, width, height, bytes: bytes.length },
+  };
+}
+
+/**
+ * A notebook as its cells (SPEC §8.5): each cell's marker and source, numbered as one text
+ * (what edit matches against), each code cell's outputs after it; undefined when the file
+ * is not a notebook kt can show (then it reads as the JSON text it is).
+ */
+function readNotebook(ctx: ToolContext, real: string, abs: string, st: Stats, bytes: Uint8Array, offset: number, limit: number, defaultLimit: boolean): ToolOutput | undefined {
+  const text = decodeUtf8(bytes);
+  if (text === null) return undefined;
+  const nb = parseNotebook(text.startsWith("\uFEFF") ? text.slice(1) : text);
+  if (typeof nb === "string") return undefined;
+  const header = `${abs} · notebook, ${nb.cells.length} cell${nb.cells.length === 1 ? "" : "s"}${nb.language ? ` (${nb.language})` : ""}`;
+  noteRead(ctx, real, { mtimeMs: st.mtimeMs, size: st.size, sha256: sha256(bytes) });
+  const page = renderNotebook(nb, offset, limit, MAX_PAGE_BYTES - Buffer.byteLength(header) - TRAILER_BYTES, MAX_LINE_CHARS);
+  if (page.totalLines === 0) return { content: `${header}\n[the notebook has no cells]`, title: `Read ${abs} · notebook, no cells`, extra: { path: abs, notebook: { cells: 0 } } };
+  if (offset > page.totalLines) {
+    throw new KtError("OFFSET_BEYOND_EOF", `Offset ${offset} is beyond the end of the notebook's cells (${page.totalLines} lines). Use offset ≤ ${page.totalLines}.`);
+  }
+  const out = [header, ...page.lines.map((l) => (l.n === undefined ? l.text : `${String(l.n).padStart(6)}→${l.text}`))];
+  if (page.last < page.totalLines) out.push(`(Showing lines ${offset}–${page.last} of ${page.totalLines}. Use offset=${page.last + 1} to continue.)`);
+  if (page.imagesNotShown > 0) out.push(`(${page.imagesNotShown} more image output${page.imagesNotShown === 1 ? "" : "s"} on this page not shown: one image goes with a read. Read a later page to see the next.)`);
+  const picture = page.image ? Buffer.from(page.image.data, "base64") : undefined;
+  const info = picture ? imageInfo(picture) : null;
+  const truncated = page.last < page.totalLines && (defaultLimit || page.last < offset - 1 + limit);
+  return {
+    content: out.join("\n"),
+    ...(info && page.image ? { image: { type: "image" as const, mediaType: info.mediaType, data: page.image.data, width: info.width, height: info.height } } : {}),
+    title: `Read ${abs} · notebook, lines ${offset}–${page.last} of ${page.totalLines}`,
+    ...(truncated ? { truncation: { originalBytes: st.size, originalLines: page.totalLines, shownHeadLines: page.last - offset + 1, shownTailLines: 0, omittedLines: page.totalLines - page.last } } : {}),
+    extra: { path: abs, notebook: { cells: nb.cells.length, ...(nb.language ? { language: nb.language } : {}) }, lines: page.last - offset + 1, totalLines: page.totalLines },
+  };
+}
+
+/** A PDF larger than this is refused: pdf.js holds the whole file in memory to read any page of it. */
+export const MAX_PDF_BYTES = 32 * 1024 * 1024;
+/** Pages shown when no pages are asked for, and at most in one read. */
+export const PDF_PAGES = 20;
+export const MAX_PDF_PAGES = 100;
+
+function pdfTooLarge(abs: string, size: number): KtError {
+  return new KtError(
+    "FILE_TOO_LARGE",
+    `${abs} is a PDF of ${formatBytes(size)}, over the ${formatBytes(MAX_PDF_BYTES)} limit for reading one. Extract its text with bash (e.g. pdftotext -f 1 -l 20 file.pdf - | head -500) and read or grep that.`,
+  );
+}
+
+/** A PDF's text, page by page (SPEC §8.5): the pages asked for, else the first PDF_PAGES, within read's byte budget. */
+async function readPdf(ctx: ToolContext, input: { offset?: number; limit?: number; pages?: string }, real: string, abs: string, st: Stats, bytes: Uint8Array): Promise<ToolOutput> {
+  if (input.offset !== undefined || input.limit !== undefined) {
+    throw new KtError("INVALID_ARGS", `${abs} is a PDF: offset and limit page through the lines of a text file. Give pages instead, e.g. pages="1-5".`);
+  }
+  let range: PageRange = { first: 1, last: PDF_PAGES };
+  if (input.pages !== undefined) {
+    const parsed = parsePages(input.pages);
+    if (typeof parsed === "string") throw new KtError("INVALID_ARGS", `Invalid pages for ${abs}: ${parsed}.`);
+    if (parsed.last - parsed.first + 1 > MAX_PDF_PAGES) {
+      throw new KtError("INVALID_ARGS", `Invalid pages for ${abs}: at most ${MAX_PDF_PAGES} pages are read at once; ask for "${parsed.first}-${parsed.first + MAX_PDF_PAGES - 1}", then go on from there.`);
+    }
+    range = parsed;
+  }
+  const doc = await pdfText(bytes, range, MAX_PAGE_BYTES - Buffer.byteLength(abs) - 512);
+  if (!doc.ok) {
+    if (doc.reason === "encrypted") {
+      throw new KtError("PERMISSION_DENIED", `${abs} is an encrypted PDF (${doc.detail}); kt cannot read its text. Ask the user for a copy without a password.`);
+    }
+    throw new KtError("BINARY_FILE", `${abs} looks like a PDF but cannot be read as one: ${doc.detail}. It may be damaged or cut short; check it with bash (e.g. pdfinfo, or file) or ask the user for a good copy.`);
+  }
+  noteRead(ctx, real, { mtimeMs: st.mtimeMs, size: st.size, sha256: sha256(bytes) });
+  const { pageCount, pages } = doc;
+  const plural = (n: number) => `${n} page${n === 1 ? "" : "s"}`;
+  if (range.first > pageCount) {
+    throw new KtError("OFFSET_BEYOND_EOF", `${abs} has ${plural(pageCount)}; page ${range.first} is past its end. Ask for pages 1-${pageCount} or fewer.`);
+  }
+  const out = [`${abs} · PDF, ${plural(pageCount)}`];
+  for (const page of pages) {
+    out.push(`--- page ${page.number} of ${pageCount} ---`);
+    out.push(page.text ?? "(No text on this page: it holds only images or drawing, e.g. a scan, and kt does not read text from images.)");
+  }
+  const first = pages[0]!.number;
+  const last = pages.at(-1)!.number;
+  if (last < pageCount) {
+    const next = `${last + 1}-${Math.min(pageCount, last + PDF_PAGES)}`;
+    out.push(`(Showing ${first === last ? `page ${first}` : `pages ${first}–${last}`} of ${pageCount}. Use pages="${next}" to continue.)`);
+  }
+  const textless = pages.filter((p) => p.text === null).map((p) => p.number);
+  const cut = last < Math.min(range.last, pageCount);
+  return {
+    content: out.join("\n"),
+    title: `Read ${abs} · PDF pages ${first}–${last} of ${pageCount}`,
+    ...(cut || (input.pages === undefined && last < pageCount) ? { truncation: { originalBytes: st.size, originalLines: pageCount, shownHeadLines: pages.length, shownTailLines: 0, omittedLines: pageCount - last } } : {}),
+    extra: { path: abs, pdf: { pages: pageCount, shown: [first, last], textless } },
   };
 }
 

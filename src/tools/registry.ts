@@ -15,11 +15,24 @@ const loaders: Record<string, () => Promise<{ default: Tool }>> = {
 /** Subcommand names, in the order help and `kt schema` list them. */
 export const TOOL_NAMES: readonly string[] = Object.keys(loaders);
 
+/**
+ * Tools that answer another framework's call shape and are not listed as kt's own (no
+ * subcommand, no schema): Claude Code's NotebookEdit, which edit already covers for kt.
+ */
+const unlisted: Record<string, () => Promise<{ default: Tool }>> = {
+  notebook_edit: () => import("./notebook-edit.ts"),
+};
+
 /** The tool a subcommand name or a schema name (e.g. "process" for ps) refers to. */
 export async function loadTool(name: string): Promise<Tool | undefined> {
   // Own keys only: a model-chosen name such as "__proto__" or "constructor" is no tool.
   const key = Object.hasOwn(loaders, name) ? name : Object.hasOwn(SCHEMA_ALIASES, name) ? SCHEMA_ALIASES[name]! : undefined;
   return key === undefined ? undefined : (await loaders[key]!()).default;
+}
+
+/** A tool only another framework's shape reaches (see `unlisted`). */
+export async function loadUnlistedTool(name: string): Promise<Tool | undefined> {
+  return Object.hasOwn(unlisted, name) ? (await unlisted[name]!()).default : undefined;
 }
 
 /** Names frameworks know a tool by, when they differ from the subcommand. */

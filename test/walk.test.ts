@@ -147,8 +147,9 @@ describe("walk", () => {
 
   test("noise directories are skipped unless exempted, wherever they are", () => {
     using tmp = tempDir();
+    // SPEC §8.4: dist/ is searched unless it holds noise evidence; node_modules always skipped.
     writeTree(tmp.path, { "node_modules/a/index.js": "x", "pkg/dist/b.js": "x", "pkg/src/c.ts": "x" });
-    expectFiles(tmp.path, ["pkg/src/c.ts"]);
+    expectFiles(tmp.path, ["pkg/dist/b.js", "pkg/src/c.ts"]);
     expect(walked(tmp.path, { noise: ["dist"] })).toEqual(["node_modules/a/index.js", "pkg/src/c.ts"]);
   });
 

@@ -52,7 +52,7 @@ describe("descriptions say what the tool does", () => {
   test("grep: binary files are always skipped; .gitignore applies inside a git repository", () => {
     // SPEC §8.4: noise by evidence, no_ignore, and the "Not searched" line.
     expect(text("grep")).toEndWith(
-      "Respects .ignore and .ktignore everywhere, .gitignore inside a git repository; hidden files and noise directories (.git, node_modules, __pycache__; any directory holding CACHEDIR.TAG or pyvenv.cfg) are skipped unless path or include names them (no_ignore includes ignored files and noise); a search finding nothing names what it left out. Binaries are skipped.",
+      "Respects .ignore and .ktignore everywhere, .gitignore inside a git repository; hidden files and noise directories (.git, node_modules, __pycache__; any directory holding CACHEDIR.TAG or pyvenv.cfg) are skipped unless path or include names them (no_ignore includes ignored files and noise); an empty result names what it left out. Binaries are skipped.",
     );
   });
 

@@ -288,6 +288,8 @@ export async function scanGlob(config: GlobScanConfig, url: string | null = work
   if (depth !== null) {
     const shallow = await scanOnce({ ...config, depth }, url);
     if (shallow.rels.length > 0 || shallow.timedOut) return shallow;
+    // What the pattern could not search is the shallow walk's boundary, not the hint's.
+    return { ...(await scanOnce(config, url)), pruned: shallow.pruned };
   }
   return scanOnce(config, url);
 }

@@ -1,6 +1,6 @@
 // kt glob against fd and rg --files on large real trees (SPEC §6: within 2×, memory
 // bounded). Run with
-//   node_modules/.bin/bun bench/glob.ts [--runs N] [--quick] [--per-core]
+//   node_modules/.bin/bun bench/glob.ts [--runs N] [--quick] [--per-core | --against BIN]
 // after `npm run build`. kt also stats every matching file to order by mtime, which
 // neither fd nor rg --files does. Medians of hyperfine runs, warm file cache.
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -99,9 +99,30 @@ function memory(): void {
   console.log(table(rows));
 }
 
+/** This build against another kt binary (`--against BIN`, e.g. main's dist/kt), side by
+ * side in one run (issue 27). */
+function against(label: string, cwd: string, ref: string): void {
+  console.log(`\n## This build against ${ref} — ${label}: ${cwd} — ${fileCount(cwd).toLocaleString("en-US")} files\n`);
+  const rows: (string | number)[][] = [["pattern", "files", "reference", "this build", "ratio"]];
+  for (const p of [...PATTERNS, { kt: "**/*.zqxj", fd: "", rg: "" }]) {
+    const t = timeAll(
+      [
+        { name: "ref", command: `${ref} glob '${p.kt}'` },
+        { name: "kt", command: `${KT} glob '${p.kt}'` },
+      ],
+      { runs, warmup: 2, cwd, env, rounds: 5 },
+    );
+    const [r, k] = t.map((x) => x.medianMs) as [number, number];
+    rows.push([p.kt, listed(cwd, p.kt), `${ms(r)} ms`, `${ms(k)} ms`, ratio(k, r)]);
+  }
+  console.log(table(rows));
+  console.log("\nMedians of 5 interleaved rounds; ratio = this build / the reference.");
+}
+
 console.log(`# kt glob vs fd and rg --files — medians of ${runs}+ runs in 3 interleaved hyperfine rounds, ${new Date().toISOString()}`);
 console.log(`cores: ${navigator.hardwareConcurrency}`);
-if (args.includes("--per-core")) perCore("node_modules × 8", nodeModulesTree(quick ? 4 : 8));
+if (args.includes("--against")) against("node_modules × 4", nodeModulesTree(4), args[args.indexOf("--against") + 1]!);
+else if (args.includes("--per-core")) perCore("node_modules × 8", nodeModulesTree(quick ? 4 : 8));
 else {
   compare("node_modules × 8", nodeModulesTree(quick ? 4 : 8));
   if (!quick && existsSync("/usr/share")) compare("/usr/share", "/usr/share");

@@ -1,6 +1,6 @@
 // kt grep against ripgrep on large real trees (SPEC §6: the built-in engine within 3× of
 // rg, the rg engine within 1.2×, memory bounded as the tree grows). Run with
-//   node_modules/.bin/bun bench/grep.ts [--runs N] [--quick] [--per-core | --root]
+//   node_modules/.bin/bun bench/grep.ts [--runs N] [--quick] [--per-core | --root | --against BIN]
 // after `npm run build`. Medians of hyperfine runs; the file cache is warm (warm-up runs).
 // Trees: N copies of this repository's node_modules (bench/_search.ts) and /usr/share.
 // `env KT_GREP_ENGINE=…` in front of kt costs about 1 ms, charged to kt.
@@ -139,9 +139,35 @@ function memory(): void {
   console.log(table(rows));
 }
 
+/**
+ * This build against another kt binary (`--against BIN`, e.g. main's dist/kt), each
+ * engine, side by side in one run (issue 27: noise by evidence and the boundary walk
+ * must leave the search's cost unchanged within noise).
+ */
+function against(label: string, cwd: string, ref: string): void {
+  console.log(`\n## This build against ${ref} — ${label}: ${cwd} — ${fileCount(cwd).toLocaleString("en-US")} files\n`);
+  const rows: (string | number)[][] = [["pattern", "reference builtin", "this builtin", "ratio", "reference rg engine", "this rg engine", "ratio"]];
+  for (const p of PATTERNS) {
+    const t = timeAll(
+      [
+        { name: "ref-builtin", command: `env KT_GREP_ENGINE=builtin ${ref} grep ${p.arg}` },
+        { name: "builtin", command: `env KT_GREP_ENGINE=builtin ${KT} grep ${p.arg}` },
+        { name: "ref-engine", command: `env KT_GREP_ENGINE=rg ${ref} grep ${p.arg}` },
+        { name: "engine", command: `env KT_GREP_ENGINE=rg ${KT} grep ${p.arg}` },
+      ],
+      { runs, warmup: 1, cwd, env, rounds: 5 },
+    );
+    const [rb, b, re, e] = t.map((x) => x.medianMs) as [number, number, number, number];
+    rows.push([p.name, `${ms(rb)} ms`, `${ms(b)} ms`, ratio(b, rb), `${ms(re)} ms`, `${ms(e)} ms`, ratio(e, re)]);
+  }
+  console.log(table(rows));
+  console.log("\nMedians of 5 interleaved rounds; ratio = this build / the reference.");
+}
+
 console.log(`# kt grep vs rg — medians of ${runs}+ runs in 3 interleaved hyperfine rounds, ${new Date().toISOString()}`);
 console.log(`rg: ${Bun.spawnSync([RG, "--version"]).stdout.toString().split("\n")[0]}; cores: ${navigator.hardwareConcurrency}`);
-if (args.includes("--root")) {
+if (args.includes("--against")) against("node_modules × 4", nodeModulesTree(4), args[args.indexOf("--against") + 1]!);
+else if (args.includes("--root")) {
   rooted("node_modules", join(import.meta.dir, "..", "node_modules"));
   rooted("node_modules × 4", nodeModulesTree(4));
 } else if (args.includes("--per-core")) perCore("node_modules × 8", nodeModulesTree(quick ? 4 : 8));

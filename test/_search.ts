@@ -1,7 +1,7 @@
 // Helpers for the grep/glob/walk tests: trees written from a map, ripgrep's own answers.
 import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { walk, NOISE } from "../src/search/walk.ts";
+import { walk, ALWAYS_NOISE } from "../src/search/walk.ts";
 
 /** rg on PATH (CI installs Debian's ripgrep); the tests that compare with it skip without it. */
 export const RG = Bun.which("rg");
@@ -26,9 +26,9 @@ export function ageInOrder(root: string, rels: readonly string[]): void {
 }
 
 /** The files the walker yields below `root` (relative, sorted), with the default filters. */
-export function walked(root: string, opts: { hidden?: boolean; noise?: readonly string[] } = {}): string[] {
+export function walked(root: string, opts: { hidden?: boolean; noise?: readonly string[]; evidence?: boolean } = {}): string[] {
   const files: string[] = [];
-  walk({ root, hidden: opts.hidden ?? true, noise: new Set(opts.noise ?? NOISE) }, (_abs, rel, dir) => {
+  walk({ root, hidden: opts.hidden ?? true, noise: new Set(opts.noise ?? ALWAYS_NOISE), evidence: opts.evidence ?? true }, (_abs, rel, dir) => {
     if (!dir) files.push(rel);
   });
   return files.sort();
@@ -47,4 +47,4 @@ export function rgFiles(root: string, extra: string[] = []): string[] {
 }
 
 /** The noise flags kt passes to rg, for comparing plain walks. */
-export const RG_NOISE = NOISE.flatMap((n) => ["-g", `!${n}/`]);
+export const RG_NOISE = ALWAYS_NOISE.flatMap((n) => ["-g", `!${n}/`]);

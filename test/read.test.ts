@@ -1,7 +1,7 @@
 // read (SPEC §4.1): every model-facing string golden, in-process and through dist/kt.
 import { describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { call, CAN_RUN_AS_NOBODY, kt, ktAsNobody, MODES, tempDir } from "./_helpers.ts";
 
 function setup() {
@@ -173,6 +173,8 @@ describe.each(MODES)("read (%s)", (mode) => {
     expect(r.content).toBe(
       [
         `${work}/`,
+        // SPEC §8.4: .git is a noise directory, summarized like node_modules, not a hidden entry.
+        ".git/ (0 entries, not listed)",
         "node_modules/ (1 entry, not listed)",
         "src/",
         "  deep/",
@@ -180,7 +182,46 @@ describe.each(MODES)("read (%s)", (mode) => {
         "  (1 hidden entry not shown)",
         "README.md",
         "link -> README.md",
-        "(2 hidden entries not shown; read one by its path to see it)",
+        "(1 hidden entry not shown; read one by its path to see it)",
+      ].join("\n"),
+    );
+  });
+
+  test("the listing summarizes noise directories by grep's rule: by name, or by CACHEDIR.TAG or pyvenv.cfg in them, hidden or not", async () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    const files: Record<string, string> = {
+      ".venv/pyvenv.cfg": "home = /usr/bin\n",
+      ".venv/bin/python": "",
+      ".cache/CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n",
+      ".next/server.js": "",
+      "target/CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n",
+      "target/debug/app": "",
+      "build/setup.py": "",
+      "pkg/venv/pyvenv.cfg": "home = /usr/bin\n",
+      "pkg/__pycache__/m.pyc": "",
+      "pkg/dist/index.js": "",
+      "pkg/m.py": "",
+    };
+    for (const [rel, content] of Object.entries(files)) {
+      mkdirSync(dirname(join(work, rel)), { recursive: true });
+      writeFileSync(join(work, rel), content);
+    }
+    const r = await call(mode, "read", { file_path: "." }, opts);
+    expect(r.content).toBe(
+      [
+        `${work}/`,
+        ".cache/ (1 entry, not listed)",
+        ".venv/ (2 entries, not listed)",
+        "build/",
+        "  setup.py",
+        "pkg/",
+        "  __pycache__/ (1 entry, not listed)",
+        "  dist/",
+        "  venv/ (1 entry, not listed)",
+        "  m.py",
+        "target/ (2 entries, not listed)",
+        "(1 hidden entry not shown; read one by its path to see it)",
       ].join("\n"),
     );
   });

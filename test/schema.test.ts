@@ -15,8 +15,8 @@ const tools = await loadAllTools();
 
 /** The fields SPEC §7.3 gives grep and glob (beyond §4's five). */
 const SECTION_7_3: Record<string, string[]> = {
-  grep: ["pattern", "path", "include", "output_mode", "context", "before", "after", "case_sensitive", "fixed_strings", "multiline", "type", "head_limit", "offset"],
-  glob: ["pattern", "path", "head_limit", "offset"],
+  grep: ["pattern", "path", "include", "output_mode", "context", "before", "after", "case_sensitive", "fixed_strings", "multiline", "type", "head_limit", "offset", "no_ignore"],
+  glob: ["pattern", "path", "head_limit", "offset", "no_ignore"],
 };
 /** §4's fields of bash and process plus those SPEC §7.4 (terminals) adds: tty, cols, rows; keys and screen for process. */
 const SECTION_7_4: Record<string, string[]> = {
@@ -50,8 +50,9 @@ describe("descriptions say what the tool does", () => {
   });
 
   test("grep: binary files are always skipped; .gitignore applies inside a git repository", () => {
+    // SPEC §8.4: noise by evidence, no_ignore, and the "Not searched" line.
     expect(text("grep")).toEndWith(
-      "Respects .ignore and .ktignore files everywhere and .gitignore inside a git repository; hidden files and noise directories (node_modules, dist, build, target, .git, __pycache__, .venv, venv, .next, .cache) are skipped unless path or include names them; binary files are always skipped.",
+      "Respects .ignore and .ktignore everywhere, .gitignore inside a git repository; hidden files and noise directories (.git, node_modules, __pycache__; any directory holding CACHEDIR.TAG or pyvenv.cfg) are skipped unless path or include names them (no_ignore includes ignored files and noise); an empty result names what it left out. Binaries are skipped.",
     );
   });
 

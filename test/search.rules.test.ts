@@ -8,7 +8,7 @@ import { kt, tempDir } from "./_helpers.ts";
 import { RG, rgFiles, writeTree } from "./_search.ts";
 import { compilePattern } from "../src/search/regex.ts";
 import { shellClasses } from "../src/search/globlang.ts";
-import { NOISE } from "../src/core/noise.ts";
+import { ALWAYS_NOISE as NOISE } from "../src/core/noise.ts";
 import { NOISE_DIRS } from "../src/tools/_listing.ts";
 
 const ENGINES = RG ? ["builtin", "rg"] : ["builtin"];
@@ -178,7 +178,8 @@ describe("issue 18 item 1: one list of noise directories for grep, glob and read
     for (const tool of ["grep", "glob"]) {
       const r = kt(["schema", tool], { cwd: tmp.path, stateDir: join(tmp.path, "state") });
       const { description } = JSON.parse(r.stdout) as { description: string };
-      const listed = /noise directories \(([^)]*)\) are skipped unless (?:path or include|the pattern) names them/.exec(description);
+      // SPEC §8.4 (noise by evidence) replaced the list of names: the names always skipped, then the evidence.
+      const listed = /noise directories \(([^;)]*); any directory holding CACHEDIR\.TAG or pyvenv\.cfg\) are skipped unless (?:path or include|the pattern) names them \(no_ignore includes ignored files and noise\)/.exec(description);
       expect(listed, `${tool}: says what it skips`).not.toBeNull();
       expect(listed![1]!.split(", ").sort()).toEqual([...NOISE].sort());
       const words = description.split(/\s+/).length;
@@ -187,7 +188,8 @@ describe("issue 18 item 1: one list of noise directories for grep, glob and read
   });
 
   test("read's directory listing summarizes the same directories", () => {
+    // SPEC §8.4: only these three by name; target, venv, build and the rest by evidence.
     expect([...NOISE_DIRS].sort()).toEqual([...NOISE].sort());
-    for (const name of ["target", "__pycache__", ".venv", "venv", ".next", ".cache", "build"]) expect(NOISE).toContain(name as never);
+    expect([...NOISE].sort()).toEqual([".git", "__pycache__", "node_modules"]);
   });
 });

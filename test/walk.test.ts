@@ -147,8 +147,9 @@ describe("walk", () => {
 
   test("noise directories are skipped unless exempted, wherever they are", () => {
     using tmp = tempDir();
+    // SPEC §8.4: dist/ is searched unless it holds noise evidence; node_modules always skipped.
     writeTree(tmp.path, { "node_modules/a/index.js": "x", "pkg/dist/b.js": "x", "pkg/src/c.ts": "x" });
-    expectFiles(tmp.path, ["pkg/src/c.ts"]);
+    expectFiles(tmp.path, ["pkg/dist/b.js", "pkg/src/c.ts"]);
     expect(walked(tmp.path, { noise: ["dist"] })).toEqual(["node_modules/a/index.js", "pkg/src/c.ts"]);
   });
 
@@ -270,7 +271,9 @@ describe("two walkers sharing one walk", () => {
 describe.skipIf(!RG)("walk agrees with rg --files on real trees", () => {
   for (const dir of [join(import.meta.dir, ".."), join(import.meta.dir, "..", "node_modules"), "/usr/share/doc"].filter((d) => existsSync(d))) {
     test(dir, () => {
-      const files = walked(dir);
+      // The ignore rules against rg's; noise by evidence (kt's own rule, which rg lacks) is
+      // compared with rg in test/search.skipped.test.ts.
+      const files = walked(dir, { evidence: false });
       expect(files.length).toBeGreaterThan(10);
       expect(files).toEqual(rgFiles(dir, RG_NOISE));
     });
@@ -325,5 +328,50 @@ describe("with a root, what is opened is verified to be below the walk root", ()
     writeFileSync(join(outside, "secret.txt"), "needle outside\nSECRET next line\n");
     expect(withContext(through, [hit], 0, 1, (raw) => raw)).toEqual([{ line: 1, text: "needle shown", match: true }, { line: 2, text: "SECRET next line", match: false }]);
     expect(withContext(through, [hit], 0, 1, (raw) => raw, root)).toEqual([{ line: 1, text: "needle shown", match: true }]);
+  });
+});
+
+describe("the walk's boundary (SPEC §8.4): onPrune, evidence, ignores, dirsOnly", () => {
+  function boundary(root: string, opts: Partial<Parameters<typeof walk>[0]> = {}): { files: string[]; dirs: string[]; pruned: string[] } {
+    const files: string[] = [];
+    const dirs: string[] = [];
+    const pruned: string[] = [];
+    walk({ root, hidden: true, noise: new Set([".git", "node_modules", "__pycache__"]), evidence: true, onPrune: (rel, why) => pruned.push(`${rel} ${why}`), ...opts }, (_abs, rel, dir) => {
+      (dir ? dirs : files).push(rel);
+    });
+    return { files: files.sort(), dirs: dirs.sort(), pruned: pruned.sort() };
+  }
+
+  test("every pruned directory once, with its reason; hidden ones only by the hidden rule are not reported", () => {
+    using tmp = tempDir();
+    writeTree(tmp.path, {
+      ".git/HEAD": "",
+      ".gitignore": "/out/\n",
+      "sub/.ignore": "gen/\n",
+      ".ktignore": "tmp/\n",
+      "out/a": "x",
+      "sub/gen/a": "x",
+      "tmp/a": "x",
+      "node_modules/a": "x",
+      "t/CACHEDIR.TAG": "x",
+      "t/a": "x",
+      ".hidden/a": "x",
+      "src/a": "x",
+    });
+    const b = boundary(tmp.path);
+    expect(b.files).toEqual(["src/a"]);
+    expect(b.pruned).toEqual(["node_modules noise", "out .gitignore", "sub/gen .ignore", "t noise", "tmp .ktignore"]);
+    // The evidence directory was visited (its listing had to be read to know), its files not.
+    expect(b.dirs).toContain("t");
+  });
+
+  test("exempt names and the root are entered; ignores: false drops every ignore file; dirsOnly visits no file", () => {
+    using tmp = tempDir();
+    writeTree(tmp.path, { ".git/HEAD": "", ".gitignore": "/out/\n", "out/a": "x", "target/CACHEDIR.TAG": "x", "target/a": "x", "CACHEDIR.TAG": "x", "b": "x" });
+    expect(boundary(tmp.path, { exempt: new Set(["target"]) }).files).toEqual(["CACHEDIR.TAG", "b", "target/CACHEDIR.TAG", "target/a"]);
+    expect(boundary(tmp.path, { ignores: false, evidence: false, noise: new Set() }).files).toEqual(["CACHEDIR.TAG", "b", "out/a", "target/CACHEDIR.TAG", "target/a"]);
+    const d = boundary(tmp.path, { dirsOnly: true });
+    expect(d.files).toEqual([]);
+    expect(d.pruned).toEqual(["out .gitignore", "target noise"]);
   });
 });

@@ -30,6 +30,22 @@ export interface ToolMetadata {
   deletions?: number;
   matches?: number;
   files?: number;
+  /** grep, glob (SPEC §8.4): the files shown, in order. */
+  paths?: string[];
+  /** grep's count mode: each shown path's count, index for index with paths. */
+  counts?: number[];
+  /** grep's content mode: every matching line shown; `column` is the 1-based byte offset
+   * of the line's first match (as rg --column counts), null when the match does not lie
+   * within the line alone (multiline). */
+  lines?: { path: string; line: number; column: number | null; text: string }[];
+  /** grep, glob: the directories pruned at the walk's boundary, and the line saying so. */
+  skipped?: {
+    directories: number;
+    ignored: number;
+    noise: number;
+    paths: { path: string; reason: string }[];
+    line: string;
+  };
   exitCode?: number | null;
   processId?: string;
   truncation?: Truncation;

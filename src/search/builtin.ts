@@ -9,6 +9,7 @@ import { WalkState, type WalkOptions } from "./walk.ts";
 import { filesAlone, walkParallel, type Signals, type ThreadVisitor, type WalkKind } from "./parallel.ts";
 import { fileFilter, type SearchOutcome, type SearchPlan } from "./plan.ts";
 import { matcherSpec, reviveMatcher, searchInto, type Lost, type Matcher, type MatcherSpec } from "./searcher.ts";
+import { pruneRecorder, type Pruned } from "./skipped.ts";
 
 export interface BuiltinRun {
   collector: Collector;
@@ -44,7 +45,7 @@ export async function searchBuiltin(plan: SearchPlan, compiled: Compiled, probe:
     probed = new Collector();
     for (const part of found) if (part.probed) probed.merge(part.probed);
   }
-  const outcome = { timedOut: found.some((part) => part.timedOut), unreadable: found.flatMap((part) => part.unreadable), skipped: found.flatMap((part) => part.skipped) };
+  const outcome = { timedOut: found.some((part) => part.timedOut), unreadable: found.flatMap((part) => part.unreadable), skipped: found.flatMap((part) => part.skipped), pruned: found.flatMap((part) => part.pruned) };
   return { collector, outcome, threads, probed };
 }
 
@@ -57,6 +58,9 @@ export function grepWalkConfig(plan: SearchPlan, compiled: Compiled, probe: Comp
     walkRel: plan.walkRel,
     hidden: plan.hidden,
     noise: [...plan.noise],
+    evidence: plan.evidence,
+    exempt: [...plan.exempt],
+    ignores: plan.ignores,
     glob: plan.glob,
     basename: plan.basename,
     types: plan.types,
@@ -75,6 +79,9 @@ export interface GrepWalkConfig {
   walkRel: string;
   hidden: boolean;
   noise: string[];
+  evidence: boolean;
+  exempt: string[];
+  ignores: boolean;
   glob: string | null;
   basename: boolean;
   types: readonly string[] | null;
@@ -89,6 +96,7 @@ export interface GrepFound extends Lost {
   /** The probe's findings; null when this thread retired it (something matched). */
   probed: Snapshot | null;
   timedOut: boolean;
+  pruned: Pruned;
 }
 
 /** One thread's search: each file the walk gives it that passes the filter is searched. */
@@ -97,6 +105,7 @@ class GrepThread implements ThreadVisitor<GrepFound> {
   private readonly collector = new Collector();
   private probed: Collector | null;
   private readonly lost: Lost = { unreadable: [], skipped: [] };
+  private readonly pruned: Pruned = [];
   private readonly alone: Matcher[];
   private readonly both: Matcher[];
   private readonly match: SearchPlan["match"];
@@ -118,6 +127,10 @@ class GrepThread implements ThreadVisitor<GrepFound> {
       root: config.walkRoot,
       hidden: config.hidden,
       noise: new Set(config.noise),
+      evidence: config.evidence,
+      exempt: new Set(config.exempt),
+      ignores: config.ignores,
+      onPrune: pruneRecorder(this.pruned, config.walkRel),
       deadline: this.until,
       onUnreadable: (abs) => this.lost.unreadable.push(relative(config.real, abs)),
       ...(config.confine === null ? {} : { confine: config.confine }),
@@ -140,7 +153,7 @@ class GrepThread implements ThreadVisitor<GrepFound> {
   };
 
   finish(partial: boolean): GrepFound {
-    return { snapshot: this.collector.snapshot(), probed: this.probed?.snapshot() ?? null, ...this.lost, timedOut: partial || this.timedOut };
+    return { snapshot: this.collector.snapshot(), probed: this.probed?.snapshot() ?? null, ...this.lost, timedOut: partial || this.timedOut, pruned: this.pruned };
   }
 }
 

@@ -36,6 +36,50 @@ export interface Chains {
 export const EMPTY: Chains = { rg: null, ig: null, gi: null, ex: null, kt: null, repo: false };
 
 
+/** Why the walk leaves an entry out (verdict), or Kept: hidden, or ignored by one kind of
+ * ignore file. */
+export const enum Verdict {
+  Kept,
+  Hidden,
+  Rgignore,
+  Ignore,
+  Gitignore,
+  Exclude,
+  Ktignore,
+}
+
+/** The ignore file a verdict names, as the "Not searched" line writes it. */
+export const IGNORE_FILE_NAMES: Readonly<Record<number, string>> = {
+  [Verdict.Rgignore]: ".rgignore",
+  [Verdict.Ignore]: ".ignore",
+  [Verdict.Gitignore]: ".gitignore",
+  [Verdict.Exclude]: ".git/info/exclude",
+  [Verdict.Ktignore]: ".ktignore",
+};
+
+/** keepsEntry with the reason (for directories: the pruned ones are reported). */
+export function verdict(chains: Chains, abs: string, name: string, isDir: boolean, hidden: boolean): Verdict {
+  const dot = hidden && name.charCodeAt(0) === 46;
+  if (!(chains.rg || chains.ig || chains.gi || chains.ex || chains.kt)) return dot ? Verdict.Hidden : Verdict.Kept;
+  let m = firstMatch(chains.rg, abs, name, isDir);
+  let by = Verdict.Rgignore;
+  if (m === Match.None) {
+    m = firstMatch(chains.ig, abs, name, isDir);
+    by = Verdict.Ignore;
+  }
+  if (m === Match.None) {
+    m = firstMatch(chains.gi, abs, name, isDir);
+    by = Verdict.Gitignore;
+  }
+  if (m === Match.None) {
+    m = firstMatch(chains.ex, abs, name, isDir);
+    by = Verdict.Exclude;
+  }
+  if (m === Match.Ignore) return by;
+  if (m === Match.None && dot) return Verdict.Hidden;
+  return chains.kt && firstMatch(chains.kt, abs, name, isDir) === Match.Ignore ? Verdict.Ktignore : Verdict.Kept;
+}
+
 /** Whether the walk keeps an entry of a directory with these chains (noise and entry
  * types aside): not ignored, and not hidden unless whitelisted; .ktignore last. */
 export function keepsEntry(chains: Chains, abs: string, name: string, isDir: boolean, hidden: boolean): boolean {
@@ -178,6 +222,10 @@ export class PathChecker {
   constructor(
     root: string,
     private readonly hidden: boolean,
+    /** false (no_ignore): no ignore file applies, .ktignore neither. */
+    private readonly ignores = true,
+    /** Directories (relative to root) the walk prunes that rg enters: noise by evidence. */
+    private readonly pruned: ReadonlySet<string> = new Set(),
   ) {
     this.prefix = root.endsWith("/") ? root : `${root}/`;
   }
@@ -203,13 +251,13 @@ export class PathChecker {
     if (cached) return cached;
     let info: { chains: Chains; pruned: boolean };
     if (relDir === "") {
-      info = { chains: this.withLevel(ancestorChains(this.prefix.slice(0, -1) || "/"), this.prefix), pruned: false };
+      info = { chains: this.ignores ? this.withLevel(ancestorChains(this.prefix.slice(0, -1) || "/"), this.prefix) : EMPTY, pruned: false };
     } else {
       const slash = relDir.lastIndexOf("/");
       const up = this.dirInfo(slash === -1 ? "" : relDir.slice(0, slash));
       const name = relDir.slice(slash + 1);
       const abs = this.prefix + relDir;
-      const pruned = up.pruned || (up.chains.kt !== null && firstMatch(up.chains.kt, abs, name, true) === Match.Ignore);
+      const pruned = up.pruned || this.pruned.has(relDir) || (up.chains.kt !== null && firstMatch(up.chains.kt, abs, name, true) === Match.Ignore);
       info = { chains: pruned ? up.chains : this.withLevel(up.chains, `${abs}/`), pruned };
     }
     this.dirs.set(relDir, info);
@@ -217,6 +265,7 @@ export class PathChecker {
   }
 
   private withLevel(parent: Chains, prefix: string): Chains {
+    if (!this.ignores) return EMPTY;
     return level(parent, prefix, (name) => (this.hidden || name === ".ktignore") && existsSync(prefix + name));
   }
 }

@@ -50,6 +50,14 @@ export function withContext(abs: string, hits: readonly Hit[], before: number, a
   return out;
 }
 
+/** The raw text of some lines of a file (e.g. to place a match in a line cut for
+ * display), decoded as the engines decode them; null when it opened outside `confine`. */
+export function rawLines(abs: string, lines: readonly number[], confine: string | null = null): Map<number, string> | null {
+  if (lines.length === 0) return new Map();
+  const sorted = [...new Set(lines)].sort((a, b) => a - b);
+  return readLines(abs, sorted.map((l) => [l, l] as [number, number]), confine);
+}
+
 /** The raw text of the lines in `ranges` (sorted, disjoint), decoded as the engines
  * decode them: a UTF-8 BOM dropped, UTF-16 with a BOM transcoded. */
 function readLines(abs: string, ranges: readonly [number, number][], confine: string | null): Map<number, string> | null {

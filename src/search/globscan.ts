@@ -12,6 +12,7 @@ import { WalkState, type WalkOptions } from "./walk.ts";
 import { filesAlone, Signals, walkParallel, workerUrl, type ThreadVisitor, type WalkKind } from "./parallel.ts";
 import { threadCount } from "./threads.ts";
 import { mtimeOf, newestFirst } from "./collect.ts";
+import type { Pruned } from "./skipped.ts";
 
 /** What a thread needs to scan (plain data: it crosses to the worker). */
 export interface GlobScanConfig {
@@ -23,6 +24,11 @@ export interface GlobScanConfig {
   glob: string;
   hidden: boolean;
   noise: string[];
+  /** The plan's noise by evidence, its exempt names and whether ignore files apply
+   * (absent: true, none, true — the default rule). */
+  evidence?: boolean;
+  exempt?: string[];
+  ignores?: boolean;
   /** Wall-clock (Date.now()) time after which the walk stops. */
   deadline: number;
   /** walkRoot is the process's working directory (which threads share): files are
@@ -53,6 +59,8 @@ export interface GlobScanResult {
   timedOut: boolean;
   /** The zero-match hint's material, gathered while nothing had matched. */
   seen: Seen;
+  /** Directories pruned at the boundary that the pattern could reach (skipped.ts). */
+  pruned: Pruned;
   /** Threads of the walk (1: this one alone). */
   threads: number;
 }
@@ -110,6 +118,7 @@ class GlobScan implements ThreadVisitor<ThreadFound> {
   readonly rels: string[] = [];
   private mtimes = new Float64Array(1024);
   readonly unreadable: string[] = [];
+  readonly pruned: Pruned = [];
   readonly seen: Seen = { deeper: 0, near: new Map(), all: new Map(), names: [] };
   private readonly match: (rel: string) => boolean;
   private readonly deeper: ((rel: string) => boolean) | null;
@@ -131,6 +140,14 @@ class GlobScan implements ThreadVisitor<ThreadFound> {
       root: walkRoot,
       hidden,
       noise: new Set(noise),
+      evidence: config.evidence ?? true,
+      exempt: new Set(config.exempt ?? []),
+      ignores: config.ignores ?? true,
+      onPrune: (rel, why) => {
+        const full = config.walkRel ? `${config.walkRel}/${rel}` : rel;
+        // Only a directory the pattern would have entered is one it did not search.
+        if (config.depth === undefined || slashesIn(full) + 1 <= config.depth) this.pruned.push(`${full}\0${why}`);
+      },
       // This thread's clock: performance.now() differs between threads, Date.now() does not.
       deadline: performance.now() + (deadline - Date.now()),
       onUnreadable: (abs) => this.unreadable.push(abs.slice(real.length + 1)),
@@ -179,7 +196,7 @@ class GlobScan implements ThreadVisitor<ThreadFound> {
     order.sort((a, b) => newestFirst(mtimes[a]!, rels[a]!, mtimes[b]!, rels[b]!));
     const sorted = new Float64Array(rels.length);
     for (let i = 0; i < order.length; i++) sorted[i] = mtimes[order[i]!]!;
-    return { rels: order.map((i) => rels[i]!), mtimes: sorted, unreadable: this.unreadable, timedOut: partial, seen: this.seen };
+    return { rels: order.map((i) => rels[i]!), mtimes: sorted, unreadable: this.unreadable, timedOut: partial, seen: this.seen, pruned: this.pruned };
   }
 }
 
@@ -241,6 +258,7 @@ function merge(into: ThreadFound, other: ThreadFound): ThreadFound {
     unreadable: into.unreadable.concat(other.unreadable),
     timedOut: into.timedOut || other.timedOut,
     seen,
+    pruned: into.pruned.concat(other.pruned),
   };
 }
 
@@ -270,6 +288,8 @@ export async function scanGlob(config: GlobScanConfig, url: string | null = work
   if (depth !== null) {
     const shallow = await scanOnce({ ...config, depth }, url);
     if (shallow.rels.length > 0 || shallow.timedOut) return shallow;
+    // What the pattern could not search is the shallow walk's boundary, not the hint's.
+    return { ...(await scanOnce(config, url)), pruned: shallow.pruned };
   }
   return scanOnce(config, url);
 }

@@ -2,14 +2,16 @@
 // the filters, and how a found file is shown. Explicit naming widens the walk: the
 // literal leading directories of a pattern or include become the walk root (entered even
 // when ignored, hidden or noise), a noise name written in the path or the pattern is not
-// skipped, and a segment written with a leading "." lets the walk see hidden entries.
+// skipped (nor a directory of that name holding noise evidence), and a segment written
+// with a leading "." lets the walk see hidden entries. no_ignore drops the ignore files
+// and the noise rule altogether (hidden entries stay a rule of their own).
 import { accessSync, closeSync, constants, readSync, statSync } from "node:fs";
 import { isAbsolute, join, relative } from "node:path";
 import picomatch from "picomatch";
 import { KtError, type ToolContext } from "../core/result.ts";
 import { absolutePath, displayPath, fsError, onOneLine, openNonBlocking, realPath } from "../core/paths.ts";
 import { notFound } from "../core/suggest.ts";
-import { NOISE } from "./walk.ts";
+import { ALWAYS_NOISE } from "./walk.ts";
 import { globTest } from "./globlang.ts";
 import { typeGlobs } from "./types.ts";
 
@@ -27,7 +29,14 @@ export interface SearchPlan {
   /** The literal leading directories of the pattern do not exist (nothing to find). */
   missing: boolean;
   hidden: boolean;
+  /** Directory names always skipped (ALWAYS_NOISE less those named). */
   noise: ReadonlySet<string>;
+  /** Directories holding noise evidence are skipped (false with no_ignore)... */
+  evidence: boolean;
+  /** ...unless their name is written in the path or the pattern. */
+  exempt: ReadonlySet<string>;
+  /** Ignore files apply (false with no_ignore). */
+  ignores: boolean;
   /** The pattern or include filter, on a path relative to `real`. */
   match: ((rel: string) => boolean) | null;
   /** The pattern or include as given, after normalization. */
@@ -49,6 +58,8 @@ export interface SearchOutcome {
   unreadable: string[];
   /** Files whose search failed or gave up part-way (built-in engine): the result is partial. */
   skipped?: string[];
+  /** Directories pruned at the walk's boundary (skipped.ts). */
+  pruned?: string[];
 }
 
 const TIME_LIMIT_MS = 10_000;
@@ -68,6 +79,8 @@ export interface PlanInput {
   basename: boolean;
   /** grep's type: a name from rg's file types (types.ts). */
   type?: string;
+  /** Search ignored files and noise directories too. */
+  noIgnore?: boolean;
 }
 
 function probeNonBlocking(real: string, abs: string): void {
@@ -120,7 +133,9 @@ export function makePlan(ctx: ToolContext, input: PlanInput, started = performan
     }
     prefix = literalPrefix(segments);
   }
-  const noise = new Set<string>(NOISE.filter((n) => !named.has(n)));
+  const ignores = input.noIgnore !== true;
+  const noise = new Set<string>(ignores ? ALWAYS_NOISE.filter((n) => !named.has(n)) : []);
+  named.delete("");
   let walkRoot = real;
   let missing = false;
   if (prefix) {
@@ -136,7 +151,7 @@ export function makePlan(ctx: ToolContext, input: PlanInput, started = performan
   const given = input.type === undefined ? null : typeGlobs(input.type);
   const types = file ? null : given;
   const match = fileFilter(glob, input.basename, types);
-  return { abs, real, file, walkRoot, walkRel: prefix, missing, hidden, noise, match, glob, basename: input.basename, types, deadline: started + timeLimitMs(), confine: ctx.root === undefined ? null : walkRoot };
+  return { abs, real, file, walkRoot, walkRel: prefix, missing, hidden, noise, evidence: ignores, exempt: named, ignores, match, glob, basename: input.basename, types, deadline: started + timeLimitMs(), confine: ctx.root === undefined ? null : walkRoot };
 }
 
 /**

@@ -14,6 +14,7 @@ import { realpathSync, statSync } from "node:fs";
 import { searchFile } from "./searcher.ts";
 import { inside } from "../core/paths.ts";
 import { join } from "node:path";
+import { walkBoundary, type Boundary } from "./skipped.ts";
 
 export interface RgOutcome extends SearchOutcome {
   /** rg did not run a search (e.g. it rejected the pattern): use the built-in engine. */
@@ -71,13 +72,20 @@ interface FileState extends Found {
 
 type Pass = Omit<RgOutcome, "probed" | "passes">;
 
+/** The boundary of a plan's walk, walked once however many rg passes it takes. */
+const boundaries = new WeakMap<SearchPlan, Boundary>();
+
 async function pass(rg: string, plan: SearchPlan, compiled: Compiled, collector: Collector, probing: Probing | null): Promise<Pass | "abandoned"> {
   const { args, cwd, typed, columns } = rgArgs(plan, compiled, probing?.probe ?? null);
-  const paths = new Paths(plan, typed);
-  const files = new Sorter(plan, paths, compiled, collector, probing);
-  const output = new RgOutput(files, { columns, matches: compiled.verify ? null : (text, valid) => test(valid ? compiled.jsValid : compiled.js, text) });
   const run = RgRun.start(rg, args, cwd, plan.deadline);
   if (typeof run === "string") return { timedOut: false, unreadable: [], failed: run };
+  // While rg runs: the directories it will not search and those kt's rule prunes that rg
+  // cannot know of (noise by evidence), from kt's walk of directories alone.
+  let boundary = boundaries.get(plan);
+  if (!boundary && !plan.file) boundaries.set(plan, (boundary = walkBoundary(plan)));
+  const paths = new Paths(plan, typed, boundary?.evidence);
+  const files = new Sorter(plan, paths, compiled, collector, probing);
+  const output = new RgOutput(files, { columns, matches: compiled.verify ? null : (text, valid) => test(valid ? compiled.jsValid : compiled.js, text) });
   for await (const chunk of run.stdout) {
     garbage(output.push(chunk));
     if (files.probeOverrun()) {
@@ -90,7 +98,7 @@ async function pass(rg: string, plan: SearchPlan, compiled: Compiled, collector:
   const { timedOut, panicked, errors, exitCode } = await run.finish();
   if (panicked) return { timedOut: false, unreadable: [], failed: "rg crashed: a thread panicked" };
   if (!output.summary && !timedOut) return { timedOut, unreadable: [], failed: errors.trim() || `rg exited with code ${exitCode}` };
-  return { timedOut, unreadable: unreadable(errors, plan, paths) };
+  return { timedOut, unreadable: unreadable(errors, plan, paths), pruned: boundary?.pruned ?? [] };
 }
 
 type Rg = Bun.Subprocess<"ignore", "pipe", "pipe">;
@@ -165,8 +173,9 @@ class Paths {
   constructor(
     private readonly plan: SearchPlan,
     typed: boolean,
+    evidence: ReadonlySet<string> = new Set(),
   ) {
-    this.checker = plan.file ? null : new PathChecker(plan.real, plan.hidden && typed);
+    this.checker = plan.file ? null : new PathChecker(plan.real, plan.hidden && typed, plan.ignores, evidence);
   }
 
   keeps(rel: string): boolean {

@@ -27,6 +27,8 @@ export function rgArgs(plan: SearchPlan, compiled: Compiled, probe: Compiled | n
   else if (columns) args.push("--column");
   if (plan.file) return { args: [...args, ...patterns, "--", basename(plan.real)], cwd: dirname(plan.real), typed: false, columns };
   if (!plan.hidden) args.push("--hidden");
+  // no_ignore: rg's own (.gitignore, .ignore, .rgignore, exclude); kt drops .ktignore.
+  if (!plan.ignores) args.push("--no-ignore");
   for (const name of plan.noise) args.push("-g", `!${name}/`);
   // One rg type at most (rg's types are a union): the type filter when there is one, else
   // the include's prefilter. kt applies both exactly to what rg reports.

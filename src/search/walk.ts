@@ -1,16 +1,24 @@
 // The directory walk grep and glob share (parallel.ts runs it on many threads): each
 // directory's entries filtered by its chains of ignore rules (chains.ts); hidden entries
-// skipped unless an ignore file whitelists them; symlinks not followed; noise
-// directories (noise.ts: node_modules, dist, build, target, .git, …) skipped unless
-// exempted. Ignored directories are pruned before they are read. The walk is depth-first
-// over an explicit stack, so memory grows with depth and fan-out, never with the whole
-// tree.
+// skipped unless an ignore file whitelists them; symlinks not followed; noise directories
+// (core/noise.ts: .git, node_modules, __pycache__ by name, any other only by evidence —
+// a CACHEDIR.TAG or pyvenv.cfg in it) skipped unless exempted. Ignored directories are
+// pruned before they are read; a directory is known to be noise by evidence only once its
+// listing is read (the lookup costs nothing more), and then none of its entries is
+// visited. Every directory pruned at this boundary is reported (onPrune), so a caller can
+// say what it did not search without a second walk. The walk is depth-first over an
+// explicit stack, so memory grows with depth and fan-out, never with the whole tree.
 import { closeSync, constants, openSync, readdirSync, type Dirent } from "node:fs";
 import { dirname } from "node:path";
-import { ancestorChains, chainsOfEntries, EMPTY, extend, keepsEntry, type Chains } from "./chains.ts";
+import { ancestorChains, chainsOfEntries, EMPTY, extend, IGNORE_FILE_NAMES, keepsEntry, verdict, Verdict, type Chains } from "./chains.ts";
 import { fdHandle, openedBelow } from "../core/paths.ts";
+import { holdsEvidence } from "../core/noise.ts";
 
-export { NOISE } from "../core/noise.ts";
+export { ALWAYS_NOISE } from "../core/noise.ts";
+
+/** Why a directory was pruned: "noise" (by name or by evidence), or the ignore file that
+ * excludes it (".gitignore", ".ignore", ".rgignore", ".ktignore", ".git/info/exclude"). */
+export type PruneReason = string;
 
 export interface WalkOptions {
   /** Absolute real path of the directory to walk; it is never itself filtered. */
@@ -19,6 +27,22 @@ export interface WalkOptions {
   hidden: boolean;
   /** Directory names to skip wherever they occur. */
   noise: ReadonlySet<string>;
+  /** Skip directories that hold noise evidence (core/noise.ts), but not the root nor those
+   * whose name is in `exempt`. */
+  evidence?: boolean;
+  exempt?: ReadonlySet<string>;
+  /** false: no ignore file applies (no_ignore). Default true. */
+  ignores?: boolean;
+  /**
+   * Called for every directory pruned at the boundary — noise, or excluded by an ignore
+   * file — with its path relative to the root; never for one left out only for being
+   * hidden, nor for a hidden one while hidden entries are skipped (naming a hidden
+   * directory, not no_ignore, brings it in).
+   */
+  onPrune?(rel: string, why: PruneReason): void;
+  /** Only directories are walked: files are neither filtered nor visited (the rg
+   * engine's walk of the boundary, beside rg's own). */
+  dirsOnly?: boolean;
   /** performance.now() value after which the walk stops. */
   deadline?: number;
   /** Called for a directory that cannot be listed. */
@@ -101,7 +125,7 @@ export class Walker {
     private readonly opts: WalkOptions,
     dirs?: readonly DirRef[],
   ) {
-    this.stack = dirs ? [] : [{ abs: opts.root, rel: "", chains: ancestorChains(opts.root) }];
+    this.stack = dirs ? [] : [{ abs: opts.root, rel: "", chains: opts.ignores === false ? EMPTY : ancestorChains(opts.root) }];
     if (dirs) this.add(dirs);
   }
 
@@ -122,15 +146,18 @@ export class Walker {
   add(dirs: readonly DirRef[]): void {
     for (const { abs, rel, files } of dirs) {
       // A slice of files was filtered when its directory was read: no chains needed.
-      this.stack.push(files ? { abs, rel, chains: EMPTY, files } : { abs, rel, chains: chainsOfEntries(dirname(abs), this.above) });
+      this.stack.push(files || this.opts.ignores === false ? { abs, rel, chains: EMPTY, ...(files ? { files } : {}) } : { abs, rel, chains: chainsOfEntries(dirname(abs), this.above) });
     }
   }
 
   /** Walks up to `dirs` directories; the result when the walk ended, else null. */
   step(visit: Visit, dirs: number): WalkResult | null {
     const { stack, opts } = this;
-    const { hidden, noise, deadline } = opts;
+    const { hidden, noise, deadline, onPrune, dirsOnly } = opts;
     const sliceSize = opts.slice ?? SLICE;
+    const ignores = opts.ignores !== false;
+    const evidence = opts.evidence === true;
+    const exempt = opts.exempt;
     for (let done = 0; done < dirs; done++) {
       const frame = stack.pop();
       if (!frame) return { timedOut: false, stopped: false };
@@ -159,10 +186,15 @@ export class Walker {
         opts.onUnreadable?.(frame.abs);
         continue;
       }
+      if (evidence && frame.abs !== opts.root && holdsEvidence(entries) && !exempt?.has(frame.rel.slice(frame.rel.lastIndexOf("/") + 1))) {
+        if (fd !== -1) closeSync(fd);
+        onPrune?.(frame.rel, "noise");
+        continue;
+      }
       const prefix = frame.abs.endsWith("/") ? frame.abs : `${frame.abs}/`;
       let chains: Chains;
       try {
-        chains = extend(frame.chains, prefix, entries, fd === -1 ? prefix : `${fdHandle(fd, frame.abs)}/`);
+        chains = ignores ? extend(frame.chains, prefix, entries, fd === -1 ? prefix : `${fdHandle(fd, frame.abs)}/`) : EMPTY;
       } finally {
         if (fd !== -1) closeSync(fd);
       }
@@ -171,10 +203,15 @@ export class Walker {
       for (const entry of entries) {
         const name = entry.name;
         const isDir = entry.isDirectory();
-        if (!isDir && !entry.isFile()) continue;
-        if (isDir && noise.has(name)) continue;
+        if (!isDir && (dirsOnly || !entry.isFile())) continue;
         const abs = prefix + name;
-        if (!keepsEntry(chains, abs, name, isDir, hidden)) continue;
+        if (isDir) {
+          const v = noise.has(name) ? -1 : verdict(chains, abs, name, true, hidden);
+          if (v !== Verdict.Kept) {
+            if (onPrune && v !== Verdict.Hidden && !(hidden && name.charCodeAt(0) === 46)) onPrune(frame.rel === "" ? name : `${frame.rel}/${name}`, v === -1 ? "noise" : IGNORE_FILE_NAMES[v]!);
+            continue;
+          }
+        } else if (!keepsEntry(chains, abs, name, false, hidden)) continue;
         const rel = frame.rel === "" ? name : `${frame.rel}/${name}`;
         if (isDir) {
           const state = visit(abs, rel, true);

@@ -1,9 +1,12 @@
 // The directory listing read gives for a directory: two levels, directories marked
-// with "/", hidden entries counted rather than listed, noise directories summarized.
-import { readdirSync, readlinkSync, type Dirent } from "node:fs";
+// with "/", noise directories summarized (the rule grep and glob skip them by, core/noise.ts:
+// .git, node_modules, __pycache__, or holding CACHEDIR.TAG or pyvenv.cfg — checked before
+// the hidden rule, so .git or a .venv is summarized, not counted as hidden), other hidden
+// entries counted rather than listed.
+import { lstatSync, readdirSync, readlinkSync, type Dirent } from "node:fs";
 import { join } from "node:path";
 import { onOneLine } from "../core/paths.ts";
-import { NOISE_DIRS } from "../core/noise.ts";
+import { EVIDENCE_FILES, NOISE_DIRS } from "../core/noise.ts";
 
 export { NOISE_DIRS };
 
@@ -22,7 +25,8 @@ export function listDirectory(real: string, display: string): Listing {
   let hidden = 0;
   let shown = 0;
   for (const entry of top) {
-    if (entry.name.startsWith(".")) {
+    const noise = isNoise(real, entry);
+    if (!noise && entry.name.startsWith(".")) {
       hidden++;
       continue;
     }
@@ -31,9 +35,10 @@ export function listDirectory(real: string, display: string): Listing {
       break;
     }
     shown++;
-    out.push(describeEntry(real, entry, ""));
-    if (!entry.isDirectory() || NOISE_DIRS.has(entry.name)) continue;
-    const children = entriesOf(join(real, entry.name));
+    out.push(describeEntry(real, entry, "", noise));
+    if (!entry.isDirectory() || noise) continue;
+    const dir = join(real, entry.name);
+    const children = entriesOf(dir);
     if (!children) {
       out.push("  [cannot be read: permission denied]");
       continue;
@@ -41,7 +46,8 @@ export function listDirectory(real: string, display: string): Listing {
     let childHidden = 0;
     let listed = 0;
     for (const child of children) {
-      if (child.name.startsWith(".")) {
+      const childNoise = isNoise(dir, child);
+      if (!childNoise && child.name.startsWith(".")) {
         childHidden++;
         continue;
       }
@@ -50,7 +56,7 @@ export function listDirectory(real: string, display: string): Listing {
         break;
       }
       listed++;
-      out.push(describeEntry(join(real, entry.name), child, "  "));
+      out.push(describeEntry(dir, child, "  ", childNoise));
     }
     if (childHidden > 0) out.push(`  (${childHidden} hidden ${plural(childHidden, "entry", "entries")} not shown)`);
   }
@@ -59,7 +65,22 @@ export function listDirectory(real: string, display: string): Listing {
   return { text: out.join("\n"), entries: top.length };
 }
 
-function describeEntry(dir: string, entry: Dirent, indent: string): string {
+/** A directory grep and glob skip as noise: by name, or by the evidence in it (one lstat per
+ * evidence name, only for directories). */
+function isNoise(dir: string, entry: Dirent): boolean {
+  if (!entry.isDirectory()) return false;
+  if (NOISE_DIRS.has(entry.name)) return true;
+  for (const name of EVIDENCE_FILES) {
+    try {
+      if (lstatSync(join(dir, entry.name, name)).isFile()) return true;
+    } catch {
+      // Absent (or unreadable): no evidence.
+    }
+  }
+  return false;
+}
+
+function describeEntry(dir: string, entry: Dirent, indent: string, noise: boolean): string {
   if (entry.isSymbolicLink()) {
     let target = "?";
     try {
@@ -71,9 +92,9 @@ function describeEntry(dir: string, entry: Dirent, indent: string): string {
   }
   // A name is shown escaped: a newline in it must not forge a second entry or a numbered line.
   if (!entry.isDirectory()) return `${indent}${onOneLine(entry.name)}`;
-  if (NOISE_DIRS.has(entry.name)) {
+  if (noise) {
     const n = entriesOf(join(dir, entry.name))?.length;
-    return `${indent}${entry.name}/ (${n === undefined ? "unreadable" : `${n} ${plural(n, "entry", "entries")}`}, not listed)`;
+    return `${indent}${onOneLine(entry.name)}/ (${n === undefined ? "unreadable" : `${n} ${plural(n, "entry", "entries")}`}, not listed)`;
   }
   return `${indent}${onOneLine(entry.name)}/`;
 }

@@ -9,6 +9,7 @@ import { spillFile } from "../core/truncate.ts";
 import { count, makePlan, pathShower, quoted, shownPath, timeLimitMs, type SearchPlan } from "../search/plan.ts";
 import { plainName, scanGlob, type Seen } from "../search/globscan.ts";
 import { suggestions } from "../core/suggest.ts";
+import { summarize, type Pruned } from "../search/skipped.ts";
 
 /** Paths shown; the rest go to the spill file. */
 export const MAX_SHOWN = 100;
@@ -18,6 +19,7 @@ export const Parameters = z.strictObject({
   path: z.optional(z.string().check(z.describe("Directory to search in. Defaults to the working directory."))),
   head_limit: z.optional(z.int().check(z.minimum(1), z.describe("Show at most this many paths: a page. Default 100."))),
   offset: z.optional(z.int().check(z.minimum(0), z.describe("Skip this many paths before the page (with head_limit: page through the results)."))),
+  no_ignore: z.optional(z.boolean().check(z.describe("Also list what is skipped by default: files ignore files exclude, and noise directories (node_modules, .git, __pycache__, virtualenvs, caches)."))),
 });
 
 export default defineTool({
@@ -29,8 +31,8 @@ export default defineTool({
   examples: ["kt glob 'src/**/*.ts'", "kt glob '*.{json,yaml}' config", "kt glob 'node_modules/zod/**/package.json'"],
   annotations: { readOnlyHint: true, destructiveHint: false },
   async execute(input, ctx) {
-    const plan = makePlan(ctx, { tool: "glob", path: input.path, glob: input.pattern, basename: false });
-    if (plan.missing) return noFiles(ctx, plan, quoted(input.pattern), { deeper: 0, near: new Map(), all: new Map(), names: [] }, [], false);
+    const plan = makePlan(ctx, { tool: "glob", path: input.path, glob: input.pattern, basename: false, noIgnore: input.no_ignore });
+    if (plan.missing) return noFiles(ctx, plan, quoted(input.pattern), { deeper: 0, near: new Map(), all: new Map(), names: [] }, [], false, 1, []);
     const found = await scanGlob({
       real: plan.real,
       walkRoot: plan.walkRoot,
@@ -38,15 +40,20 @@ export default defineTool({
       glob: plan.glob!,
       hidden: plan.hidden,
       noise: [...plan.noise],
+      evidence: plan.evidence,
+      exempt: [...plan.exempt],
+      ignores: plan.ignores,
       deadline: Date.now() + (plan.deadline - performance.now()),
       statRelative: plan.walkRoot === process.cwd(),
       confine: plan.confine,
     });
-    if (found.rels.length === 0) return noFiles(ctx, plan, quoted(input.pattern), found.seen, found.unreadable, found.timedOut, found.threads);
-    if (input.head_limit !== undefined || input.offset !== undefined) {
-      return paged(ctx, plan, quoted(input.pattern), found.rels, found.unreadable, found.timedOut, found.threads, input.offset ?? 0, input.head_limit ?? MAX_SHOWN);
-    }
-    return render(ctx, plan, quoted(input.pattern), found.rels, found.unreadable, found.timedOut, found.threads);
+    if (found.rels.length === 0) return noFiles(ctx, plan, quoted(input.pattern), found.seen, found.unreadable, found.timedOut, found.threads, found.pruned);
+    const skipped = summarize(found.pruned, (rel) => shownPath(ctx, plan, rel));
+    const out =
+      input.head_limit !== undefined || input.offset !== undefined
+        ? paged(ctx, plan, quoted(input.pattern), found.rels, found.unreadable, found.timedOut, found.threads, input.offset ?? 0, input.head_limit ?? MAX_SHOWN)
+        : render(ctx, plan, quoted(input.pattern), found.rels, found.unreadable, found.timedOut, found.threads);
+    return { ...out, skipped };
   },
 });
 
@@ -79,7 +86,7 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, rels: strin
     bytes += Buffer.byteLength(paths[shown]!) + 1;
     if (bytes > SHOWN_BYTES && shown > 0) break;
   }
-  if (shown === n) return { content: [header, ...paths, ...after].join("\n"), title, files: n, extra: { partial: timedOut, threads } };
+  if (shown === n) return { content: [header, ...paths, ...after].join("\n"), title, files: n, paths, extra: { partial: timedOut, threads } };
   const full = [header, ...paths].join("\n");
   const spillPath = spillFile(ctx, "glob", `${full}\n`);
   const tail = spillPath
@@ -89,6 +96,7 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, rels: strin
     content: [header, ...paths.slice(0, shown), ...after, tail].join("\n"),
     title: `${title} (showing ${shown})`,
     files: n,
+    paths: paths.slice(0, shown),
     truncation: {
       originalBytes: Buffer.byteLength(full),
       originalLines: n + 1,
@@ -123,6 +131,7 @@ function paged(ctx: ToolContext, plan: SearchPlan, pattern: string, rels: string
     content: [header, ...paths, ...notes(ctx, plan, unreadable, timedOut), ...tail].join("\n"),
     title: `Glob ${pattern} · ${count(n, "file", "files")} (showing ${first}–${last})`,
     files: n,
+    paths,
     extra: { partial: timedOut, threads },
   };
 }
@@ -132,7 +141,7 @@ function wantedExtension(glob: string): string | null {
   return m ? `.${m[1]}` : null;
 }
 
-function noFiles(ctx: ToolContext, plan: SearchPlan, pattern: string, seen: Seen, unreadable: string[], timedOut: boolean, threads = 1): ToolOutput {
+function noFiles(ctx: ToolContext, plan: SearchPlan, pattern: string, seen: Seen, unreadable: string[], timedOut: boolean, threads: number, pruned: Pruned): ToolOutput {
   const head = `No files match "${pattern}" under ${plan.abs}`;
   let text: string;
   if (plan.missing) {
@@ -149,10 +158,13 @@ function noFiles(ctx: ToolContext, plan: SearchPlan, pattern: string, seen: Seen
   } else {
     text = `${head}.${extensionHint(plan.glob!, seen)}`;
   }
+  const skipped = summarize(pruned, (rel) => shownPath(ctx, plan, rel));
   return {
-    content: [text, ...notes(ctx, plan, unreadable, false)].join("\n"),
+    content: [text, ...(skipped.line ? [skipped.line] : []), ...notes(ctx, plan, unreadable, false)].join("\n"),
     title: `Glob ${pattern} · no files`,
     files: 0,
+    paths: [],
+    skipped,
     extra: { partial: timedOut, threads },
   };
 }

@@ -8,9 +8,10 @@ import { defineTool, type ToolContext, type ToolOutput } from "./tool.ts";
 import { spillFile } from "../core/truncate.ts";
 import { join } from "node:path";
 import { compilePattern, escapeLiteral, type Cases, type Compiled } from "../search/regex.ts";
-import { count, makePlan, quoted, shownPath, timeLimitMs, type SearchOutcome, type SearchPlan } from "../search/plan.ts";
+import { count, makePlan, pathShower, quoted, shownPath, timeLimitMs, type SearchOutcome, type SearchPlan } from "../search/plan.ts";
 import { displayLine, type FileHits, type Hit } from "../search/collect.ts";
-import { withContext } from "../search/context.ts";
+import { rawLines, withContext } from "../search/context.ts";
+import { summarize } from "../search/skipped.ts";
 import { searchFile } from "../search/searcher.ts";
 import { chooseEngine, search, type Engine, type Run } from "../search/engine.ts";
 import { nearMissHint, samePassProbe } from "../search/nearmiss.ts";
@@ -39,6 +40,7 @@ export const Parameters = z.strictObject({
   type: z.optional(z.string().check(z.describe('File type to search, as ripgrep names them: "py", "js", "ts", "rust", "go", "java", "md", …'))),
   head_limit: z.optional(z.int().check(z.minimum(1), z.describe("Show at most this many entries (matching lines, or files): a page. Default 100."))),
   offset: count0("Skip this many entries before the page (with head_limit: page through the results)."),
+  no_ignore: z.optional(z.boolean().check(z.describe("Also search what is skipped by default: files ignore files exclude, and noise directories (node_modules, .git, __pycache__, virtualenvs, caches)."))),
 });
 
 /** Claude Code's Grep spellings: plain renames here; "-i" and "-n" in normalize. */
@@ -77,7 +79,7 @@ export default defineTool({
     const started = performance.now();
     const cases: Cases = input.case_sensitive === undefined ? "smart" : input.case_sensitive ? "sensitive" : "insensitive";
     const compiled = compilePattern(input.fixed_strings ? escapeLiteral(input.pattern) : input.pattern, cases, input.multiline ?? false);
-    const plan = makePlan(ctx, { tool: "grep", path: input.path, glob: input.include, basename: true, type: input.type }, started);
+    const plan = makePlan(ctx, { tool: "grep", path: input.path, glob: input.include, basename: true, type: input.type, noIgnore: input.no_ignore }, started);
     const view = viewOf(input);
     const engine = chooseEngine(ctx);
     const run = await search(engine, plan, compiled, ctx, samePassProbe(engine, compiled));
@@ -202,8 +204,38 @@ function page(ctx: ToolContext, plan: SearchPlan, entries: Entry[], from: number
   }
 }
 
+/** metadata.paths (and counts, or lines) for the entries shown. */
+function shownMeta(ctx: ToolContext, plan: SearchPlan, shown: Entry[], view: View, re: RegExp): Pick<ToolOutput, "paths" | "counts" | "lines"> {
+  const show = pathShower(ctx, plan);
+  const files: FileHits[] = [];
+  for (const e of shown) if (files[files.length - 1] !== e.file) files.push(e.file);
+  const paths = files.map((f) => show(f.rel));
+  if (view.mode === "count") return { paths, counts: files.map((f) => f.count) };
+  if (view.mode !== "content") return { paths };
+  // A line cut at its start for display is read again to place its match.
+  const raws = new Map<FileHits, Map<number, string> | null>();
+  for (const file of files) {
+    const cut = shown.filter((e) => e.file === file && e.hit!.text.startsWith("…")).map((e) => e.hit!.line);
+    if (cut.length > 0) raws.set(file, rawLines(plan.file ? plan.real : join(plan.real, file.rel), cut, plan.confine));
+  }
+  const lines = shown.map(({ file, hit }) => {
+    const raw = hit!.text.startsWith("…") ? raws.get(file)?.get(hit!.line) : hit!.text;
+    return { path: show(file.rel), line: hit!.line, column: raw === undefined ? null : columnOf(raw, re), text: hit!.text };
+  });
+  return { paths, lines };
+}
+
+/** The 1-based byte column of `re`'s first match in `line`, as rg --column counts. */
+function columnOf(line: string, re: RegExp): number | null {
+  re.lastIndex = 0;
+  const m = re.exec(line);
+  re.lastIndex = 0;
+  return m ? Buffer.byteLength(line.slice(0, m.index)) + 1 : null;
+}
+
 function render(ctx: ToolContext, plan: SearchPlan, pattern: string, run: Run, view: View, compiled: Compiled): ToolOutput {
   const { collector, outcome } = run;
+  const skipped = summarize(outcome.pruned ?? [], (rel) => shownPath(ctx, plan, rel));
   const files = collector.sorted();
   const total = collector.lines;
   const fileCount = collector.fileCount;
@@ -228,11 +260,13 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, run: Run, v
       const range = first === last ? `${unit[0]} ${first}` : `${unit[1]} ${first}–${last}`;
       tail.push(`[Showing ${range} of ${all.toLocaleString("en-US")}${saved}. Use offset=${last} for the next page.]`);
     }
-    return { content: [summary, "", ...shown.lines, ...after, ...tail].join("\n"), title: `${title} (showing ${first}–${last})`, matches: total, files: fileCount, extra };
+    const meta = shownMeta(ctx, plan, entries.slice(view.offset, last), view, re);
+    return { content: [summary, "", ...shown.lines, ...after, ...tail].join("\n"), title: `${title} (showing ${first}–${last})`, matches: total, files: fileCount, ...meta, skipped, extra };
   }
   const shown = page(ctx, plan, entries, 0, MAX_SHOWN, view, re);
+  const meta = shownMeta(ctx, plan, entries.slice(0, shown.shown), view, re);
   if (shown.shown === all) {
-    return { content: [summary, "", ...shown.lines, ...after].join("\n"), title, matches: total, files: fileCount, extra };
+    return { content: [summary, "", ...shown.lines, ...after].join("\n"), title, matches: total, files: fileCount, ...meta, skipped, extra };
   }
   const unsaved = all - entries.length;
   const full = [summary, "", ...linesOf(ctx, plan, entries, view, re)];
@@ -252,6 +286,8 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, run: Run, v
     title: `${title} (showing ${shown.shown})`,
     matches: total,
     files: fileCount,
+    ...meta,
+    skipped,
     truncation: {
       originalBytes: Buffer.byteLength(fullText),
       originalLines: fullLines,
@@ -279,11 +315,15 @@ async function noMatches(ctx: ToolContext, plan: SearchPlan, compiled: Compiled,
     text = `No matches for "${pattern}" in ${scope}. Check the regex${hint === null ? "" : ` (did you mean "${hint}"?)`} or broaden the scope.`;
   }
   const after = notes(ctx, plan, { ...run.outcome, timedOut: false });
+  const skipped = summarize(run.outcome.pruned ?? [], (rel) => shownPath(ctx, plan, rel));
   return {
-    content: [text, ...after].join("\n"),
+    content: [text, ...(skipped.line ? [skipped.line] : []), ...after].join("\n"),
     title: `Search "${pattern}" · no matches`,
     matches: 0,
     files: 0,
+    paths: [],
+    lines: [],
+    skipped,
     extra: extraOf(run),
   };
 }

@@ -3,10 +3,10 @@
 // it cannot be reached a detached supervisor of the command's own (this very binary in a
 // hidden mode, in a new session). The kt call that starts it may exit at any time afterwards.
 import type { Subprocess } from "bun";
-import { closeSync, openSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { index, sessionDir, withWriteLock } from "../core/state.ts";
+import { touchStateFile } from "../core/statefs.ts";
 import { KtError, type ToolContext } from "../core/result.ts";
 import { shortCommand } from "./format.ts";
 import { processStart } from "./identity.ts";
@@ -91,7 +91,7 @@ export async function launch(ctx: ToolContext, opts: LaunchOptions): Promise<Lau
   });
   const row = byKey(db, key)!;
   try {
-    closeSync(openSync(row.log_path, "a", 0o600));
+    touchStateFile(row.log_path);
     if (row.stdin_path) makeFifo(row.stdin_path);
     if (opts.tty) createTerm(row.log_path, opts.tty);
     const ownerStart = ctx.sessionOwner !== undefined ? processStart(ctx.sessionOwner) : undefined;

@@ -9,7 +9,7 @@ import { index, sessionDir, withWriteLock } from "../core/state.ts";
 import { touchStateFile } from "../core/statefs.ts";
 import { KtError, type ToolContext } from "../core/result.ts";
 import { shortCommand } from "./format.ts";
-import { processStart } from "./identity.ts";
+import { processStart, SUPERVISE } from "./identity.ts";
 import { createTerm, type Size } from "./terminal.ts";
 import { byKey, insert, MAX_RUNNING, nextId, prune, remove, running, runningTwin, type ProcessRow } from "./registry.ts";
 
@@ -30,8 +30,7 @@ export interface SupervisorSpec {
   env?: Record<string, string>;
 }
 
-export const SUPERVISE = "__supervise";
-export { HOST } from "./identity.ts";
+export { HOST, SUPERVISE } from "./identity.ts";
 
 /** How to run this kt again: the compiled binary itself, or bun with main.ts from source. */
 export function selfCommand(): string[] {

@@ -410,7 +410,7 @@ export async function serveHost(argv: string[]): Promise<number> {
   // Gone: the index, this host's socket (removed, or another host's in its place), or the MCP server that owned the session.
   const ownSocket = (): boolean => {
     const now = indexIdentityOf(spec.socket);
-    return now !== undefined && socketIdentity !== undefined && now.ino === socketIdentity.ino && now.dev === socketIdentity.dev;
+    return now !== undefined && socketIdentity !== undefined && now.ino === socketIdentity.ino && now.dev === socketIdentity.dev && now.born === socketIdentity.born;
   };
   const sessionGone = (): boolean => !existsSync(join(spec.stateDir, "index.db")) || !ownSocket() || (spec.owner !== undefined && !isSameProcess(spec.owner.pid, spec.owner.start));
   // A host lives on between commands: what a finished command left on the heap is given back.
@@ -442,10 +442,11 @@ export async function serveHost(argv: string[]): Promise<number> {
   return 0;
 }
 
-function indexIdentityOf(path: string): { dev: number; ino: number } | undefined {
+/** A file's identity: its inode, and its birth time, since an inode freed by a removed session is soon given to the next socket. */
+function indexIdentityOf(path: string): { dev: number; ino: number; born: number } | undefined {
   try {
-    const st = statSync(path);
-    return { dev: st.dev, ino: st.ino };
+    const st = lstatSync(path);
+    return { dev: st.dev, ino: st.ino, born: st.birthtimeMs };
   } catch {
     return undefined;
   }

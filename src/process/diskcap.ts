@@ -3,7 +3,7 @@
 // a running command is still writing are never removed. Checked at most once a minute,
 // by a supervisor as it starts, so no kt call waits for it.
 import type { Database } from "bun:sqlite";
-import { closeSync, constants, futimesSync, readdirSync, statSync, unlinkSync } from "node:fs";
+import { closeSync, constants, futimesSync, lstatSync, readdirSync, unlinkSync } from "node:fs";
 import { lstatOrUndefined, openStateFile } from "../core/statefs.ts";
 import { join } from "node:path";
 import { liveFiles } from "./registry.ts";
@@ -44,12 +44,15 @@ function capFromEnv(): number {
 export function enforceCap(stateDir: string, db: Database, cap = CAP_BYTES): number {
   const entries: Entry[] = [];
   const sessionsDir = join(stateDir, "sessions");
-  for (const session of list(sessionsDir)) {
+  // Only real directories are walked, and only files removed: a link there leads nowhere kt deletes.
+  const realDir = (path: string) => lstatOrUndefined(path)?.isDirectory() === true;
+  for (const session of realDir(sessionsDir) ? list(sessionsDir) : []) {
     for (const sub of SUBDIRS) {
       const dir = join(sessionsDir, session, sub);
+      if (!realDir(join(sessionsDir, session)) || !realDir(dir)) continue;
       for (const name of list(dir)) {
         try {
-          const st = statSync(join(dir, name));
+          const st = lstatSync(join(dir, name));
           if (st.isFile()) entries.push({ path: join(dir, name), size: st.size, mtimeMs: st.mtimeMs, session });
         } catch {
           // Removed meanwhile.

@@ -239,12 +239,59 @@ describe("a state directory others can write is refused", () => {
     writeFileSync(state, "");
     const r = runKt(["write", "g.txt", "--content", "y"], { cwd: tmp, stateDir: state });
     expect(r.exitCode).toBe(3);
-    const prose = `kt cannot use its state directory ${state}: it is a file, not a directory. Move that file out of the way (kt then creates the directory), or set KT_STATE_DIR (or --state-dir) to a directory.`;
-    expect(r.stderr).toBe(`kt write: ${prose}\n`);
-    // issue 28: the unusable-state-directory warning says its text once.
+    expect(r.stderr).toBe(`kt write: kt cannot use its state directory ${state}: it is a file, not a directory. Move that file out of the way (kt then creates the directory), or set KT_STATE_DIR (or --state-dir) to a directory.\n`);
+    expect(r.stderr).not.toContain("EEXIST");
+  });
+
+  test("issue 28: the unusable-state-directory warning says its text once", () => {
+    const tmp = scratch();
+    writeFileSync(join(tmp, "f.txt"), "x\n");
+    writeFileSync(join(tmp, "not-a-dir"), "");
+    const state = join(tmp, "not-a-dir", "state");
     const read = runKt(["read", "f.txt"], { cwd: tmp, stateDir: state });
     expect(read.exitCode).toBe(0);
-    expect(read.stderr).toBe(`\n WARN  the read was not recorded (a later write or edit will ask for a new read). ${prose}\n\n`);
+    expect(read.stdout).toBe(`${tmp}/f.txt\n     1→x\n`);
+    expect(read.stderr).toBe(
+      `\n WARN  the read was not recorded (a later write or edit will ask for a new read). kt cannot use its state directory ${state}: a file stands where a directory above it should be. Move that file out of the way, or set KT_STATE_DIR (or --state-dir) to another directory.\n\n`,
+    );
+    expect(read.stderr.split("kt cannot use its state directory").length).toBe(2);
+  });
+
+  test("session end and the size cap never remove anything through a link in place of sessions/", () => {
+    const tmp = scratch();
+    const state = join(tmp, "s");
+    expect(runKt(["bash", "seq 1 100000"], { cwd: tmp, stateDir: state }).exitCode).toBe(0);
+    // Elsewhere: a tree shaped like a session's, which must survive.
+    const elsewhere = join(dirOf(join(tmp, "elsewhere"), 0, 0o700), "default", "spill");
+    mkdirSync(elsewhere, { recursive: true });
+    writeFileSync(join(elsewhere, "keep.txt"), "keep\n");
+    rmSync(join(state, "sessions"), { recursive: true, force: true });
+    symlinkSync(join(tmp, "elsewhere"), join(state, "sessions"));
+    const ended = runKt(["session", "end"], { cwd: tmp, stateDir: state });
+    expect(ended.exitCode).toBe(3);
+    expect(ended.stderr).toBe(
+      `kt session: kt cannot use its state directory ${state}: ${state}/sessions in it is a symbolic link, not a directory kt made, and kt never follows one there. Remove ${state}/sessions (kt creates the directory again), or set KT_STATE_DIR (or --state-dir) to another directory.\n`,
+    );
+    expect(readFileSync(join(elsewhere, "keep.txt"), "utf8")).toBe("keep\n");
+  });
+
+  test("a state file that is not one's own (a log another user made) is neither written nor trusted", () => {
+    const tmp = scratch();
+    const state = join(tmp, "s");
+    writeFileSync(join(tmp, "f.txt"), "a\n");
+    expect(runKt(["read", "f.txt"], { cwd: tmp, stateDir: state }).exitCode).toBe(0);
+    const proc = join(state, "sessions", "default", "proc");
+    mkdirSync(proc, { recursive: true, mode: 0o700 });
+    writeFileSync(join(proc, "p1.log"), "planted\n", { mode: 0o644 });
+    chownSync(join(proc, "p1.log"), NOBODY, NOBODY);
+    const r = runKt(["ps", "start", "echo mine"], { cwd: tmp, stateDir: state });
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toBe(
+      `Command failed to start: kt could not launch its process supervisor (${proc}/p1.log in kt's state directory is owned by nobody (uid 65534), not by you, which kt never follows or trusts there; remove it and retry). Nothing was run. Check that the state directory ${state} is writable and retry.\n`,
+    );
+    // Refused before a byte was written; the failed start's cleanup may remove the entry's log.
+    if (existsSync(join(proc, "p1.log"))) expect(readFileSync(join(proc, "p1.log"), "utf8")).toBe("planted\n");
+    expect(rows(state)).toEqual([]);
   });
 });
 
@@ -443,6 +490,21 @@ describe.if(process.platform === "linux" && CAN_RUN_AS_NOBODY)("the host socket 
       }
     });
   }
+
+  test("a host ending after its session was ended and begun again leaves the new host's socket in place (Bun's stop() unlinks by path)", async () => {
+    const tmp = scratch();
+    const state = join(tmp, "s");
+    const o = { cwd: tmp, stateDir: state };
+    const sock = join(state, "sessions", "default", "host.sock");
+    for (let round = 0; round < 3; round++) {
+      expect(runKt(["bash", "echo one"], o).exitCode).toBe(0);
+      expect(runKt(["session", "end"], o).exitCode).toBe(0);
+      // At once, while the old host has yet to notice its session is gone (it looks each second).
+      expect(runKt(["bash", "echo two"], o).exitCode).toBe(0);
+      await Bun.sleep(1500);
+      expect({ round, socket: lstatSync(sock, { throwIfNoEntry: false })?.isSocket() ?? false }).toEqual({ round, socket: true });
+    }
+  });
 
   /** A forged request to a host socket, sent by python3 as `as`: what the host answered (empty: nothing). */
   function forge(socket: string, request: object, as: "root" | "nobody"): string {

@@ -122,7 +122,11 @@ export function ensureStateDir(stateDir: string): void {
   try {
     link = lstatSync(stateDir);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw new StateError(`${head(stateDir)} ${describe(error)}. Set KT_STATE_DIR (or --state-dir) to a directory of your own.`);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOTDIR") {
+      throw new StateError(`${head(stateDir)} a file stands where a directory above it should be. Move that file out of the way, or set KT_STATE_DIR (or --state-dir) to another directory.`);
+    }
+    if (code !== "ENOENT") throw new StateError(`${head(stateDir)} ${describe(error)}. Set KT_STATE_DIR (or --state-dir) to a directory of your own.`);
   }
   if (link === undefined) {
     // Checked before anything is made: nothing is created below a directory that would be refused.

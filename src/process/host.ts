@@ -430,13 +430,15 @@ export async function serveHost(argv: string[]): Promise<number> {
       }
     }, WATCH_MS);
   });
-  server.stop(true);
-  // Only this host's socket: a host started after it (its socket removed meanwhile) keeps its own.
+  // Only this host's socket: a host started after it (its socket removed meanwhile) keeps its
+  // own. Bun's stop() unlinks the listener's path whoever's socket is there now, so a host
+  // whose path is another's does not stop its listener: the exit that follows closes it.
   if (ownSocket()) {
+    server.stop(true);
     try {
       unlinkSync(spec.socket);
     } catch {
-      // Gone already.
+      // Gone already (stop() removes it).
     }
   }
   return 0;

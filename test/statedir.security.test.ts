@@ -742,3 +742,31 @@ describe.if(process.platform === "linux")("orphans are this state directory's on
     expect(readFileSync(`/proc/${p.pid}/stat`, "utf8")).toContain("(sleep) S");
   });
 });
+
+describe("core/statefs.ts in-process", () => {
+  test("a checked state directory removed under a long-lived process is made again, private, on its next use", async () => {
+    const { ensureStateDir, privateSubdir } = await import("../src/core/statefs.ts");
+    const tmp = scratch();
+    const state = join(tmp, "s");
+    ensureStateDir(state);
+    expect(privateSubdir(state, "sessions", "x")).toBe(join(state, "sessions", "x"));
+    rmSync(state, { recursive: true, force: true });
+    expect(privateSubdir(state, "sessions", "x", "spill")).toBe(join(state, "sessions", "x", "spill"));
+    for (const d of [state, join(state, "sessions"), join(state, "sessions", "x"), join(state, "sessions", "x", "spill")]) expect(mode(d)).toBe(0o700);
+  });
+
+  test("made 0700 even under a umask that would take the owner's own bits", async () => {
+    const { ensureStateDir, privateSubdir } = await import("../src/core/statefs.ts");
+    const tmp = scratch();
+    const state = join(tmp, "odd");
+    const was = process.umask(0o277);
+    try {
+      ensureStateDir(state);
+      privateSubdir(state, "sessions");
+    } finally {
+      process.umask(was);
+    }
+    expect(mode(state)).toBe(0o700);
+    expect(mode(join(state, "sessions"))).toBe(0o700);
+  });
+});

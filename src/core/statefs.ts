@@ -116,7 +116,11 @@ export function forgetTrusted(): void {
  * StateError naming the path, its owner and mode, and what to do.
  */
 export function ensureStateDir(stateDir: string): void {
-  if (trusted.has(stateDir)) return;
+  if (trusted.has(stateDir)) {
+    if (lstatOrUndefined(stateDir)) return;
+    // Removed since this process checked it: everything below it is checked afresh.
+    for (const dir of [...trusted]) if (dir === stateDir || dir.startsWith(`${stateDir}/`)) trusted.delete(dir);
+  }
   const uid = myUid();
   let link: Stats | undefined;
   try {
@@ -220,6 +224,7 @@ function makeOwn(stateDir: string, dir: string): void {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "EEXIST") return; // Made meanwhile by another kt (or planted): checked by the caller.
+    if (code === "ENOENT" && trusted.has(dirname(dir))) throw new Vanished(dir);
     if (code === "ENOTDIR") {
       throw new StateError(`${head(stateDir)} a file stands where a directory above ${dir} should be. Move that file out of the way, or set KT_STATE_DIR (or --state-dir) to another directory.`);
     }
@@ -234,6 +239,20 @@ function makeOwn(stateDir: string, dir: string): void {
  * symbolic link), this user's, writable by nobody else.
  */
 export function privateSubdir(stateDir: string, ...parts: string[]): string {
+  try {
+    return makeSubdirs(stateDir, parts);
+  } catch (error) {
+    if (!(error instanceof Vanished)) throw error;
+    // Removed since this process checked it (a long-lived server, a host): checked and made afresh.
+    for (const dir of [...trusted]) if (dir === stateDir || dir.startsWith(`${stateDir}/`)) trusted.delete(dir);
+    return makeSubdirs(stateDir, parts);
+  }
+}
+
+/** A directory this process had checked is gone. */
+class Vanished extends Error {}
+
+function makeSubdirs(stateDir: string, parts: string[]): string {
   ensureStateDir(stateDir);
   const uid = myUid();
   let dir = stateDir;

@@ -519,10 +519,13 @@ describe("issue 11: promises broken", () => {
   }, 40_000);
 });
 
-/** A tiny tmpfs can stand in for a full disk; only root in a container that allows mounts may make one. */
+/**
+ * A tiny tmpfs can stand in for a full disk; only root in a container that allows mounts may make one.
+ * Mounted 0700: a tmpfs is 1777 by default, and a state directory others can write is refused (issue 23).
+ */
 function tmpfsAt(dir: string, size: string): boolean {
   mkdirSync(dir, { recursive: true });
-  return process.getuid?.() === 0 && Bun.spawnSync(["mount", "-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir], { stderr: "ignore" }).exitCode === 0;
+  return process.getuid?.() === 0 && Bun.spawnSync(["mount", "-t", "tmpfs", "-o", `size=${size},mode=0700`, "tmpfs", dir], { stderr: "ignore" }).exitCode === 0;
 }
 
 const CAN_MOUNT = (() => {

@@ -61,7 +61,8 @@ export function internalResult(name: string, error: unknown, warn: (message: str
     warn(`kt: ${message}`);
     return errorResult(
       clip(name),
-      new KtError("INTERNAL", `The tool "${clip(name)}" could not run: ${message} This is a problem of the machine kt runs on, not of your input; tell the user.`),
+      // PERMISSION_DENIED: the state directory is someone else's (or open to them), refused by design.
+      new KtError((error as { code?: "INTERNAL" | "PERMISSION_DENIED" }).code ?? "INTERNAL", `The tool "${clip(name)}" could not run: ${message} This is a problem of the machine kt runs on, not of your input; tell the user.`),
     );
   }
   warn(`kt: internal error in ${clip(name)}: ${(error as Error)?.stack ?? message}`);

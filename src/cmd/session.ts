@@ -61,7 +61,7 @@ async function endAll(ctx: { stateDir: string; warn(message: string): void }, pl
     files += ended.files;
     bytes += ended.bytes;
   }
-  const orphans = findOrphans();
+  const orphans = findOrphans(ctx.stateDir);
   for (const line of orphanLines(orphans)) writeAll(2, `kt session: stopping orphan ${line}\n`);
   const swept = orphans.length > 0 ? await stopOrphans(orphans) : { escaped: [] };
   if (swept.escaped.length > 0) writeAll(2, `kt session: ${escapedSentence(swept.escaped)}\n`);

@@ -4,9 +4,10 @@
 // index holds one row per change of one file, and the files one change touched share a
 // group, so a whole patch is undone together. This module owns the `history` table.
 import type { Database } from "bun:sqlite";
-import { existsSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { readdirSync, renameSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { sessionDir } from "./state.ts";
+import { lstatOrUndefined, readStateFile, writeStateFile } from "./statefs.ts";
 import { sha256 } from "./stamps.ts";
 
 export const HISTORY_KEEP = 10;
@@ -315,7 +316,7 @@ export function markUndone(db: Database, seqs: readonly number[]): void {
 /** The kept bytes of a version, or null when the size cap has removed them. */
 export function keptBytes(ctx: Ctx, sha: string): Uint8Array | null {
   try {
-    const bytes = readFileSync(join(blobDir(ctx), sha));
+    const bytes = readStateFile(join(blobDir(ctx), sha));
     // A blob is named by its content: one that does not match it is damaged, never restored.
     return sha256(bytes) === sha ? bytes : null;
   } catch {
@@ -326,10 +327,16 @@ export function keptBytes(ctx: Ctx, sha: string): Uint8Array | null {
 /** Writes a blob whole or not at all (temp file, rename): a full disk must not leave a truncated one. */
 function putBlob(dir: string, sha: string, bytes: Uint8Array): void {
   const blob = join(dir, sha);
-  if (existsSync(blob)) return;
+  // Kept already — only as a file of kt's: anything else there is replaced by the rename below.
+  if (lstatOrUndefined(blob)?.isFile()) return;
   const temp = `${blob}.${process.pid}.tmp`;
   try {
-    writeFileSync(temp, bytes, { mode: 0o600 });
+    try {
+      unlinkSync(temp); // A crashed call's leftover (or a planted link): the new temp is made exclusively.
+    } catch {
+      // None.
+    }
+    writeStateFile(temp, bytes, true);
     renameSync(temp, blob);
   } catch (error) {
     try {
@@ -369,7 +376,7 @@ export interface Journal {
 
 export function writeJournal(ctx: Ctx, journal: Journal): string {
   const path = join(blobDir(ctx), `journal-${journal.token}.json`);
-  writeFileSync(path, JSON.stringify(journal), { mode: 0o600 });
+  writeStateFile(path, JSON.stringify(journal), true);
   return path;
 }
 
@@ -402,7 +409,7 @@ export function interruptedChanges(ctx: Ctx, db: Database): { path: string; jour
     const path = join(dir, name);
     let journal: Journal;
     try {
-      journal = JSON.parse(readFileSync(path, "utf8")) as Journal;
+      journal = JSON.parse(readStateFile(path).toString("utf8")) as Journal;
     } catch {
       continue;
     }

@@ -3,9 +3,12 @@
 // The index is a cache: if it is missing or corrupt, a fresh one is started, and said so
 // on stderr (a first run is told from a deleted index by the marker beside it).
 import { constants, Database } from "bun:sqlite";
-import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, renameSync, statSync } from "node:fs";
+import { closeSync, constants as fs, lstatSync, renameSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { ensureStateDir, lstatOrUndefined, openStateFile, privateSubdir, StateError, StateFileError, touchStateFile } from "./statefs.ts";
+
+export { ensureStateDir, StateError } from "./statefs.ts";
 
 export function resolveStateDir(env: Record<string, string | undefined>, flag?: string): string {
   if (flag) return flag;
@@ -14,22 +17,9 @@ export function resolveStateDir(env: Record<string, string | undefined>, flag?: 
   return join(env.HOME || homedir(), ".local", "state", "kt");
 }
 
-/** Creates `dir` (and parents) private to the user. */
-export function ensurePrivateDir(dir: string): void {
-  try {
-    if (statSync(dir).isDirectory()) return;
-  } catch {
-    // Missing: created below.
-  }
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  chmodSync(dir, 0o700);
-}
-
-/** `<state>/sessions/<session>/<sub>`, created private. */
+/** `<state>/sessions/<session>/<sub>`, each level created private or checked to be (core/statefs.ts). */
 export function sessionDir(stateDir: string, session: string, sub?: string): string {
-  const dir = sub ? join(stateDir, "sessions", safeName(session), sub) : join(stateDir, "sessions", safeName(session));
-  ensurePrivateDir(dir);
-  return dir;
+  return sub ? privateSubdir(stateDir, "sessions", safeName(session), sub) : privateSubdir(stateDir, "sessions", safeName(session));
 }
 
 /**
@@ -99,11 +89,6 @@ CREATE TABLE IF NOT EXISTS process_seq (
 
 const open = new Map<string, Database>();
 
-/** The state directory cannot be used at all: a fault of the environment, not of a tool call. */
-export class StateError extends Error {
-  override name = "StateError";
-}
-
 export interface IndexOptions {
   /** Human-facing warning sink (stderr). */
   warn(message: string): void;
@@ -127,17 +112,22 @@ export function openIndex(stateDir: string, opts: IndexOptions): Database {
   const file = join(stateDir, "index.db");
   let db: Database;
   let lost = false;
+  ensureStateDir(stateDir);
   try {
-    ensurePrivateDir(stateDir);
     ({ db, lost } = connect(file));
   } catch (error) {
     if (!isCorruption(error)) throw new StateError(stateProblem(stateDir, error));
     const aside = `${file}.corrupt-${Date.now()}`;
+    // lstat, not exists: a dangling symbolic link is set aside too, or it would be met again.
     for (const suffix of ["", "-wal", "-shm"]) {
-      if (existsSync(file + suffix)) renameSync(file + suffix, aside + suffix);
+      if (lstatOrUndefined(file + suffix)) renameSync(file + suffix, aside + suffix);
     }
     opts.warn(`kt: the state index at ${file} was unreadable (${(error as Error).message}); started a fresh one and kept the old file as ${aside}. Files must be read again before they are edited.`);
-    ({ db } = connect(file)); // Said already: the index was unreadable, not missing.
+    try {
+      ({ db } = connect(file)); // Said already: the index was unreadable, not missing.
+    } catch (again) {
+      throw new StateError(stateProblem(stateDir, again));
+    }
   }
   if (lost) {
     opts.warn(`kt: the state index at ${file} was missing (deleted since kt last used ${stateDir}); started a fresh one. Files must be read again before they are edited.`);
@@ -156,8 +146,8 @@ const MARKER = "index.made";
 function markCreated(file: string): boolean {
   const marker = join(file, "..", MARKER);
   try {
-    if (existsSync(marker)) return true;
-    closeSync(openSync(marker, "a", 0o600));
+    if (lstatOrUndefined(marker)) return true;
+    touchStateFile(marker);
   } catch {
     // The marker only improves a warning; a state directory that refuses it still works.
   }
@@ -169,6 +159,9 @@ class DamagedIndex extends Error {
   override name = "DamagedIndex";
 }
 
+/** SQLite's flag for refusing a symbolic link as the database (3.31+; bun:sqlite names it). */
+const SQLITE_OPEN_NOFOLLOW = (constants as Record<string, number>).SQLITE_OPEN_NOFOLLOW ?? 0x01000000;
+
 /** Opens (creating or migrating) the index; `lost`: it was created where one had been deleted. */
 function connect(file: string): { db: Database; lost: boolean } {
   let lost = false;
@@ -179,18 +172,32 @@ function connect(file: string): { db: Database; lost: boolean } {
     // Missing: created below.
   }
   if (kind === "other") throw new DamagedIndex("it is not a regular file (a symbolic link or a device)");
+  // SQLite opens its -wal and -shm itself: anything but a regular file there is set aside with the index.
+  for (const suffix of ["-wal", "-shm"]) {
+    const st = lstatOrUndefined(file + suffix);
+    if (st && !st.isFile()) throw new DamagedIndex(`its ${suffix.slice(1)} file is not a regular file (a symbolic link or a device)`);
+  }
   if (kind === "missing") {
     try {
       // Exclusive, so that of several kt calls starting on one state directory only the one
       // that made the index asks the marker whether an index was deleted here.
-      closeSync(openSync(file, "wx", 0o600));
+      closeSync(openStateFile(file, fs.O_WRONLY | fs.O_CREAT | fs.O_EXCL));
       lost = markCreated(file);
     } catch (error) {
       // Another kt made it between the lstat and here: a new index, not a lost one.
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
+  } else {
+    // Checked as every state file is: this user's, and readable by nobody else.
+    try {
+      closeSync(openStateFile(file, fs.O_RDONLY | fs.O_NONBLOCK));
+    } catch (error) {
+      if (error instanceof StateFileError) throw new DamagedIndex("it is not a file of yours (another user's, or swapped for a link)");
+      throw error;
+    }
   }
-  const db = new Database(file, { create: true });
+  // NOFOLLOW: a link swapped in after the check above is refused by SQLite itself.
+  const db = new Database(file, constants.SQLITE_OPEN_READWRITE | constants.SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW);
   db.exec("PRAGMA busy_timeout = 10000");
   // The index is a cache that is rebuilt when damaged, so it trades power-loss durability
   // for start-up time: no fsync, and the WAL stays in place between the many short kt
@@ -280,7 +287,7 @@ function isCorruption(error: unknown): boolean {
 
 /** An error of the state directory's index or files, as opposed to a bug in kt. */
 export function isStateFault(error: unknown): boolean {
-  if (error instanceof StateError) return true;
+  if (error instanceof StateError || error instanceof StateFileError) return true;
   const name = (error as Error)?.name;
   return name === "SQLiteError";
 }
@@ -290,6 +297,8 @@ export function isStateFault(error: unknown): boolean {
  * of facts about files, so a person can always point kt at another directory.
  */
 export function stateProblem(stateDir: string, error: unknown): string {
+  // Said already, whole: wrapping it again would repeat it.
+  if (error instanceof StateError) return error.message;
   const message = ((error as Error)?.message ?? String(error)).replace(/\.$/, "");
   const text = `${String((error as { code?: string })?.code ?? "")} ${message}`;
   const head = `kt cannot use its state directory ${stateDir}:`;

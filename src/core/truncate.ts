@@ -1,9 +1,9 @@
 // Middle-out truncation with spill (SPEC §3.2): keep head and tail, one marker line
 // between them naming the spill file that holds the full text. Cuts never split a
 // UTF-8 character.
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { safeName, sessionDir } from "./state.ts";
+import { writeStateFile } from "./statefs.ts";
 import type { ToolContext, ToolResult, Truncation } from "./result.ts";
 
 export interface Limits {
@@ -137,7 +137,7 @@ export function formatBytes(bytes: number): string {
 export function spillFile(ctx: ToolContext, tool: string, text: string, warn = true): string | undefined {
   try {
     const path = join(sessionDir(ctx.stateDir, ctx.session, "spill"), `${safeName(tool)}-${safeName(ctx.callId)}.txt`);
-    writeFileSync(path, text, { mode: 0o600 });
+    writeStateFile(path, text);
     return path;
   } catch (error) {
     if (warn) ctx.warn(`kt: could not save the full output to the state directory: ${(error as Error).message}`);

@@ -15,6 +15,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { MARKER } from "./env.ts";
 import { LINUX_PROC, procPath } from "./procfs.ts";
+import { isMine } from "./identity.ts";
 
 export interface Proc {
   pid: number;
@@ -112,7 +113,7 @@ export function marked(all = snapshot()): Map<string, Proc[]> {
   for (const p of all.values()) {
     if (dead(p.state) || p.pid === process.pid) continue;
     const value = markerOf(p.pid);
-    if (value === undefined) continue;
+    if (value === undefined || !isMine(p.pid)) continue;
     const list = byValue.get(value);
     if (list) list.push(p);
     else byValue.set(value, [p]);
@@ -182,7 +183,8 @@ export function held(holds: Holds, all = snapshot()): Proc[] {
     }
   }
   if (holds.marker !== undefined) {
-    for (const p of all.values()) if (!dead(p.state) && !found.has(p.pid) && carriesMarker(p.pid, holds.marker)) found.set(p.pid, p);
+    // A marker names the command only in this user's processes: anyone may set one in their own.
+    for (const p of all.values()) if (!dead(p.state) && !found.has(p.pid) && carriesMarker(p.pid, holds.marker) && isMine(p.pid)) found.set(p.pid, p);
   }
   found.delete(process.pid);
   if (holds.root) found.delete(holds.root);

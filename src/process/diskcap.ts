@@ -3,7 +3,8 @@
 // a running command is still writing are never removed. Checked at most once a minute,
 // by a supervisor as it starts, so no kt call waits for it.
 import type { Database } from "bun:sqlite";
-import { closeSync, openSync, readdirSync, statSync, unlinkSync, utimesSync } from "node:fs";
+import { closeSync, constants, futimesSync, lstatSync, readdirSync, unlinkSync } from "node:fs";
+import { lstatOrUndefined, openStateFile } from "../core/statefs.ts";
 import { join } from "node:path";
 import { liveFiles } from "./registry.ts";
 
@@ -21,12 +22,15 @@ interface Entry {
 /** Runs `enforceCap` unless another kt did so within the last minute. */
 export function maybeEnforceCap(stateDir: string, db: Database, cap = capFromEnv()): void {
   const stamp = join(stateDir, "cap-checked");
+  const st = lstatOrUndefined(stamp);
+  if (st?.isFile() && Date.now() - st.mtimeMs < CHECK_EVERY_MS) return;
+  // Through a descriptor opened without following a link: a link planted there moves no other file's times.
+  const fd = openStateFile(stamp, constants.O_WRONLY | constants.O_CREAT);
   try {
-    if (Date.now() - statSync(stamp).mtimeMs < CHECK_EVERY_MS) return;
     const now = new Date();
-    utimesSync(stamp, now, now);
-  } catch {
-    closeSync(openSync(stamp, "a", 0o600));
+    futimesSync(fd, now, now);
+  } finally {
+    closeSync(fd);
   }
   enforceCap(stateDir, db, cap);
 }
@@ -40,12 +44,15 @@ function capFromEnv(): number {
 export function enforceCap(stateDir: string, db: Database, cap = CAP_BYTES): number {
   const entries: Entry[] = [];
   const sessionsDir = join(stateDir, "sessions");
-  for (const session of list(sessionsDir)) {
+  // Only real directories are walked, and only files removed: a link there leads nowhere kt deletes.
+  const realDir = (path: string) => lstatOrUndefined(path)?.isDirectory() === true;
+  for (const session of realDir(sessionsDir) ? list(sessionsDir) : []) {
     for (const sub of SUBDIRS) {
       const dir = join(sessionsDir, session, sub);
+      if (!realDir(join(sessionsDir, session)) || !realDir(dir)) continue;
       for (const name of list(dir)) {
         try {
-          const st = statSync(join(dir, name));
+          const st = lstatSync(join(dir, name));
           if (st.isFile()) entries.push({ path: join(dir, name), size: st.size, mtimeMs: st.mtimeMs, session });
         } catch {
           // Removed meanwhile.

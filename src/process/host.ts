@@ -6,14 +6,26 @@
 // nothing runs and its session is gone (ended, its state directory removed, its MCP server
 // gone). A kt call that cannot reach it starts a supervisor of the command's own instead.
 //
-// The protocol is one JSON line each way: kt sends {"run": <spec>}, the host answers "ok" as
-// it takes the command, and "end" once the command's end is recorded. The kt call waits for
-// "end" (bash) or lets go of the socket (ps start, a bash handed over): the command runs on.
+// The protocol is one JSON line each way: kt sends {"run": <spec>, "secret": <hex>}, the host
+// answers "ok" as it takes the command, and "end" once the command's end is recorded. The kt
+// call waits for "end" (bash) or lets go of the socket (ps start, a bash handed over): the
+// command runs on.
+//
+// Only this user's own kt is served, and only what it recorded (SPEC §8.7): the socket is
+// 0600 in a private directory; the host asks the kernel who its peer is (SO_PEERCRED) before
+// reading a byte and drops any other uid; and a request names a row of the index together
+// with a one-time secret the kt call kept beside that row (host_secrets, in the index only):
+// the command, its directory, log and stdin are then the row's, never the request's. A kt
+// call connects only to a socket this user made, 0600 — a listener someone else planted gets
+// nothing.
 import type { Database } from "bun:sqlite";
-import { existsSync, statSync, unlinkSync } from "node:fs";
-import { join } from "node:path";
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { chmodSync, existsSync, lstatSync, statSync, unlinkSync } from "node:fs";
+import { join, resolve } from "node:path";
 import type { Socket } from "bun";
-import { forgetIndex, openIndex, safeName } from "../core/state.ts";
+import { forgetIndex, index, openIndex, safeName, sessionDir } from "../core/state.ts";
+import { byKey } from "./registry.ts";
+import { canAskPeers, peerOf } from "./peer.ts";
 import type { ToolContext } from "../core/result.ts";
 import { becomeSubreaper, reapAdopted } from "./descendants.ts";
 import { MARKER } from "./env.ts";
@@ -61,17 +73,29 @@ export function hostSocket(stateDir: string, session: string): string {
 export async function runOnHost(ctx: ToolContext, stateDir: string, spec: SupervisorSpec): Promise<{ exited: Promise<unknown>; unref(): void } | undefined> {
   const path = hostSocket(stateDir, ctx.session);
   if (Buffer.byteLength(path) > MAX_SOCKET_PATH || !LINUX_PROC) return undefined;
+  const db = index(ctx);
+  const secret = keepSecret(db, spec.key);
+  const taken = await handOver(ctx, stateDir, path, spec, secret);
+  // Not taken: the secret must not outlive the request it was made for.
+  if (!taken) dropSecret(db, spec.key);
+  return taken;
+}
+
+async function handOver(ctx: ToolContext, stateDir: string, path: string, spec: SupervisorSpec, secret: string): Promise<{ exited: Promise<unknown>; unref(): void } | undefined> {
   let conn = await connect(path);
   if (!conn) {
-    if (!startHost({ stateDir, session: ctx.session, socket: path, ...(spec.owner ? { owner: spec.owner } : {}) })) return undefined;
+    const host = startHost({ stateDir, session: ctx.session, socket: path, ...(spec.owner ? { owner: spec.owner } : {}) });
+    if (!host) return undefined;
     const deadline = performance.now() + START_MS;
     while (!conn && performance.now() < deadline) {
       await Bun.sleep(5);
       conn = await connect(path);
+      // A host that ended without listening (it could not serve here) is not waited for.
+      if (!conn && host.ended) break;
     }
     if (!conn) return undefined;
   }
-  conn.socket.write(`${JSON.stringify({ run: spec })}\n`);
+  conn.socket.write(`${JSON.stringify({ run: spec, secret })}\n`);
   const taken = await Promise.race([conn.line(), Bun.sleep(ACK_MS).then(() => undefined)]);
   if (taken !== "ok") {
     conn.socket.end();
@@ -84,14 +108,77 @@ export async function runOnHost(ctx: ToolContext, stateDir: string, spec: Superv
   };
 }
 
+// ---- the one-time secrets of requests (this module's table in the index) -----------------
+
+const SECRETS = "CREATE TABLE IF NOT EXISTS host_secrets (key INTEGER PRIMARY KEY, secret TEXT NOT NULL, at REAL NOT NULL)";
+const madeSecrets = new WeakSet<Database>();
+
+function secrets(db: Database): Database {
+  if (!madeSecrets.has(db)) {
+    db.exec(SECRETS);
+    if (!db.inTransaction) madeSecrets.add(db);
+  }
+  return db;
+}
+
+/** Kept beside row `key` for the host to check: the index is readable by this user alone. */
+function keepSecret(db: Database, key: number): string {
+  const secret = randomBytes(32).toString("hex");
+  secrets(db).query("INSERT OR REPLACE INTO host_secrets (key, secret, at) VALUES (?, ?, ?)").run(key, secret, Date.now());
+  return secret;
+}
+
+function dropSecret(db: Database, key: number): void {
+  try {
+    secrets(db).query("DELETE FROM host_secrets WHERE key = ?").run(key);
+  } catch {
+    // The index went away meanwhile: the secret went with it.
+  }
+}
+
+/** Whether `given` is row `key`'s secret; it is used up either way, so a request runs once. */
+function takeSecret(db: Database, key: number, given: string): boolean {
+  const row = secrets(db).query("DELETE FROM host_secrets WHERE key = ? RETURNING secret").get(key) as { secret: string } | null;
+  if (!row) return false;
+  const a = Buffer.from(row.secret);
+  const b = Buffer.from(given);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * The command a request may run: the row it names, as its kt call recorded it (not yet
+ * started, of this host's session), proven by the row's secret; undefined for anything else.
+ */
+function provenCommand(db: Database, host: HostSpec, asked: SupervisorSpec, secret: string): SupervisorSpec | undefined {
+  if (!takeSecret(db, asked.key, secret)) return undefined;
+  const row = byKey(db, asked.key);
+  if (!row || row.session !== host.session || row.status !== "starting" || row.pid !== null || row.supervisor_pid !== null) return undefined;
+  const { stdin: _stdin, ...rest } = asked;
+  return { ...rest, stateDir: host.stateDir, command: row.command, cwd: row.cwd, log: row.log_path, ...(row.stdin_path ? { stdin: row.stdin_path } : {}) };
+}
+
 interface Connection {
   socket: Socket<undefined>;
   /** The next line from the host; undefined when the connection closed first. */
   line(): Promise<string | undefined>;
 }
 
+/**
+ * Whether `path` is a socket this user bound, readable and writable by this user alone: only
+ * this user's kt (or root) can have made it, in a directory nobody else can write.
+ */
+function ownSocketFile(path: string): boolean {
+  try {
+    const st = lstatSync(path);
+    const uid = process.getuid?.();
+    return st.isSocket() && (uid === undefined || st.uid === uid) && (st.mode & 0o077) === 0;
+  } catch {
+    return false;
+  }
+}
+
 async function connect(path: string): Promise<Connection | undefined> {
-  if (!existsSync(path)) return undefined;
+  if (!ownSocketFile(path)) return undefined;
   let buffer = "";
   const lines: string[] = [];
   let closed = false;
@@ -135,23 +222,35 @@ async function connect(path: string): Promise<Connection | undefined> {
   }
 }
 
-function startHost(spec: HostSpec): boolean {
+function startHost(spec: HostSpec): { readonly ended: boolean } | undefined {
   const env: Record<string, string> = {};
   // The host is kt, not a command: it carries no enclosing command's marker.
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== MARKER) env[k] = v;
-  // The host mostly waits: without the JIT (whose compilers' pages would stay resident) it
-  // holds some 6 MB less. Its commands get the caller's environment, not this one.
-  env.BUN_JSC_useJIT ??= "0";
+  // The host mostly waits: without the JIT's compiling tiers (whose pages would stay resident)
+  // it holds some MB less. The JIT itself stays on, since bun:ffi needs it for the peer check
+  // (src/process/peer.ts). Its commands get the caller's environment, not this one.
+  delete env.BUN_JSC_useJIT;
+  for (const tier of ["BUN_JSC_useBaselineJIT", "BUN_JSC_useDFGJIT", "BUN_JSC_useFTLJIT"]) env[tier] ??= "0";
   try {
     const host = Bun.spawn([...selfCommand(), HOST, JSON.stringify(spec)], { cwd: "/", env, stdin: "ignore", stdout: "ignore", stderr: "ignore", detached: true });
     host.unref();
-    return true;
+    const state = { ended: false };
+    void host.exited.then(() => {
+      state.ended = true;
+    });
+    return state;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
 // ---- the host's side ---------------------------------------------------------------------
+
+/** A connection to the host: its unread bytes, and whether its peer is this user. */
+interface Conn {
+  buffer: string;
+  trusted: boolean;
+}
 
 export async function serveHost(argv: string[]): Promise<number> {
   let spec: HostSpec;
@@ -162,6 +261,15 @@ export async function serveHost(argv: string[]): Promise<number> {
     process.stderr.write("kt: __host is kt's own per-session process host, not a command to run by hand.\n");
     return 2;
   }
+  spec = { ...spec, stateDir: resolve(spec.stateDir) };
+  // A host that cannot tell who connects serves nobody; nor one whose directory is not private.
+  if (!canAskPeers() || spec.socket !== hostSocket(spec.stateDir, spec.session)) return 1;
+  try {
+    sessionDir(spec.stateDir, spec.session);
+  } catch {
+    return 1;
+  }
+  const uid = process.getuid?.();
   // Loaded here, not by the kt calls that only talk to a host.
   const { indexIdentity, record, run, SUBREAPER_AFTER_MS } = await import("./supervisor.ts");
   let subreaper = false;
@@ -216,12 +324,23 @@ export async function serveHost(argv: string[]): Promise<number> {
 
   let active = 0;
   let idleSince = performance.now();
-  const take = (socket: Socket<{ buffer: string }>, line: string) => {
-    let command: SupervisorSpec;
+  const take = (socket: Socket<Conn>, line: string) => {
+    let asked: SupervisorSpec;
+    let secret: string;
     try {
-      command = (JSON.parse(line) as { run: SupervisorSpec }).run;
-      if (typeof command.command !== "string" || !Number.isInteger(command.key)) throw new Error("bad spec");
+      ({ run: asked, secret } = JSON.parse(line) as { run: SupervisorSpec; secret: string });
+      if (typeof asked.command !== "string" || !Number.isInteger(asked.key) || typeof secret !== "string" || typeof asked.stateDir !== "string") throw new Error("bad spec");
     } catch {
+      socket.end();
+      return;
+    }
+    let command: SupervisorSpec | undefined;
+    if (resolve(asked.stateDir) === spec.stateDir) {
+      runner.record({ ...asked, stateDir: spec.stateDir }, (db) => {
+        command ??= provenCommand(db, spec, asked, secret);
+      });
+    }
+    if (!command) {
       socket.end();
       return;
     }
@@ -241,10 +360,15 @@ export async function serveHost(argv: string[]): Promise<number> {
       });
   };
   const handlers = {
-    open(socket: Socket<{ buffer: string }>) {
-      socket.data = { buffer: "" };
+    open(socket: Socket<Conn>) {
+      // Asked of the kernel before a byte is read: a peer of another uid is dropped unheard.
+      const peer = peerOf((socket as unknown as { fd?: number }).fd ?? -1);
+      const trusted = peer !== undefined && (uid === undefined || peer.uid === uid);
+      socket.data = { buffer: "", trusted };
+      if (!trusted) socket.terminate();
     },
-    data(socket: Socket<{ buffer: string }>, data: Buffer) {
+    data(socket: Socket<Conn>, data: Buffer) {
+      if (!socket.data.trusted) return;
       socket.data.buffer += data.toString();
       let nl: number;
       while ((nl = socket.data.buffer.indexOf("\n")) >= 0) {
@@ -255,7 +379,17 @@ export async function serveHost(argv: string[]): Promise<number> {
     },
     error() {},
   };
-  const listen = () => Bun.listen<{ buffer: string }>({ unix: spec.socket, socket: handlers });
+  const listen = () => {
+    // Bound 0600 whatever the caller's umask (the socket's mode is the umask's), and made sure of after.
+    const umask = process.umask(0o177);
+    try {
+      const server = Bun.listen<Conn>({ unix: spec.socket, socket: handlers });
+      chmodSync(spec.socket, 0o600);
+      return server;
+    } finally {
+      process.umask(umask);
+    }
+  };
   let server: ReturnType<typeof listen>;
   try {
     server = listen();
@@ -277,7 +411,7 @@ export async function serveHost(argv: string[]): Promise<number> {
   // Gone: the index, this host's socket (removed, or another host's in its place), or the MCP server that owned the session.
   const ownSocket = (): boolean => {
     const now = indexIdentityOf(spec.socket);
-    return now !== undefined && socketIdentity !== undefined && now.ino === socketIdentity.ino && now.dev === socketIdentity.dev;
+    return now !== undefined && socketIdentity !== undefined && now.ino === socketIdentity.ino && now.dev === socketIdentity.dev && now.born === socketIdentity.born;
   };
   const sessionGone = (): boolean => !existsSync(join(spec.stateDir, "index.db")) || !ownSocket() || (spec.owner !== undefined && !isSameProcess(spec.owner.pid, spec.owner.start));
   // A host lives on between commands: what a finished command left on the heap is given back.
@@ -297,22 +431,25 @@ export async function serveHost(argv: string[]): Promise<number> {
       }
     }, WATCH_MS);
   });
-  server.stop(true);
-  // Only this host's socket: a host started after it (its socket removed meanwhile) keeps its own.
+  // Only this host's socket: a host started after it (its socket removed meanwhile) keeps its
+  // own. Bun's stop() unlinks the listener's path whoever's socket is there now, so a host
+  // whose path is another's does not stop its listener: the exit that follows closes it.
   if (ownSocket()) {
+    server.stop(true);
     try {
       unlinkSync(spec.socket);
     } catch {
-      // Gone already.
+      // Gone already (stop() removes it).
     }
   }
   return 0;
 }
 
-function indexIdentityOf(path: string): { dev: number; ino: number } | undefined {
+/** A file's identity: its inode, and its birth time, since an inode freed by a removed session is soon given to the next socket. */
+function indexIdentityOf(path: string): { dev: number; ino: number; born: number } | undefined {
   try {
-    const st = statSync(path);
-    return { dev: st.dev, ino: st.ino };
+    const st = lstatSync(path);
+    return { dev: st.dev, ino: st.ino, born: st.birthtimeMs };
   } catch {
     return undefined;
   }

@@ -19,6 +19,7 @@ function boot(): string {
 
 interface Stat {
   state: string;
+  ppid: number;
   pgrp: number;
   start: string;
 }
@@ -33,8 +34,8 @@ function procStat(pid: number | string): Stat | undefined {
   }
   // The command name (field 2) may hold spaces and parentheses: split after the last ")".
   const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  // fields[0] is field 3 (state), fields[2] field 5 (pgrp), fields[19] field 22 (starttime).
-  return { state: fields[0] ?? "", pgrp: Number(fields[2]), start: fields[19] ?? "" };
+  // fields[0] is field 3 (state), fields[1] field 4 (ppid), fields[2] field 5 (pgrp), fields[19] field 22 (starttime).
+  return { state: fields[0] ?? "", ppid: Number(fields[1]), pgrp: Number(fields[2]), start: fields[19] ?? "" };
 }
 
 const dead = (state: string) => state === "Z" || state === "X" || state === "x";
@@ -99,3 +100,52 @@ export function isHost(pid: number): boolean {
     return false;
   }
 }
+
+/** The parent of `pid` (Linux), or undefined. */
+export function parentOf(pid: number): number | undefined {
+  return LINUX_PROC ? procStat(pid)?.ppid : undefined;
+}
+
+/** The real uid `pid` runs as (Linux: /proc/<pid>/status), or undefined when it cannot be known. */
+export function processUid(pid: number): number | undefined {
+  try {
+    const m = /^Uid:\s+(\d+)/m.exec(readFileSync(procPath(`${pid}/status`), "utf8"));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether `pid` runs as this user: a row or a marker never makes kt signal another user's
+ * process (SPEC §8.7). Where there are no uids to compare (no /proc), nothing is refused.
+ */
+export function isMine(pid: number): boolean {
+  const uid = process.getuid?.();
+  if (uid === undefined || !LINUX_PROC) return true;
+  return processUid(pid) === uid;
+}
+
+/**
+ * The JSON spec a kt `__supervise` or `__host` process was started with, read from its
+ * command line (world-readable, but only this user's kt starts this user's supervisors).
+ */
+export function specOnCommandLine(pid: number, mode: string): Record<string, unknown> | undefined {
+  let argv: string[];
+  try {
+    argv = readFileSync(procPath(`${pid}/cmdline`), "utf8").split("\0");
+  } catch {
+    return undefined;
+  }
+  const at = argv.indexOf(mode);
+  if (at === -1) return undefined;
+  try {
+    const spec = JSON.parse(argv[at + 1] ?? "") as unknown;
+    return typeof spec === "object" && spec !== null && !Array.isArray(spec) ? (spec as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The hidden mode of a command's own supervisor (src/process/supervisor.ts). */
+export const SUPERVISE = "__supervise";

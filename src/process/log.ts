@@ -1,7 +1,8 @@
 // Reading a process log. The log is the only record of a command's output (the command
 // writes straight into it), and it can be huge, so every view reads a bounded head and
 // tail and counts the lines in between in fixed-size chunks: memory never follows the log.
-import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, constants, readSync, statSync } from "node:fs";
+import { openStateFile } from "../core/statefs.ts";
 import { headTailBudgets, joinCut, takeLines, type Limits } from "../core/truncate.ts";
 import type { Truncation } from "../core/result.ts";
 
@@ -22,7 +23,7 @@ export function readBytes(path: string, from: number, to: number): Buffer {
   const buf = Buffer.allocUnsafe(length);
   let fd: number;
   try {
-    fd = openSync(path, "r");
+    fd = openStateFile(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch {
     return Buffer.alloc(0);
   }
@@ -43,7 +44,7 @@ export function readBytes(path: string, from: number, to: number): Buffer {
 function chunks(path: string, from: number, to: number, visit: (chunk: Uint8Array, at: number) => boolean | void): void {
   let fd: number;
   try {
-    fd = openSync(path, "r");
+    fd = openStateFile(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch {
     return;
   }

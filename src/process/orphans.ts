@@ -3,16 +3,19 @@
 // supervisor killed while what they started runs on. They are found without any index —
 // supervisors by their command line (`kt __supervise <spec>`), the command's processes by
 // the marker in their environment — for `kt ps list --orphans` and `kt session end --all`.
-import { Database } from "bun:sqlite";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+// Only this state directory's, and only this user's (SPEC §8.7): another state directory's
+// commands are its own business, and another user's processes are never kt's to stop.
+import { constants, Database } from "bun:sqlite";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { ensureStateDir } from "../core/state.ts";
+import { lstatOrUndefined } from "../core/statefs.ts";
 import { held, marked, snapshot, type Proc } from "./descendants.ts";
 import { markerValue, parseMarker } from "./env.ts";
-import { isSameProcess } from "./identity.ts";
-import { procPath } from "./procfs.ts";
+import { HOST, isMine, isSameProcess, specOnCommandLine, SUPERVISE } from "./identity.ts";
 import { byKey } from "./registry.ts";
 import { terminate, type Termination } from "./kill-tree.ts";
-import { HOST, SUPERVISE, type SupervisorSpec } from "./spawn.ts";
+import type { SupervisorSpec } from "./spawn.ts";
 import type { HostSpec } from "./host.ts";
 
 export type Why = "state directory gone" | "not in its index" | "its MCP server is gone" | "its supervisor is gone";
@@ -39,38 +42,14 @@ interface Found {
 
 /** The spec of a session's host, read from its command line. */
 function hostSpec(pid: number): HostSpec | undefined {
-  let argv: string[];
-  try {
-    argv = readFileSync(procPath(`${pid}/cmdline`), "utf8").split("\0");
-  } catch {
-    return undefined;
-  }
-  const at = argv.indexOf(HOST);
-  if (at === -1) return undefined;
-  try {
-    const spec = JSON.parse(argv[at + 1] ?? "") as HostSpec;
-    return typeof spec.stateDir === "string" ? spec : undefined;
-  } catch {
-    return undefined;
-  }
+  const spec = specOnCommandLine(pid, HOST) as HostSpec | undefined;
+  return spec && typeof spec.stateDir === "string" ? spec : undefined;
 }
 
 /** The spec of a kt supervisor, read from its command line. */
 function supervisorSpec(pid: number): SupervisorSpec | undefined {
-  let argv: string[];
-  try {
-    argv = readFileSync(procPath(`${pid}/cmdline`), "utf8").split("\0");
-  } catch {
-    return undefined;
-  }
-  const at = argv.indexOf(SUPERVISE);
-  if (at === -1) return undefined;
-  try {
-    const spec = JSON.parse(argv[at + 1] ?? "") as SupervisorSpec;
-    return typeof spec.stateDir === "string" && Number.isInteger(spec.key) ? spec : undefined;
-  } catch {
-    return undefined;
-  }
+  const spec = specOnCommandLine(pid, SUPERVISE) as SupervisorSpec | undefined;
+  return spec && typeof spec.stateDir === "string" && Number.isInteger(spec.key) ? spec : undefined;
 }
 
 interface RowFacts {
@@ -89,7 +68,7 @@ function rowOf(stateDir: string, key: number, cache: Map<string, Database | null
     if (!existsSync(file)) db = null;
     else {
       try {
-        db = new Database(file, { readonly: true });
+        db = new Database(file, constants.SQLITE_OPEN_READONLY | ((constants as Record<string, number>).SQLITE_OPEN_NOFOLLOW ?? 0x01000000));
         db.exec("PRAGMA busy_timeout = 5000");
       } catch {
         db = "unknown";
@@ -105,8 +84,14 @@ function rowOf(stateDir: string, key: number, cache: Map<string, Database | null
   }
 }
 
-/** Every orphaned kt command of this user on this machine (Linux; empty elsewhere). */
-export function findOrphans(): Orphan[] {
+/**
+ * Every orphaned command of state directory `stateDir` that this user started (Linux; empty
+ * elsewhere). A state directory that is there must be this user's own (or this refuses, as
+ * every use of it does); one that is gone still has its orphans found, by their markers.
+ */
+export function findOrphans(stateDir: string): Orphan[] {
+  const mine = resolve(stateDir);
+  if (lstatOrUndefined(mine)) ensureStateDir(mine);
   const all = snapshot();
   const groups = new Map<string, Found>();
   const group = (stateDir: string, key: number): Found => {
@@ -118,7 +103,7 @@ export function findOrphans(): Orphan[] {
   for (const p of all.values()) {
     if (p.pid === process.pid) continue;
     const spec = supervisorSpec(p.pid);
-    if (!spec) continue;
+    if (!spec || spec.stateDir !== mine || !isMine(p.pid)) continue;
     const g = group(spec.stateDir, spec.key);
     g.spec = spec;
     g.supervisor = p;
@@ -129,7 +114,7 @@ export function findOrphans(): Orphan[] {
   for (const p of all.values()) {
     if (p.pid === process.pid) continue;
     const spec = hostSpec(p.pid);
-    if (spec) hosts.set(p.pid, spec);
+    if (spec && spec.stateDir === mine && isMine(p.pid)) hosts.set(p.pid, spec);
   }
   const hostOf = (p: Proc, stateDir: string): { proc: Proc; spec: HostSpec } | undefined => {
     for (let at: Proc | undefined = p, hops = 0; at && hops < 64; at = all.get(at.ppid), hops++) {
@@ -140,7 +125,8 @@ export function findOrphans(): Orphan[] {
   };
   for (const [value, procs] of marked(all)) {
     const parsed = parseMarker(value);
-    if (!parsed) continue;
+    // marked() gives this user's processes only.
+    if (!parsed || parsed.stateDir !== mine) continue;
     const g = group(parsed.stateDir, parsed.key);
     for (const p of procs) {
       if (p.pid === g.supervisor?.pid) continue;

@@ -3,7 +3,8 @@
 // raw bytes; what kt calls write to the stdin FIFO is typed into the terminal; a SIGWINCH
 // to the supervisor applies the size a `ps resize` asked for (src/process/terminal.ts).
 import type { Subprocess } from "bun";
-import { closeSync, constants, createReadStream, fstatSync, openSync, writeSync } from "node:fs";
+import { closeSync, constants, createReadStream, fstatSync, writeSync } from "node:fs";
+import { openStateFile } from "../core/statefs.ts";
 import { setPriority } from "node:os";
 import { recordSize, takeResizeRequest, writeCheckpoint, type Size } from "./terminal.ts";
 
@@ -55,7 +56,7 @@ function pace(bytes: number): void {
 }
 
 export function spawnOnTerminal(opts: { command: string; cwd: string; env: Record<string, string>; log: string; stdin?: string; size: Size; signals?: boolean }): OnTerminal & { child: Subprocess } {
-  const logFd = openSync(opts.log, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, 0o600);
+  const logFd = openStateFile(opts.log, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND);
   let written = fstatSync(logFd).size;
   // The log's newlines, counted as they pass, so that a kt call reading a firehose's output
   // counts only what came since the last checkpoint (src/process/terminal.ts).
@@ -112,7 +113,7 @@ export function spawnOnTerminal(opts: { command: string; cwd: string; env: Recor
   // FIFO (opened read-write) means this reader never sees end-of-file.
   let input: ReturnType<typeof createReadStream> | undefined;
   if (opts.stdin) {
-    input = createReadStream("", { fd: openSync(opts.stdin, constants.O_RDONLY) });
+    input = createReadStream("", { fd: openStateFile(opts.stdin, constants.O_RDONLY, "fifo") });
     input.on("data", (chunk) => {
       if (!terminal.closed) terminal.write(chunk as Buffer);
     });

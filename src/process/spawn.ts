@@ -3,13 +3,13 @@
 // it cannot be reached a detached supervisor of the command's own (this very binary in a
 // hidden mode, in a new session). The kt call that starts it may exit at any time afterwards.
 import type { Subprocess } from "bun";
-import { closeSync, openSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { index, sessionDir, withWriteLock } from "../core/state.ts";
+import { touchStateFile } from "../core/statefs.ts";
 import { KtError, type ToolContext } from "../core/result.ts";
 import { shortCommand } from "./format.ts";
-import { processStart } from "./identity.ts";
+import { processStart, SUPERVISE } from "./identity.ts";
 import { createTerm, type Size } from "./terminal.ts";
 import { byKey, insert, MAX_RUNNING, nextId, prune, remove, running, runningTwin, type ProcessRow } from "./registry.ts";
 
@@ -30,8 +30,7 @@ export interface SupervisorSpec {
   env?: Record<string, string>;
 }
 
-export const SUPERVISE = "__supervise";
-export { HOST } from "./identity.ts";
+export { HOST, SUPERVISE } from "./identity.ts";
 
 /** How to run this kt again: the compiled binary itself, or bun with main.ts from source. */
 export function selfCommand(): string[] {
@@ -91,7 +90,7 @@ export async function launch(ctx: ToolContext, opts: LaunchOptions): Promise<Lau
   });
   const row = byKey(db, key)!;
   try {
-    closeSync(openSync(row.log_path, "a", 0o600));
+    touchStateFile(row.log_path);
     if (row.stdin_path) makeFifo(row.stdin_path);
     if (opts.tty) createTerm(row.log_path, opts.tty);
     const ownerStart = ctx.sessionOwner !== undefined ? processStart(ctx.sessionOwner) : undefined;

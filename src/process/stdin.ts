@@ -1,7 +1,8 @@
 // Writing to a managed command's stdin from any kt call: its stdin is a FIFO that the
 // supervisor holds open, so the bytes reach the command without a relay. The write never
 // blocks: a program that stops reading fills the pipe, and the caller is told how much fit.
-import { closeSync, constants, openSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, constants, writeSync } from "node:fs";
+import { openStateFile, writeStateFile } from "../core/statefs.ts";
 
 /** A request file beside the stdin FIFO: `ps write` of a lone Ctrl-D for this command. */
 export function endOfInputRequest(stdin: string): string {
@@ -10,14 +11,14 @@ export function endOfInputRequest(stdin: string): string {
 
 /** Asks the supervisor of a command (its own, or the session's host) to let go of its stdin; the request is read on SIGUSR2. */
 export function requestEndOfInput(stdin: string): void {
-  writeFileSync(endOfInputRequest(stdin), "", { mode: 0o600 });
+  writeStateFile(endOfInputRequest(stdin), "");
 }
 
 /** Writes to the stdin FIFO without ever blocking on it; undefined when nobody holds it open. */
 export async function sendToFifo(path: string, bytes: Buffer): Promise<number | undefined> {
   let fd: number;
   try {
-    fd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
+    fd = openStateFile(path, constants.O_WRONLY | constants.O_NONBLOCK, "fifo");
   } catch {
     return undefined;
   }

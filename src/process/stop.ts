@@ -4,8 +4,8 @@
 // processes carrying its marker (src/process/descendants.ts) — is terminated, then the
 // recorded end is read back.
 import type { ToolContext } from "../core/result.ts";
-import { isHost, isSameProcess } from "./identity.ts";
-import { held, tracker, type Holds, type Proc } from "./descendants.ts";
+import { HOST, isHost, isMine, isSameProcess, parentOf, specOnCommandLine, SUPERVISE } from "./identity.ts";
+import { carriesMarker, held, tracker, type Holds, type Proc } from "./descendants.ts";
 import { GRACE_MS, terminate } from "./kill-tree.ts";
 import { markerValue } from "./env.ts";
 import { index } from "../core/state.ts";
@@ -21,17 +21,36 @@ export interface Stopped {
   escaped: Proc[];
 }
 
-/** What a row's command holds, trusting a recorded pid only with its start time. */
+/**
+ * Whether the row's supervisor is still the one that recorded it, and kt's: the same
+ * incarnation (pid and start time), this user's, and a kt supervisor of this very row (or
+ * the host of this state directory) by its command line. A row edited to name another
+ * process names nothing kt will signal (SPEC §8.7).
+ */
+export function trustedSupervisor(stateDir: string, row: Pick<ProcessRow, "key" | "supervisor_pid" | "supervisor_start">): boolean {
+  const pid = row.supervisor_pid;
+  if (pid === null || !isSameProcess(pid, row.supervisor_start) || !isMine(pid)) return false;
+  const abs = resolve(stateDir);
+  const own = specOnCommandLine(pid, SUPERVISE);
+  if (own) return own.stateDir === abs && own.key === row.key;
+  return specOnCommandLine(pid, HOST)?.stateDir === abs;
+}
+
+/**
+ * What a row's command holds, trusting a recorded pid only with its start time, its user, and
+ * a tie to this row: the leader carries the row's marker or is the child of its trusted supervisor.
+ */
 export function holdsOf(stateDir: string, row: ProcessRow): Holds {
-  const leader = row.pid !== null && isSameProcess(row.pid, row.pid_start);
-  const supervised = row.supervisor_pid !== null && isSameProcess(row.supervisor_pid, row.supervisor_start);
+  const marker = markerValue(resolve(stateDir), row.key);
+  const supervised = trustedSupervisor(stateDir, row);
+  const leader = row.pid !== null && isSameProcess(row.pid, row.pid_start) && isMine(row.pid) && (carriesMarker(row.pid, marker) || (supervised && parentOf(row.pid) === row.supervisor_pid));
   // A host's tree holds every command of its session: the leader's tree, the group and the marker tell this one's.
   const hosted = supervised && isHost(row.supervisor_pid!);
   return {
     ...(leader ? { pgid: row.pid } : {}),
     ...(supervised && !hosted ? { root: row.supervisor_pid } : {}),
     ...(hosted && leader ? { tree: row.pid } : {}),
-    marker: markerValue(resolve(stateDir), row.key),
+    marker,
   };
 }
 

@@ -7,6 +7,7 @@ import type { Database } from "bun:sqlite";
 import { closeSync, constants, existsSync, openSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { openIndex } from "../core/state.ts";
+import { openStateFile } from "../core/statefs.ts";
 import { recordEnd, recordLeaderExit, recordSpawnFailure, recordStarted, unlinkQuietly } from "./registry.ts";
 import { endOfInputRequest } from "./stdin.ts";
 import { commandEnv, markerValue } from "./env.ts";
@@ -72,10 +73,10 @@ const SOLO: Runner = {
 
 /** Supervises one command until its end is recorded (SPEC §4.7); 0, or 1 when it could not start. */
 export async function run(spec: SupervisorSpec, runner: Runner): Promise<number> {
-  const logFd = openSync(spec.log, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, 0o600);
+  const logFd = openStateFile(spec.log, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND);
   // Open read-write, the FIFO always has a writer: the command never sees end-of-file
   // between two kt writes, and a kt write never blocks for want of a reader.
-  let holder = spec.stdin ? openSync(spec.stdin, constants.O_RDWR) : undefined;
+  let holder = spec.stdin ? openStateFile(spec.stdin, constants.O_RDWR, "fifo") : undefined;
   // `ps write` of a lone Ctrl-D asks for end of input: let go of the FIFO, so the command
   // reads end-of-file once the writer that asked has closed its end.
   const offEndOfInput = runner.onEndOfInput(spec, () => {
@@ -85,7 +86,7 @@ export async function run(spec: SupervisorSpec, runner: Runner): Promise<number>
     holder = undefined;
   });
   let onTerminal: OnTerminal | undefined;
-  const stdinFd = spec.stdin && !spec.tty ? openSync(spec.stdin, constants.O_RDONLY) : undefined;
+  const stdinFd = spec.stdin && !spec.tty ? openStateFile(spec.stdin, constants.O_RDONLY, "fifo") : undefined;
   let child: Leader;
   try {
     // SPEC §7.4: on a pseudo-terminal, which the supervisor reads into the log itself — in a

@@ -3,6 +3,7 @@
 import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { index, safeName, withWriteLock } from "../core/state.ts";
+import { privateSubdir } from "../core/statefs.ts";
 import { dropHistory } from "../core/history.ts";
 import { shortCommand } from "./format.ts";
 import { forgetSession, isFinal, reconcile, sessionRows } from "./registry.ts";
@@ -44,7 +45,8 @@ export async function endSession(ctx: { stateDir: string; session: string; warn(
     dropHistory(db, ctx.session);
     return db.query("DELETE FROM stamps WHERE session = ?").run(ctx.session).changes;
   });
-  const dir = join(ctx.stateDir, "sessions", safeName(ctx.session));
+  // Checked as every use checks it (a real directory of this user's): removal never goes through a link.
+  const dir = join(privateSubdir(ctx.stateDir, "sessions"), safeName(ctx.session));
   const { files, bytes } = measure(dir);
   rmSync(dir, { recursive: true, force: true });
   return { stopped: live.length, strays: found.length, escaped: escaped.length, stamps, files, bytes };

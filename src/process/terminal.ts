@@ -11,7 +11,8 @@
 // supervisor. The emulator itself is in src/process/emulator.ts, loaded only for terminals.
 import type { Limits } from "../core/truncate.ts";
 import { countNewlines, view, type View } from "./log.ts";
-import { appendFileSync, existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, renameSync, unlinkSync } from "node:fs";
+import { appendStateFile, readStateFile, writeStateFile } from "../core/statefs.ts";
 
 export const DEFAULT_COLS = 120;
 export const DEFAULT_ROWS = 40;
@@ -46,13 +47,13 @@ export function isTerminal(logPath: string): boolean {
 
 /** Written by the kt call that starts the command, before its supervisor runs. */
 export function createTerm(logPath: string, size: Size): void {
-  writeFileSync(termPath(logPath), `0 ${size.cols} ${size.rows}\n`, { mode: 0o600 });
+  writeStateFile(termPath(logPath), `0 ${size.cols} ${size.rows}\n`);
 }
 
 export function sizes(logPath: string): SizeAt[] {
   let text: string;
   try {
-    text = readFileSync(termPath(logPath), "utf8");
+    text = readStateFile(termPath(logPath)).toString("utf8");
   } catch {
     return [];
   }
@@ -74,7 +75,7 @@ export function currentSize(logPath: string): Size {
 /** kt's side of a resize: the wanted size, for the supervisor to pick up on SIGWINCH. */
 export function requestResize(logPath: string, size: Size): void {
   const path = resizePath(logPath);
-  writeFileSync(`${path}.tmp`, `${size.cols} ${size.rows}\n`, { mode: 0o600 });
+  writeStateFile(`${path}.tmp`, `${size.cols} ${size.rows}\n`);
   renameSync(`${path}.tmp`, path);
 }
 
@@ -83,7 +84,7 @@ export function takeResizeRequest(logPath: string): Size | undefined {
   const path = resizePath(logPath);
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    text = readStateFile(path).toString("utf8");
     unlinkSync(path);
   } catch {
     return undefined;
@@ -94,7 +95,7 @@ export function takeResizeRequest(logPath: string): Size | undefined {
 }
 
 export function recordSize(logPath: string, at: number, size: Size): void {
-  appendFileSync(termPath(logPath), `${at} ${size.cols} ${size.rows}\n`);
+  appendStateFile(termPath(logPath), `${at} ${size.cols} ${size.rows}\n`);
 }
 
 function checkpointPath(logPath: string): string {
@@ -104,7 +105,7 @@ function checkpointPath(logPath: string): string {
 /** The relay's record: the first `bytes` of the log hold `newlines` newlines. */
 export function writeCheckpoint(logPath: string, bytes: number, newlines: number): void {
   const path = checkpointPath(logPath);
-  writeFileSync(`${path}.tmp`, `${bytes} ${newlines}\n`, { mode: 0o600 });
+  writeStateFile(`${path}.tmp`, `${bytes} ${newlines}\n`);
   renameSync(`${path}.tmp`, path);
 }
 
@@ -116,7 +117,7 @@ export function writeCheckpoint(logPath: string, bytes: number, newlines: number
 export function newlinesBetween(logPath: string, from: number, to: number, before: number): number {
   let checkpoint: { bytes: number; newlines: number } | undefined;
   try {
-    const [bytes, newlines] = readFileSync(checkpointPath(logPath), "utf8").trim().split(" ").map(Number);
+    const [bytes, newlines] = readStateFile(checkpointPath(logPath)).toString("utf8").trim().split(" ").map(Number);
     if (Number.isInteger(bytes) && Number.isInteger(newlines)) checkpoint = { bytes: bytes!, newlines: newlines! };
   } catch {
     // No checkpoint yet (under 512 KB of output): count.

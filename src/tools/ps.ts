@@ -15,7 +15,7 @@ import { endDetail, endedImmediately, endedOn, escapedSentence, leftDetail, stat
 import { clock, shortCommand } from "../process/format.ts";
 import { isSameProcess } from "../process/identity.ts";
 import { terminate } from "../process/kill-tree.ts";
-import { holdsOf, stopRow } from "../process/stop.ts";
+import { holdsOf, stopRow, trustedSupervisor } from "../process/stop.ts";
 import { countNewlines, lineStart, logSize, pageFrom, readBytes, totalLines, view } from "../process/log.ts";
 import { currentSize, newlinesBetween, DEFAULT_COLS, DEFAULT_ROWS, isTerminal, logView, MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS, requestResize, type Size } from "../process/terminal.ts";
 import { KEY_NAMES, keysToBytes, needsCursorMode } from "../process/keys.ts";
@@ -436,7 +436,8 @@ const EOF = "\u0004";
 /** Closes the command's stdin (end-of-file) by asking its supervisor to let go of the FIFO. */
 async function endInput(ctx: ToolContext, row: ProcessRow): Promise<ToolOutput> {
   const id = row.id!;
-  if (row.supervisor_pid === null || !isSameProcess(row.supervisor_pid, row.supervisor_start)) {
+  // Only a supervisor proven to be this row's is signalled (SIGUSR2 would end any other process).
+  if (row.supervisor_pid === null || !trustedSupervisor(ctx.stateDir, row)) {
     const ended = (await waitForEnd(index(ctx), row.key, 1000)) ?? row;
     throw new KtError("PROCESS_EXITED", `Cannot close the input of ${id}: it has ended. ${statusSentence(ended)}`, { processId: id });
   }
@@ -517,7 +518,7 @@ async function resize(input: Input, ctx: ToolContext): Promise<ToolOutput> {
   }
   const was = currentSize(row.log_path);
   const size = { cols: input.cols ?? was.cols, rows: input.rows ?? was.rows };
-  if (row.supervisor_pid === null || !isSameProcess(row.supervisor_pid, row.supervisor_start)) {
+  if (row.supervisor_pid === null || !trustedSupervisor(ctx.stateDir, row)) {
     const ended = (await waitForEnd(db, row.key, 1000)) ?? row;
     throw new KtError("PROCESS_EXITED", `Cannot resize ${id}: it has ended. ${statusSentence(ended)}`, { processId: id });
   }

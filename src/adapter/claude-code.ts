@@ -11,6 +11,13 @@ interface Mapping {
   args(input: Args): Args;
 }
 
+/**
+ * Claude Code's Bash takes `dangerouslyDisableSandbox`, the field its models retry with. In
+ * kt only a person sets the sandbox (SPEC §8.2): the field is dropped when it asks nothing
+ * (false), and a call that sets it is refused (`widen`), never run.
+ */
+export const DISABLE_SANDBOX = "dangerouslyDisableSandbox";
+
 /** Claude Code's Grep options, by the name kt's grep gives them (SPEC §7.3). */
 const GREP_FIELDS: Record<string, string> = { glob: "include", "-A": "after", "-B": "before", "-C": "context" };
 
@@ -40,7 +47,7 @@ const MAPPINGS: Record<string, Mapping> = {
   },
   Bash: {
     tool: "bash",
-    args({ description: _, run_in_background: background, timeout, ...rest }) {
+    args({ description: _, run_in_background: background, timeout, [DISABLE_SANDBOX]: __, ...rest }) {
       if (background === true) return { action: "start", ...rest };
       return { ...rest, ...(timeout === undefined || timeout === null ? {} : { timeout_ms: timeout }) };
     },
@@ -55,14 +62,15 @@ const MAPPINGS: Record<string, Mapping> = {
  * undefined for any other name. Arguments that are not an object are left for kt's
  * validation to explain.
  */
-export function fromClaudeCode(name: string, args: unknown): { tool: string; args: unknown } | undefined {
+export function fromClaudeCode(name: string, args: unknown): { tool: string; args: unknown; widen?: string } | undefined {
   const mapping = Object.hasOwn(MAPPINGS, name) ? MAPPINGS[name]! : undefined;
   if (!mapping) return undefined;
   const isObject = typeof args === "object" && args !== null && !Array.isArray(args);
   let tool = mapping.tool;
   // A background Bash call is a process start.
   if (name === "Bash" && isObject && (args as Args).run_in_background === true) tool = "ps";
-  return { tool, args: isObject ? mapping.args(args as Args) : args };
+  const widen = name === "Bash" && isObject && (args as Args)[DISABLE_SANDBOX] !== undefined && (args as Args)[DISABLE_SANDBOX] !== false && (args as Args)[DISABLE_SANDBOX] !== null;
+  return { tool, args: isObject ? mapping.args(args as Args) : args, ...(widen ? { widen: DISABLE_SANDBOX } : {}) };
 }
 
 /** Claude Code's tool names kt answers to. */

@@ -6,6 +6,7 @@ import { errorResult, KtError, type Tool, type ToolContext, type ToolResult } fr
 import { invalidInput, REWRITE } from "../core/result.ts";
 import type { Call } from "./call.ts";
 import { fromClaudeCode } from "./claude-code.ts";
+import { noWideningField } from "../sandbox/prose.ts";
 
 /** A tool by subcommand or schema name; case-insensitively, since some frameworks capitalize ("Read"). */
 export async function resolveTool(name: string): Promise<Tool | undefined> {
@@ -16,6 +17,8 @@ export async function runCall(call: Call, ctx: ToolContext): Promise<ToolResult>
   const claude = fromClaudeCode(call.name, call.arguments.ok ? call.arguments.value : undefined);
   if (claude) {
     const tool = (await loadTool(claude.tool))!;
+    // Off, the field asks for nothing more than there is; sandboxed, it is refused, not run.
+    if (claude.widen && ctx.sandbox) return errorResult(tool.name, new KtError("SANDBOX_DENIED", noWideningField(ctx.sandbox.mode, claude.widen)));
     return call.arguments.ok ? tool.run(claude.args, ctx) : badArguments(tool, call.arguments.why);
   }
   const tool = await resolveTool(call.name);

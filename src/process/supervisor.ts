@@ -91,11 +91,11 @@ export async function run(spec: SupervisorSpec, runner: Runner): Promise<number>
     // SPEC §7.4: on a pseudo-terminal, which the supervisor reads into the log itself — in a
     // host, on a thread of its own (src/process/pty-thread.ts).
     if (spec.tty) {
-      const opts = { command: spec.command, cwd: spec.cwd, env: commandEnv(spec.env ?? process.env, markerValue(spec.stateDir, spec.key)), log: spec.log, ...(spec.stdin ? { stdin: spec.stdin } : {}), size: spec.tty };
+      const opts = { command: spec.command, cwd: spec.cwd, env: commandEnv(spec.env ?? process.env, markerValue(spec.stateDir, spec.key)), log: spec.log, ...(spec.stdin ? { stdin: spec.stdin } : {}), size: spec.tty, ...(spec.sandbox ? { sandbox: spec.sandbox } : {}) };
       onTerminal = runner.hosted ? await (await import("./pty-thread.ts")).startTerminalThread(opts) : spawnOnTerminal(opts);
       child = onTerminal.child;
       runner.terminals?.add(onTerminal);
-    } else child = Bun.spawn(["bash", "-c", spec.command], {
+    } else child = Bun.spawn([...(spec.sandbox ?? []), "bash", "-c", spec.command], {
       cwd: spec.cwd,
       env: commandEnv(spec.env ?? process.env, markerValue(spec.stateDir, spec.key)),
       stdin: stdinFd ?? "ignore",
@@ -230,10 +230,12 @@ const SETTLE_MS = 100;
 /** Whether anything is still left after up to SETTLE_MS. */
 async function settle(anyLeft: () => boolean): Promise<boolean> {
   const deadline = performance.now() + SETTLE_MS;
-  for (;;) {
+  // Soon at first, then every 20 ms: what is left a moment after the leader is most often
+  // already ending (a sandboxed command's bwrap init outlives bwrap by a few hundred µs).
+  for (let wait = 1; ; wait = Math.min(wait * 3, 20)) {
     if (!anyLeft()) return false;
     if (performance.now() >= deadline) return true;
-    await Bun.sleep(20);
+    await Bun.sleep(wait);
   }
 }
 

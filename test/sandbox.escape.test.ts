@@ -95,8 +95,8 @@ for (const user of USERS) {
   describe(`escapes, as ${user}`, () => {
     let tmp: ReturnType<typeof tempDir>;
     let w: World;
-    let server: ReturnType<typeof Bun.listen>;
-    let udp: Awaited<ReturnType<typeof Bun.udpSocket>>;
+    let server: Bun.TCPSocketListener<undefined>;
+    let udp: Bun.udp.Socket<"buffer">;
     let connections = 0;
     let datagrams = 0;
     beforeAll(async () => {

@@ -11,14 +11,16 @@ const SRC = join(import.meta.dir, "..", "src");
 export const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   core: [],
   replacer: [],
-  process: ["core"],
-  search: ["core"],
+  // SPEC §8.2: the policy and the launcher, asked by process/spawn and by the file tools.
+  sandbox: ["core"],
+  process: ["core", "sandbox"],
+  search: ["core", "sandbox"],
   patch: ["core", "replacer"],
-  tools: ["core", "replacer", "process", "search", "patch"],
-  adapter: ["core", "replacer", "process", "search", "patch", "tools"],
-  cmd: ["core", "replacer", "process", "search", "patch", "tools", "adapter"],
+  tools: ["core", "replacer", "process", "search", "patch", "sandbox"],
+  adapter: ["core", "replacer", "process", "search", "patch", "tools", "sandbox"],
+  cmd: ["core", "replacer", "process", "search", "patch", "tools", "adapter", "sandbox"],
   // src/main.ts, the bin entry, stands on everything.
-  ".": ["core", "replacer", "process", "search", "patch", "tools", "adapter", "cmd"],
+  ".": ["core", "replacer", "process", "search", "patch", "tools", "adapter", "cmd", "sandbox"],
 };
 
 function sources(dir: string): string[] {

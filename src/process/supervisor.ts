@@ -186,7 +186,7 @@ export async function run(spec: SupervisorSpec, runner: Runner): Promise<number>
     if (!groupExists(pgid)) return false;
     return holds().length > 0;
   };
-  if ((await settle(anyLeft)) && orphaned === undefined) {
+  if ((await settle(anyLeft, pgid)) && orphaned === undefined) {
     runner.record(spec, (db) => recordLeaderExit(db, spec.key, child.exitCode, signal));
     do await Bun.sleep(subreaper ? LEFT_POLL_MS : LEFT_SWEEP_MS);
     while (anyLeft());
@@ -228,10 +228,12 @@ const LEFT_SWEEP_MS = 1000;
 const SETTLE_MS = 100;
 
 /** Whether anything is still left after up to SETTLE_MS. */
-async function settle(anyLeft: () => boolean): Promise<boolean> {
+async function settle(anyLeft: () => boolean, pgid: number): Promise<boolean> {
   const deadline = performance.now() + SETTLE_MS;
-  // Soon at first, then every 20 ms: what is left a moment after the leader is most often
-  // already ending (a sandboxed command's bwrap init outlives bwrap by a few hundred µs).
+  // What is left a moment after the leader is most often already ending: a sandboxed
+  // command's bwrap init outlives bwrap by some hundred µs. kill(2) alone tells when the group
+  // is empty; only then is /proc scanned, and soon at first, then every 20 ms.
+  for (let i = 0; i < 4 && groupExists(pgid); i++) await Bun.sleep(1);
   for (let wait = 1; ; wait = Math.min(wait * 3, 20)) {
     if (!anyLeft()) return false;
     if (performance.now() >= deadline) return true;

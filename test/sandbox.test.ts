@@ -276,3 +276,41 @@ test("kt mcp's instruction line for each policy", () => {
     "Commands (bash, process) run in the read-only sandbox: writes outside /tmp are blocked; network is off, and secret stores (~/.ssh, ~/.aws and the like) are unreadable; write, edit and apply_patch are refused. Only the user can change the sandbox.",
   );
 });
+
+describe("whether bubblewrap works", () => {
+  test("a working bwrap is probed once and remembered; a failing one is not, and is explained", () => {
+    using t = tempDir("kt-sandbox-");
+    const { probeBwrap } = require("../src/sandbox/probe.ts") as typeof import("../src/sandbox/probe.ts");
+    const state = join(t.path, "state");
+    mkdirSync(state);
+    const first = probeBwrap(state);
+    expect(first).toEqual({ ok: true, bwrap: Bun.which("bwrap")!, disableUserns: true });
+    const cache = join(state, "sandbox-probe.json");
+    const remembered = JSON.parse(readFileSync(cache, "utf8"));
+    // What is remembered is what is answered: no second spawn.
+    writeFileSync(cache, JSON.stringify({ ...remembered, disableUserns: false }));
+    expect(probeBwrap(state)).toEqual({ ok: true, bwrap: Bun.which("bwrap")!, disableUserns: false });
+    // A bwrap that cannot make a namespace (user namespaces off): a fake, for a fault this machine does not have.
+    const bin = join(t.path, "bin");
+    mkdirSync(bin);
+    writeFileSync(join(bin, "bwrap"), "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n", { mode: 0o755 });
+    const failing = probeBwrap(state, { PATH: bin });
+    expect(failing).toEqual({
+      ok: false,
+      unavailable: {
+        why: `bubblewrap (${bin}/bwrap) is installed but cannot make a sandbox here (it said: bwrap: setting up uid map: Permission denied)`,
+        fix: "allow unprivileged user namespaces (sysctl user.max_user_namespaces above 0; on Debian also kernel.unprivileged_userns_clone=1; on Ubuntu an AppArmor profile for bwrap), or run kt where they are allowed",
+      },
+    });
+    expect(probeBwrap(state, { PATH: bin }).ok).toBe(false);
+  });
+
+  test("Windows and other platforms are refused with prose", () => {
+    const { sandboxPrefix } = require("../src/sandbox/launcher.ts") as typeof import("../src/sandbox/launcher.ts");
+    const ctx = { sandbox: POLICY, stateDir: "/s" };
+    expect(() => sandboxPrefix(ctx, "/w/proj", {}, "win32")).toThrow(
+      "Command not run: kt is set to run commands in the workspace-write sandbox (--sandbox), and this machine cannot provide it: kt has no sandbox for Windows (neither bubblewrap nor Seatbelt exists there). Nothing was run, and kt never runs a command outside the sandbox it was given. Tell the user: run kt inside WSL 2 with bubblewrap installed; or they can start kt with --sandbox off (or KT_SANDBOX=off) to run commands without a sandbox. kt's file tools work as before.",
+    );
+    expect(sandboxPrefix({ stateDir: "/s" }, "/w/proj", {}, "win32")).toBeUndefined();
+  });
+});

@@ -314,3 +314,14 @@ describe("whether bubblewrap works", () => {
     expect(sandboxPrefix({ stateDir: "/s" }, "/w/proj", {}, "win32")).toBeUndefined();
   });
 });
+
+test("a write into a hidden path is refused even inside the writable set", () => {
+  const { refuseWrite, refuseRead } = require("../src/sandbox/policy.ts") as typeof import("../src/sandbox/policy.ts");
+  const policy: SandboxPolicy = { ...POLICY, writable: ["/home/u"] };
+  expect(() => refuseWrite({ sandbox: policy }, "/home/u/.ssh/authorized_keys", "/home/u/.ssh/authorized_keys")).toThrow(
+    "Refusing to write /home/u/.ssh/authorized_keys, inside /home/u/.ssh: the workspace-write sandbox keeps it unreadable, for it may hold secrets (keys, tokens, passwords), and commands cannot see it either. Do without it; if it is truly needed, tell the user — only they can lift this (--sandbox off).",
+  );
+  expect(() => refuseWrite({ sandbox: policy }, "/home/u/notes.txt", "/home/u/notes.txt")).not.toThrow();
+  expect(() => refuseRead({ sandbox: policy }, "/home/u/.netrc", "/home/u/.netrc")).toThrow("Refusing to read /home/u/.netrc: the workspace-write sandbox keeps it unreadable");
+  expect(() => refuseRead({}, "/home/u/.netrc", "/home/u/.netrc")).not.toThrow();
+});

@@ -34,14 +34,15 @@ interface World {
 }
 
 /** Everything under `dir`: names and contents, to compare before and after. */
-function snapshot(dir: string): string {
+function snapshot(dir: string, skip?: string): string {
   const out: string[] = [];
   const walk = (d: string) => {
     for (const name of readdirSync(d).sort()) {
       const p = join(d, name);
       const st = statSync(p, { throwIfNoEntry: false });
-      if (!st) continue;
-      if (st.isDirectory()) {
+      if (!st || p === skip) continue;
+      if (!st.isFile() && !st.isDirectory()) out.push(`${p} (${st.mode.toString(8)})`);
+      else if (st.isDirectory()) {
         out.push(`${p}/`);
         walk(p);
       } else out.push(`${p} ${st.size} ${st.nlink} ${readFileSync(p, "latin1")}`);
@@ -80,15 +81,25 @@ function makeWorld(user: "root" | "nobody", base: string): World {
 
 /** What must not change: the outside directory, the fake home, the root-only directory, the host's /dev/shm. */
 function outsideState(w: World): string {
-  return [snapshot(w.outside), snapshot(w.home), snapshot(w.rootOnly), readdirSync("/dev/shm").filter((n) => n.startsWith("kt-escape")).join(",")].join("\n--\n");
+  return [snapshot(w.outside), snapshot(w.home, otherState(w)), snapshot(w.rootOnly), readdirSync("/dev/shm").filter((n) => n.startsWith("kt-escape")).join(",")].join("\n--\n");
 }
 
-/** A command that asks kt's host, through its socket, to run a write outside. */
-function hostSocketAttempt(w: World): string {
-  const sock = join(w.state, "sessions", "default", "host.sock");
-  const payload = JSON.stringify({ run: { stateDir: w.state, key: 1, command: `trap "" TERM; echo pwned > ${w.outside}/host.txt`, cwd: "/", log: `${w.tmp}/host.log` } });
-  const py = `import socket;s=socket.socket(socket.AF_UNIX);s.connect(${JSON.stringify(sock)});s.sendall(${JSON.stringify(`${payload}\n`)}.encode());print(s.recv(10))`;
+/**
+ * A command that asks kt's host, through its socket, to run a write outside. The row it names
+ * is a running one (the command's own, by its marker; the other kt's p1), so that the host
+ * does not stop the command at once for want of its row.
+ */
+function hostSocketAttempt(w: World, state = w.state): string {
+  const sock = join(state, "sessions", "default", "host.sock");
+  const payload = `${JSON.stringify({ run: { stateDir: state, key: 0, command: `trap "" TERM; echo pwned > ${w.outside}/host.txt`, cwd: "/", log: `${w.tmp}/host.log` } })}\n`;
+  const key = state === w.state ? `os.environ.get("__KT_PROCESS", "1@").split("@")[0]` : `"1"`;
+  const py = `import socket, os; k = ${key}; s = socket.socket(socket.AF_UNIX); s.connect(${JSON.stringify(sock)}); s.sendall(${JSON.stringify(payload)}.replace(${JSON.stringify('"key":0')}, ${JSON.stringify('"key":')} + k).encode()); print(s.recv(10))`;
   return `/usr/bin/python3 -c '${py}'`;
+}
+
+/** The state directory of another kt, where kt keeps it when nothing says otherwise. */
+function otherState(w: World): string {
+  return join(w.home, ".local", "state", "kt");
 }
 
 for (const user of USERS) {
@@ -104,9 +115,13 @@ for (const user of USERS) {
       w = makeWorld(user, tmp.path);
       server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { open: () => void connections++, data() {} } });
       udp = await Bun.udpSocket({ hostname: "127.0.0.1", port: 0, socket: { data: () => void datagrams++ } });
+      // Another kt of the same user, with its state where kt keeps it by default: its host runs too.
+      const other = w.run(["ps", "start", "sleep 60"], { KT_STATE_DIR: otherState(w) });
+      if (!other.stdout.startsWith("Started p1")) throw new Error(`the other kt did not start: ${other.stdout}${other.stderr}`);
     });
     afterAll(() => {
       w.run(["session", "end"]);
+      w.run(["session", "end"], { KT_STATE_DIR: otherState(w) });
       server.stop(true);
       udp.close();
       tmp[Symbol.dispose]();
@@ -140,6 +155,12 @@ for (const user of USERS) {
       expect(r2.stdout).toContain("b'ok");
       const t1 = Date.now();
       while (!existsSync(join(w.outside, "host.txt")) && Date.now() - t1 < 3000) await Bun.sleep(20);
+      expect(readFileSync(join(w.outside, "host.txt"), "utf8")).toBe("pwned\n");
+      rmSync(join(w.outside, "host.txt"));
+      // So does another kt's host, found where kt keeps its state by default.
+      expect(bash("off", hostSocketAttempt(w, otherState(w))).stdout).toContain("b'ok");
+      const t2 = Date.now();
+      while (!existsSync(join(w.outside, "host.txt")) && Date.now() - t2 < 3000) await Bun.sleep(20);
       expect(readFileSync(join(w.outside, "host.txt"), "utf8")).toBe("pwned\n");
       rmSync(join(w.outside, "host.txt"));
       if (w.suid) {
@@ -190,7 +211,8 @@ for (const user of USERS) {
 
       test(`${policy}: kt's host socket and index are out of reach`, () => {
         // The host runs this very command: its socket is there, outside.
-        const r = attempt(policy, `ls -la ${w.state}; ${hostSocketAttempt(w)}; head -c 15 ${w.state}/index.db; /usr/bin/python3 -c 'import sqlite3;print(sqlite3.connect("file:${w.state}/index.db?mode=ro",uri=True).execute("select count(*) from processes").fetchall())'`);
+        expect(existsSync(join(otherState(w), "sessions", "default", "host.sock"))).toBe(true);
+        const r = attempt(policy, `ls -la ${w.state}; ${hostSocketAttempt(w)}; ${hostSocketAttempt(w, otherState(w))}; head -c 15 ${w.state}/index.db; /usr/bin/python3 -c 'import sqlite3;print(sqlite3.connect("file:${w.state}/index.db?mode=ro",uri=True).execute("select count(*) from processes").fetchall())'`);
         expect(r.stdout).toContain("No such file or directory");
         expect(r.stdout).not.toContain("SQLite format 3");
         expect(r.stdout).not.toContain("b'ok");

@@ -36,9 +36,12 @@ export interface BwrapFacts {
 /** The argv that runs a command inside the policy: append the command (`bash -c …`). */
 export function bwrapArgv(policy: SandboxPolicy, facts: BwrapFacts): string[] {
   const argv = [facts.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];
-  for (const p of escapeHatches(facts)) hide(argv, p);
   const writable = policy.writable.includes(policy.tmp) ? policy.writable : [...policy.writable, policy.tmp];
   for (const dir of writable) argv.push("--bind", dir, dir);
+  // After the binds, so that a hatch inside a writable directory (X11's in /tmp) stays
+  // covered; a writable directory inside a hatch (a TMPDIR under /run/user) is bound again.
+  const hidden = escapeHatches(facts).flatMap((p) => hide(argv, p) ?? []);
+  for (const dir of writable) if (hidden.some((h) => isUnder(h, dir) && h !== dir)) argv.push("--bind", dir, dir);
   for (const p of policy.denyRead) hide(argv, p);
   hide(argv, facts.stateDir);
   argv.push("--unshare-user");
@@ -49,30 +52,38 @@ export function bwrapArgv(policy: SandboxPolicy, facts: BwrapFacts): string[] {
   return argv;
 }
 
-/** Sockets through which a command could have something outside the sandbox run for it. */
+/**
+ * Sockets through which a command could have something outside the sandbox run for it: the
+ * user's systemd and D-Bus (and Wayland), the system bus, container engines, X11, the ssh
+ * agent — and every other place a kt state directory is found by default, whose hosts would
+ * run a command as readily as this one's (a socket can be connected to on a read-only mount).
+ */
 function escapeHatches(facts: BwrapFacts): string[] {
-  const hatches = [`/run/user/${facts.uid}`, "/run/docker.sock", "/var/run/docker.sock", "/run/containerd/containerd.sock", "/run/podman/podman.sock", "/run/dbus/system_bus_socket"];
-  const agent = facts.env.SSH_AUTH_SOCK;
-  if (agent && agent.startsWith("/")) hatches.push(agent);
+  const { env } = facts;
+  const hatches = [`/run/user/${facts.uid}`, "/run/docker.sock", "/var/run/docker.sock", "/run/containerd/containerd.sock", "/run/podman/podman.sock", "/run/dbus/system_bus_socket", "/tmp/.X11-unix"];
+  for (const p of [env.SSH_AUTH_SOCK, env.KT_STATE_DIR, env.XDG_STATE_HOME && `${env.XDG_STATE_HOME}/kt`, env.HOME && `${env.HOME}/.local/state/kt`]) {
+    if (p && p.startsWith("/")) hatches.push(p);
+  }
   return hatches;
 }
 
 /**
- * Hides what exists at `p`: an empty read-only directory over a directory, /dev/null over
- * anything else. What does not exist needs no hiding (and a read-only tree cannot have a
+ * Hides what exists at `p` (returning its real path): an empty read-only directory over a
+ * directory, /dev/null over anything else. What does not exist needs no hiding (and a read-only tree cannot have a
  * mount point made for it); it cannot appear either, unless inside a writable directory —
  * where the file tools refuse it and a command's copy never leaves the sandbox's view.
  */
-function hide(argv: string[], p: string): void {
+function hide(argv: string[], p: string): string | undefined {
   let real: string;
   let dir: boolean;
   try {
     real = realpathSync(p);
     dir = lstatSync(real).isDirectory();
   } catch {
-    return;
+    return undefined;
   }
-  if (real === "/" || isUnder("/proc", real) || isUnder("/dev", real)) return;
+  if (real === "/" || isUnder("/proc", real) || isUnder("/dev", real)) return undefined;
   if (dir) argv.push("--tmpfs", real, "--remount-ro", real);
   else argv.push("--ro-bind", "/dev/null", real);
+  return real;
 }

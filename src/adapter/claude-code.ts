@@ -11,12 +11,8 @@ interface Mapping {
   args(input: Args): Args;
 }
 
-/**
- * Claude Code's Bash takes `dangerouslyDisableSandbox`, the field its models retry with. In
- * kt only a person sets the sandbox (SPEC §8.2): the field is dropped when it asks nothing
- * (false), and a call that sets it is refused (`widen`), never run.
- */
-export const DISABLE_SANDBOX = "dangerouslyDisableSandbox";
+/** Claude Code's Bash field that asks to run outside its sandbox (see widensSandbox). */
+const DISABLE_SANDBOX = "dangerouslyDisableSandbox";
 
 /** Claude Code's Grep options, by the name kt's grep gives them (SPEC §7.3). */
 const GREP_FIELDS: Record<string, string> = { glob: "include", "-A": "after", "-B": "before", "-C": "context" };
@@ -62,16 +58,27 @@ const MAPPINGS: Record<string, Mapping> = {
  * undefined for any other name. Arguments that are not an object are left for kt's
  * validation to explain.
  */
-export function fromClaudeCode(name: string, args: unknown): { tool: string; args: unknown; widen?: string } | undefined {
+export function fromClaudeCode(name: string, args: unknown): { tool: string; args: unknown } | undefined {
   const mapping = Object.hasOwn(MAPPINGS, name) ? MAPPINGS[name]! : undefined;
   if (!mapping) return undefined;
   const isObject = typeof args === "object" && args !== null && !Array.isArray(args);
   let tool = mapping.tool;
   // A background Bash call is a process start.
   if (name === "Bash" && isObject && (args as Args).run_in_background === true) tool = "ps";
-  const widen = name === "Bash" && isObject && (args as Args)[DISABLE_SANDBOX] !== undefined && (args as Args)[DISABLE_SANDBOX] !== false && (args as Args)[DISABLE_SANDBOX] !== null;
-  return { tool, args: isObject ? mapping.args(args as Args) : args, ...(widen ? { widen: DISABLE_SANDBOX } : {}) };
+  return { tool, args: isObject ? mapping.args(args as Args) : args };
 }
 
 /** Claude Code's tool names kt answers to. */
 export const CLAUDE_CODE_TOOLS: readonly string[] = Object.keys(MAPPINGS);
+
+/**
+ * The field of a Claude Code call that asks to leave the sandbox — Bash's
+ * `dangerouslyDisableSandbox`, the one its models retry with — or undefined. In kt only a
+ * person sets the sandbox (SPEC §8.2): the mapping drops the field, and a sandboxed call that
+ * sets it is refused, never run.
+ */
+export function widensSandbox(name: string, args: unknown): string | undefined {
+  if (name !== "Bash" || typeof args !== "object" || args === null || Array.isArray(args)) return undefined;
+  const value = (args as Args)[DISABLE_SANDBOX];
+  return value === undefined || value === null || value === false || value === "false" ? undefined : DISABLE_SANDBOX;
+}

@@ -5,7 +5,7 @@ import { loadAllTools, loadTool, schemaName } from "../tools/registry.ts";
 import { errorResult, KtError, type Tool, type ToolContext, type ToolResult } from "../tools/tool.ts";
 import { invalidInput, REWRITE } from "../core/result.ts";
 import type { Call } from "./call.ts";
-import { fromClaudeCode } from "./claude-code.ts";
+import { fromClaudeCode, widensSandbox } from "./claude-code.ts";
 import { noWideningField } from "../sandbox/prose.ts";
 
 /** A tool by subcommand or schema name; case-insensitively, since some frameworks capitalize ("Read"). */
@@ -18,7 +18,8 @@ export async function runCall(call: Call, ctx: ToolContext): Promise<ToolResult>
   if (claude) {
     const tool = (await loadTool(claude.tool))!;
     // Off, the field asks for nothing more than there is; sandboxed, it is refused, not run.
-    if (claude.widen && ctx.sandbox) return errorResult(tool.name, new KtError("SANDBOX_DENIED", noWideningField(ctx.sandbox.mode, claude.widen)));
+    const widen = ctx.sandbox && widensSandbox(call.name, call.arguments.ok ? call.arguments.value : undefined);
+    if (widen) return errorResult(tool.name, new KtError("SANDBOX_DENIED", noWideningField(ctx.sandbox!.mode, widen)));
     return call.arguments.ok ? tool.run(claude.args, ctx) : badArguments(tool, call.arguments.why);
   }
   const tool = await resolveTool(call.name);

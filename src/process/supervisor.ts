@@ -231,8 +231,8 @@ const SETTLE_MS = 100;
 async function settle(anyLeft: () => boolean, pgid: number): Promise<boolean> {
   const deadline = performance.now() + SETTLE_MS;
   // What is left a moment after the leader is most often already ending: a sandboxed
-  // command's bwrap init outlives bwrap by some hundred µs. kill(2) alone tells when the group
-  // is empty; only then is /proc scanned, and soon at first, then every 20 ms.
+  // command's bwrap init outlives bwrap by some hundred µs. For a few ms kill(2) alone is
+  // asked whether the group has emptied, before /proc is scanned: soon at first, then every 20 ms.
   for (let i = 0; i < 4 && groupExists(pgid); i++) await Bun.sleep(1);
   for (let wait = 1; ; wait = Math.min(wait * 3, 20)) {
     if (!anyLeft()) return false;

@@ -131,13 +131,13 @@ export const CAN_RUN_AS_NOBODY = process.getuid?.() === 0 && Bun.which("setpriv"
  * Runs the compiled binary as `nobody` with a state directory `nobody` owns, created inside
  * `parent` (which must be searchable by others).
  */
-export function ktAsNobody(args: string[], opts: { cwd: string; parent: string }): RunResult {
+export function ktAsNobody(args: string[], opts: { cwd: string; parent: string; env?: Record<string, string> }): RunResult {
   const state = join(opts.parent, "nobody-state");
   mkdirSync(state, { recursive: true, mode: 0o700 });
   chownSync(state, 65534, 65534);
   const proc = Bun.spawnSync(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", KT, ...args], {
     cwd: opts.cwd,
-    env: { PATH: process.env.PATH ?? "", KT_STATE_DIR: state, HOME: state, NO_COLOR: "1" },
+    env: { PATH: process.env.PATH ?? "", KT_STATE_DIR: state, HOME: state, NO_COLOR: "1", ...opts.env },
   });
   return { stdout: proc.stdout.toString(), stderr: proc.stderr.toString(), exitCode: proc.exitCode ?? -1 };
 }

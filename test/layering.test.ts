@@ -11,15 +11,17 @@ const SRC = join(import.meta.dir, "..", "src");
 export const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   core: [],
   replacer: [],
-  process: ["core"],
-  search: ["core"],
+  // SPEC §8.2: the policy and the launcher, asked by process/spawn and by the file tools.
+  sandbox: ["core"],
+  process: ["core", "sandbox"],
+  search: ["core", "sandbox"],
   documents: ["core", "replacer"],
   patch: ["core", "replacer"],
-  tools: ["core", "replacer", "process", "search", "patch", "documents"],
-  adapter: ["core", "replacer", "process", "search", "patch", "documents", "tools"],
-  cmd: ["core", "replacer", "process", "search", "patch", "documents", "tools", "adapter"],
+  tools: ["core", "replacer", "process", "search", "patch", "documents", "sandbox"],
+  adapter: ["core", "replacer", "process", "search", "patch", "documents", "tools", "sandbox"],
+  cmd: ["core", "replacer", "process", "search", "patch", "documents", "tools", "adapter", "sandbox"],
   // src/main.ts, the bin entry, stands on everything.
-  ".": ["core", "replacer", "process", "search", "patch", "documents", "tools", "adapter", "cmd"],
+  ".": ["core", "replacer", "process", "search", "patch", "documents", "tools", "adapter", "cmd", "sandbox"],
 };
 
 function sources(dir: string): string[] {

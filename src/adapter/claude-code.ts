@@ -11,6 +11,9 @@ interface Mapping {
   args(input: Args): Args;
 }
 
+/** Claude Code's Bash field that asks to run outside its sandbox (see widensSandbox). */
+const DISABLE_SANDBOX = "dangerouslyDisableSandbox";
+
 /** Claude Code's Grep options, by the name kt's grep gives them (SPEC §7.3). */
 const GREP_FIELDS: Record<string, string> = { glob: "include", "-A": "after", "-B": "before", "-C": "context" };
 
@@ -40,7 +43,7 @@ const MAPPINGS: Record<string, Mapping> = {
   },
   Bash: {
     tool: "bash",
-    args({ description: _, run_in_background: background, timeout, ...rest }) {
+    args({ description: _, run_in_background: background, timeout, [DISABLE_SANDBOX]: __, ...rest }) {
       if (background === true) return { action: "start", ...rest };
       return { ...rest, ...(timeout === undefined || timeout === null ? {} : { timeout_ms: timeout }) };
     },
@@ -110,3 +113,15 @@ export function fromClaudeCode(name: string, args: unknown): { tool: string; arg
 
 /** Claude Code's tool names kt answers to. */
 export const CLAUDE_CODE_TOOLS: readonly string[] = Object.keys(MAPPINGS);
+
+/**
+ * The field of a Claude Code call that asks to leave the sandbox — Bash's
+ * `dangerouslyDisableSandbox`, the one its models retry with — or undefined. In kt only a
+ * person sets the sandbox (SPEC §8.2): the mapping drops the field, and a sandboxed call that
+ * sets it is refused, never run.
+ */
+export function widensSandbox(name: string, args: unknown): string | undefined {
+  if (name !== "Bash" || typeof args !== "object" || args === null || Array.isArray(args)) return undefined;
+  const value = (args as Args)[DISABLE_SANDBOX];
+  return value === undefined || value === null || value === false || value === "false" ? undefined : DISABLE_SANDBOX;
+}

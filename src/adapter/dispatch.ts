@@ -5,7 +5,8 @@ import { loadAllTools, loadTool, loadUnlistedTool, schemaName } from "../tools/r
 import { errorResult, KtError, type Tool, type ToolContext, type ToolResult } from "../tools/tool.ts";
 import { invalidInput, REWRITE } from "../core/result.ts";
 import type { Call } from "./call.ts";
-import { fromClaudeCode } from "./claude-code.ts";
+import { fromClaudeCode, widensSandbox } from "./claude-code.ts";
+import { noWideningField } from "../sandbox/prose.ts";
 
 /** A tool by subcommand or schema name; case-insensitively, since some frameworks capitalize ("Read"). */
 export async function resolveTool(name: string): Promise<Tool | undefined> {
@@ -17,6 +18,9 @@ export async function runCall(call: Call, ctx: ToolContext): Promise<ToolResult>
   if (claude) {
     const tool = ((await loadTool(claude.tool)) ?? (await loadUnlistedTool(claude.tool)))!;
     if (!call.arguments.ok) return badArguments(tool, call.arguments.why);
+    // Off, the field asks for nothing more than there is; sandboxed, it is refused, not run.
+    const widen = ctx.sandbox && widensSandbox(call.name, call.arguments.value);
+    if (widen) return errorResult(tool.name, new KtError("SANDBOX_DENIED", noWideningField(ctx.sandbox!.mode, widen)));
     if (claude.invalid) return errorResult(tool.name, new KtError("INVALID_ARGS", invalidInput(call.name, claude.invalid)));
     return tool.run(claude.args, ctx);
   }

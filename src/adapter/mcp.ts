@@ -1,6 +1,7 @@
 // kt's tools as a Model Context Protocol server (SPEC §5), on the official SDK's
 // low-level Server: the tools' input schemas are already JSON Schema (derived from zod
 // once, in tools/jsonschema.ts), so they are listed as they are, never re-declared.
+import { instructionsLine } from "../sandbox/prose.ts";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
@@ -55,7 +56,7 @@ export async function createMcpServer(opts: McpOptions): Promise<Server> {
     { name: "kt", version: opts.version },
     {
       capabilities: { tools: { listChanged: false } },
-      instructions: `kt file and shell tools. File tools are confined to ${base.root}; relative paths resolve against ${base.cwd}. Read a file before you write or edit it.`,
+      instructions: `kt file and shell tools. File tools are confined to ${base.root}; relative paths resolve against ${base.cwd}. Read a file before you write or edit it. ${instructionsLine(base.sandbox)}`,
       jsonSchemaValidator: noValidator,
     },
   );

@@ -23,6 +23,11 @@ export interface Options {
   dryRun: boolean;
   trace: boolean;
   strict: boolean;
+  /** SPEC §8.2, set by a person only. */
+  sandbox?: string;
+  writable?: string[];
+  allowNetwork?: boolean;
+  denyRead?: string[];
 }
 
 type Kind = "string" | "number" | "boolean" | "json";

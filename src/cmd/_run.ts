@@ -1,7 +1,10 @@
 // The shared path from a parsed command line to stdout and an exit code.
 import { fstatSync, realpathSync, statSync } from "node:fs";
 import { onOneLine } from "../core/paths.ts";
+import { tmpdir, homedir } from "node:os";
 import { resolveStateDir } from "../core/state.ts";
+import type { SandboxMode } from "../core/result.ts";
+import { policyOf, SANDBOX_MODES } from "../sandbox/policy.ts";
 import { KtError, type ToolContext, type ToolResult } from "../tools/tool.ts";
 import type { Options } from "./_args.ts";
 import { log } from "./_log.ts";
@@ -13,8 +16,12 @@ export function newCallId(): string {
   return `k${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
 }
 
-/** The context a tool runs in, from switches, the environment and the working directory. */
-export function contextFrom(options: Options, env = process.env): ToolContext {
+/**
+ * The context a tool runs in, from switches, the environment and the working directory.
+ * `sandboxDefault`: the policy when neither --sandbox nor KT_SANDBOX names one (SPEC §8.2:
+ * off for the CLI, workspace-write for kt mcp).
+ */
+export function contextFrom(options: Options, env = process.env, sandboxDefault: SandboxMode = "off"): ToolContext {
   // An empty --root (a script's unset variable) must not mean "no confinement"; an empty
   // KT_ROOT is unset, as empty environment variables usually are.
   if (options.root === "") {
@@ -33,16 +40,40 @@ export function contextFrom(options: Options, env = process.env): ToolContext {
       throw new KtError("INVALID_ARGS", `The root ${onOneLine(rootFlag)} (from ${from}) is a file, not a directory. Give the directory kt is to be confined to.`);
     }
   }
+  const cwd = process.cwd();
+  const sandbox = sandboxFrom(options, env, sandboxDefault, root ?? cwd, cwd);
   return {
-    cwd: process.cwd(),
+    cwd,
     session: options.session ?? env.KT_SESSION ?? "default",
     callId: options.callId ?? newCallId(),
     stateDir: resolveStateDir(env, options.stateDir),
     ...(root ? { root } : {}),
+    ...(sandbox ? { sandbox } : {}),
     flags: { skipReadCheck: options.skipReadCheck, dryRun: options.dryRun, trace: options.trace, strict: options.strict },
     warn: (message) => log().warn(message),
     info: (message) => log().log(message),
   };
+}
+
+/** The sandbox a person chose: --sandbox beats KT_SANDBOX beats the subcommand's default. */
+function sandboxFrom(options: Options, env: Record<string, string | undefined>, fallback: SandboxMode, workspace: string, cwd: string) {
+  const fromEnv = env.KT_SANDBOX || undefined;
+  if (fromEnv !== undefined && !(SANDBOX_MODES as readonly string[]).includes(fromEnv)) {
+    throw new KtError("INVALID_ARGS", `KT_SANDBOX is ${JSON.stringify(onOneLine(fromEnv))}, which is no sandbox policy. Set it to ${SANDBOX_MODES.join(", ")}, or unset it.`);
+  }
+  const mode = (options.sandbox ?? fromEnv ?? fallback) as SandboxMode;
+  const from = options.sandbox ? "--sandbox" : fromEnv ? "KT_SANDBOX" : fallback === "off" ? "the default" : "the default of kt mcp";
+  return policyOf({
+    mode,
+    from,
+    workspace,
+    cwd,
+    writable: options.writable ?? [],
+    allowNetwork: options.allowNetwork ?? false,
+    denyRead: options.denyRead ?? [],
+    home: env.HOME || homedir(),
+    tmp: tmpdir(),
+  });
 }
 
 /** Prints a result the way the options ask and returns the exit code. */

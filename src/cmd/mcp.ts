@@ -31,7 +31,7 @@ export async function run(argv: string[]): Promise<number> {
   options.session ??= process.env.KT_SESSION || `mcp-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
   let base;
   try {
-    base = contextFrom(options);
+    base = contextFrom(options, process.env, "workspace-write");
   } catch (error) {
     if (error instanceof KtError) throw new UsageError(error.message);
     throw error;

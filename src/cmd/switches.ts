@@ -5,6 +5,7 @@
 import type { ArgsDef } from "citty";
 import { REPLY_FORMATS } from "../adapter/reply.ts";
 import { FORMATS } from "../adapter/shape.ts";
+import { SANDBOX_MODES } from "../sandbox/policy.ts";
 import { UsageError } from "./exit.ts";
 
 /** In `commands`: every tool subcommand (kt read, kt edit, …). */
@@ -24,11 +25,15 @@ export interface Switch {
   help: string;
   /** Help that differs by subcommand (the same switch means more, or less, there). */
   helpOf?: Readonly<Record<string, string>>;
+  /** Valued and given any number of times: every value is kept, in order, as a list. */
+  repeat?: boolean;
 }
 
 const STATE_DIR = "State directory (default: $KT_STATE_DIR, $XDG_STATE_HOME/kt or ~/.local/state/kt)";
 const SESSION = 'Session id (default: $KT_SESSION or "default")';
 const ROOT = "Refuse paths outside this directory (default: $KT_ROOT)";
+/** SPEC §8.2: the sandbox is set by a person, on every subcommand that runs a tool. */
+const SANDBOXED = [TOOLS, "call", "mcp", "undo"];
 
 export const SWITCHES: readonly Switch[] = [
   { name: "format", value: "format", choices: REPLY_FORMATS, commands: ["call"], help: "Shape of the answer (default: text; with --jsonl: json, the kt envelope)" },
@@ -78,6 +83,17 @@ export const SWITCHES: readonly Switch[] = [
   { name: "orphans", commands: ["ps"], help: "With list: the background commands no session can reach any more (for people, not a model)" },
   { name: "structured", commands: ["mcp"], help: "Also send each result whole as structuredContent, with an outputSchema per tool" },
   { name: "verbose", commands: [TOOLS, "call", "mcp"], help: "More diagnostics on stderr" },
+  {
+    name: "sandbox",
+    value: "mode",
+    choices: SANDBOX_MODES,
+    commands: SANDBOXED,
+    help: "Run commands in a sandbox: read-only, workspace-write or off (default: $KT_SANDBOX, else off)",
+    helpOf: { mcp: "Run commands in a sandbox: read-only, workspace-write or off (default: $KT_SANDBOX, else workspace-write)" },
+  },
+  { name: "writable", value: "dir", repeat: true, commands: SANDBOXED, help: "With --sandbox workspace-write: commands and file tools may also write here (repeatable)" },
+  { name: "allow-network", commands: SANDBOXED, help: "With a sandbox: let commands use the network" },
+  { name: "deny-read", value: "path", repeat: true, commands: SANDBOXED, help: "With a sandbox: keep this path unreadable too, beside ~/.ssh, ~/.aws and the other secret stores (repeatable)" },
 ];
 
 /** The switch `name` as `command` takes it; `tool`: the command is a tool subcommand. */
@@ -108,8 +124,8 @@ export function switchArgs(command: string, tool = false): ArgsDef {
 }
 
 export interface Switched {
-  /** Each switch given, by keyOf(name): its value, or true/false for a flag (the last one given wins). */
-  values: Record<string, string | boolean>;
+  /** Each switch given, by keyOf(name): its value, or true/false for a flag (the last one given wins), or every value of a repeatable one. */
+  values: Record<string, string | boolean | string[]>;
   /** The switches as given, in order, for commands where two of them can conflict. */
   given: { key: string; value: string | boolean }[];
   /** The arguments that are not switches, in order (everything after `--` among them). */
@@ -131,7 +147,7 @@ export function parseSwitches(
     hint?: (name: string) => string;
   } = {},
 ): Switched {
-  const values: Record<string, string | boolean> = {};
+  const values: Switched["values"] = {};
   const given: Switched["given"] = [];
   const set = (key: string, value: string | boolean) => {
     values[key] = value;
@@ -180,7 +196,12 @@ export function parseSwitches(
       if (value === undefined) throw new UsageError(sw.choices ? `--${sw.name} must be one of ${sw.choices.join(", ")}` : `option --${spelled} needs a value`);
     }
     if (sw.choices && !sw.choices.includes(value)) throw new UsageError(`--${sw.name} must be one of ${sw.choices.join(", ")}`);
-    set(keyOf(sw.name), value);
+    if (sw.repeat) {
+      const key = keyOf(sw.name);
+      const before = values[key];
+      values[key] = [...(Array.isArray(before) ? before : []), value];
+      given.push({ key, value });
+    } else set(keyOf(sw.name), value);
   }
   return { values, given, positionals };
 }

@@ -10,7 +10,8 @@ import { readIfExists } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
 import { fileHistory, interruptedChanges, keptBytes, lastLiveGroup, removeJournal, type HistoryRow, type Journal } from "../core/history.ts";
 import { KtError, type ToolContext } from "../tools/tool.ts";
-import { baseOptions, UsageError } from "./_args.ts";
+import { baseOptions, UsageError, type Options } from "./_args.ts";
+import { refuseWrite } from "../sandbox/policy.ts";
 import { contextFrom, writeAll } from "./_run.ts";
 import { exitCode } from "./exit.ts";
 import { parseSwitches, switchArgs } from "./switches.ts";
@@ -36,12 +37,15 @@ interface Args {
   session?: string;
   stateDir?: string;
   root?: string;
+  sandbox: Partial<Options>;
 }
 
 function parse(argv: readonly string[], command: "history" | "undo"): Args {
   const { values, positionals } = parseSwitches(command, argv);
   if (positionals.length > 1) throw new UsageError(`too many arguments: kt ${command} takes one PATH`);
-  const args: Args = { steps: 1, last: values.last === true, force: values.force === true };
+  const args: Args = { steps: 1, last: values.last === true, force: values.force === true, sandbox: {} };
+  // Undo changes files: the sandbox a person chose decides where (SPEC §8.2).
+  for (const key of ["sandbox", "writable", "allowNetwork", "denyRead"] as const) if (values[key] !== undefined) Object.assign(args.sandbox, { [key]: values[key] });
   if (positionals[0] !== undefined) args.path = positionals[0];
   if (values.session !== undefined) args.session = values.session as string;
   if (values.stateDir !== undefined) args.stateDir = values.stateDir as string;
@@ -66,7 +70,13 @@ function context(args: Args): ToolContext {
 }
 
 function contextOf(args: Args): ToolContext {
-  return contextFrom({ ...baseOptions(), ...(args.session ? { session: args.session } : {}), ...(args.stateDir ? { stateDir: args.stateDir } : {}), ...(args.root !== undefined ? { root: args.root } : {}) });
+  return contextFrom({ ...baseOptions(), ...(args.session ? { session: args.session } : {}), ...(args.stateDir ? { stateDir: args.stateDir } : {}), ...(args.root !== undefined ? { root: args.root } : {}), ...args.sandbox });
+}
+
+/** Every change of an undo goes through commitChanges, after the sandbox allows each file. */
+async function commitUndo(ctx: ToolContext, changes: Change[], opts: Parameters<typeof commitChanges>[2]): Promise<void> {
+  for (const change of changes) refuseWrite(ctx, change.real, change.display);
+  await commitChanges(ctx, changes, opts);
 }
 
 /** Runs `fn` and prints its text, or a KtError's prose as a failed result; exit.ts picks the code. */
@@ -163,7 +173,7 @@ async function undoFile(ctx: ToolContext, path: string, steps: number, force: bo
   const target = live[steps - 1]!;
   const bytes = keptOrFail(ctx, target, abs);
   const change: Change = { display: abs, real, baseSha: current === null ? null : sha256(current), previous: current, bytes, ...(target.prevMode !== null ? { mode: target.prevMode } : {}) };
-  if (!(bytes === null && current === null)) await commitChanges(ctx, [change], { tool: "undo", verb: "undo", undoes: live.slice(0, steps).map((r) => r.seq), historyState: "undo" });
+  if (!(bytes === null && current === null)) await commitUndo(ctx, [change], { tool: "undo", verb: "undo", undoes: live.slice(0, steps).map((r) => r.seq), historyState: "undo" });
   const back = `${steps} ${steps === 1 ? "step" : "steps"} back`;
   if (bytes === null) return `Removed ${abs}: the ${target.tool} of ${when(target.at)} created it (${back}).`;
   return `Restored ${abs} to the version before the ${target.tool} of ${when(target.at)} (${back}).`;
@@ -186,7 +196,7 @@ async function undoLast(ctx: ToolContext, force: boolean): Promise<string> {
     changes.push({ display: row.display, real: row.path, baseSha: current === null ? null : sha256(current), previous: current, bytes, ...(row.prevMode !== null ? { mode: row.prevMode } : {}) });
     said.push(bytes === null ? `D ${row.display} (the ${row.tool} created it)` : current === null ? `A ${row.display} (the ${row.tool} removed it)` : `M ${row.display}`);
   }
-  if (changes.length > 0) await commitChanges(ctx, changes, { tool: "undo", verb: "undo", undoes: group.map((r) => r.seq), historyState: "undo" });
+  if (changes.length > 0) await commitUndo(ctx, changes, { tool: "undo", verb: "undo", undoes: group.map((r) => r.seq), historyState: "undo" });
   const head = group[0]!;
   return [`Undid the ${head.tool} of ${when(head.at)} (${group.length} ${group.length === 1 ? "file" : "files"}):`, ...said].join("\n");
 }
@@ -216,7 +226,7 @@ async function undoInterrupted(ctx: ToolContext, path: string, journal: Journal,
     changes.push({ display: f.display, real: f.real, baseSha: sha, previous: current, bytes, ...(f.prevMode !== null ? { mode: f.prevMode } : {}) });
     said.push(bytes === null ? `D ${f.display} (the ${journal.tool} created it)` : current === null ? `A ${f.display} (the ${journal.tool} removed it)` : `M ${f.display}`);
   }
-  if (changes.length > 0) await commitChanges(ctx, changes, { tool: "undo", verb: "undo", historyState: "undo" });
+  if (changes.length > 0) await commitUndo(ctx, changes, { tool: "undo", verb: "undo", historyState: "undo" });
   removeJournal(path);
   return [`Undid the ${journal.tool} of ${when(journal.at)}, which kt was stopped while installing (${journal.files.length} files):`, ...said].join("\n");
 }

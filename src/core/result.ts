@@ -144,6 +144,27 @@ export interface ToolFlags {
   strict: boolean;
 }
 
+/** SPEC §8.2: the sandbox policies, by Codex's names. */
+export type SandboxMode = "read-only" | "workspace-write" | "off";
+
+/**
+ * What a sandboxed policy allows, as a person set it (src/sandbox/policy.ts builds it, and is
+ * the one place that decides what it allows). Paths are absolute and real.
+ */
+export interface SandboxPolicy {
+  mode: SandboxMode;
+  /** Where commands and kt's file tools may write besides `tmp`: the root (or working directory) and each --writable; empty for read-only. */
+  writable: readonly string[];
+  /** The system temp directory, writable under both sandboxed policies. */
+  tmp: string;
+  /** --allow-network. */
+  network: boolean;
+  /** Unreadable inside: the well-known secret stores and each --deny-read. */
+  denyRead: readonly string[];
+  /** Who set the mode, for prose: "--sandbox", "KT_SANDBOX", "the default of kt mcp". */
+  from: string;
+}
+
 export interface ToolContext {
   /** Absolute working directory that relative paths resolve against. */
   cwd: string;
@@ -155,6 +176,8 @@ export interface ToolContext {
   root?: string;
   flags: ToolFlags;
   signal?: AbortSignal;
+  /** The sandbox a person chose (SPEC §8.2); absent: off. */
+  sandbox?: SandboxPolicy;
   /** A process whose end ends the session (the server of a generated MCP session): background commands stop when it is gone. */
   sessionOwner?: number;
   /** Human-facing diagnostics (stderr). Never model text. */

@@ -13,6 +13,8 @@ export interface TerminalStart {
   log: string;
   stdin?: string;
   size: Size;
+  /** The sandbox's launcher, put before `bash -c`. */
+  sandbox?: string[];
 }
 
 type ToThread = { type: "start"; opts: TerminalStart } | { type: "resize" } | { type: "drain"; ms: number };

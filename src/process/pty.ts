@@ -55,7 +55,7 @@ function pace(bytes: number): void {
   }
 }
 
-export function spawnOnTerminal(opts: { command: string; cwd: string; env: Record<string, string>; log: string; stdin?: string; size: Size; signals?: boolean }): OnTerminal & { child: Subprocess } {
+export function spawnOnTerminal(opts: { command: string; cwd: string; env: Record<string, string>; log: string; stdin?: string; size: Size; sandbox?: string[]; signals?: boolean }): OnTerminal & { child: Subprocess } {
   const logFd = openStateFile(opts.log, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND);
   let written = fstatSync(logFd).size;
   // The log's newlines, counted as they pass, so that a kt call reading a firehose's output
@@ -64,7 +64,7 @@ export function spawnOnTerminal(opts: { command: string; cwd: string; env: Recor
   let checkpointed = written;
   let ended: () => void = () => {};
   const eof = new Promise<void>((resolve) => (ended = resolve));
-  const child = Bun.spawn(["bash", "-c", opts.command], {
+  const child = Bun.spawn([...(opts.sandbox ?? []), "bash", "-c", opts.command], {
     cwd: opts.cwd,
     env: { ...opts.env, TERM: "xterm-256color" },
     terminal: {

@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { index, sessionDir, withWriteLock } from "../core/state.ts";
 import { touchStateFile } from "../core/statefs.ts";
 import { KtError, type ToolContext } from "../core/result.ts";
+import { sandboxPrefix } from "../sandbox/launcher.ts";
 import { shortCommand } from "./format.ts";
 import { processStart, SUPERVISE } from "./identity.ts";
 import { createTerm, type Size } from "./terminal.ts";
@@ -28,6 +29,8 @@ export interface SupervisorSpec {
   owner?: { pid: number; start: string };
   /** The environment of the kt call that started it, for a host started by another call; absent: the supervisor's own. */
   env?: Record<string, string>;
+  /** The sandbox's launcher (src/sandbox): the command runs as `[...sandbox, "bash", "-c", command]`; absent: unsandboxed. */
+  sandbox?: string[];
 }
 
 export { HOST, SUPERVISE } from "./identity.ts";
@@ -62,6 +65,8 @@ export async function launch(ctx: ToolContext, opts: LaunchOptions): Promise<Lau
   const db = index(ctx);
   // Absolute: the supervisor runs from "/", and later kt calls may run from anywhere.
   const stateDir = resolve(ctx.stateDir);
+  // Asked before anything is recorded: a sandboxed call the machine cannot sandbox runs nothing.
+  const sandbox = sandboxPrefix(ctx, opts.cwd);
   const dir = sessionDir(stateDir, ctx.session, "proc");
   const key = withWriteLock(db, () => {
     let id: string | null = null;
@@ -103,6 +108,7 @@ export async function launch(ctx: ToolContext, opts: LaunchOptions): Promise<Lau
       ...(row.stdin_path ? { stdin: row.stdin_path } : {}),
       ...(opts.tty ? { tty: opts.tty } : {}),
       ...(ownerStart ? { owner: { pid: ctx.sessionOwner!, start: ownerStart } } : {}),
+      ...(sandbox ? { sandbox } : {}),
     };
     // The session's host runs it when it can be reached (no second runtime started on the
     // way); when the host cannot be reached, a supervisor of its own.

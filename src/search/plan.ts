@@ -9,6 +9,7 @@ import { accessSync, closeSync, constants, readSync, statSync } from "node:fs";
 import { isAbsolute, join, relative } from "node:path";
 import picomatch from "picomatch";
 import { KtError, type ToolContext } from "../core/result.ts";
+import { refuseRead } from "../sandbox/policy.ts";
 import { absolutePath, displayPath, fsError, onOneLine, openNonBlocking, realPath } from "../core/paths.ts";
 import { notFound } from "../core/suggest.ts";
 import { ALWAYS_NOISE } from "./walk.ts";
@@ -97,6 +98,7 @@ function probeNonBlocking(real: string, abs: string): void {
 export function makePlan(ctx: ToolContext, input: PlanInput, started = performance.now()): SearchPlan {
   const abs = absolutePath(ctx, input.path ?? ".");
   const real = realPath(ctx, abs);
+  refuseRead(ctx, real, onOneLine(abs));
   let st;
   try {
     st = statSync(real);

@@ -18,6 +18,7 @@ import { DEFAULT_COLS, DEFAULT_ROWS, logView, MAX_COLS, MAX_ROWS, MIN_COLS, MIN_
 import { notFoundHint } from "../process/not-found.ts";
 import { assignId, byKey, isFinal, leaderEnded, nextId, prune, remove, setCursor, type ProcessRow } from "../process/registry.ts";
 import { launch } from "../process/spawn.ts";
+import { boundaryNote } from "../sandbox/notice.ts";
 import { waitForEnd, waitForSupervisor } from "../process/wait.ts";
 import { held } from "../process/descendants.ts";
 import { holdsOf, stopRow } from "../process/stop.ts";
@@ -134,6 +135,9 @@ async function finished(ctx: ToolContext, row: ProcessRow): Promise<ToolOutput> 
     const hint = notFoundHint(shown.text);
     if (hint) lines.push(hint);
   }
+  // A failure at the sandbox's boundary says so once (SPEC §8.2).
+  const note = row.exit_code === 0 ? undefined : boundaryNote(ctx.sandbox, shown.text);
+  if (note) lines.push(note);
   return {
     content: lines.join("\n"),
     title: `Run ${shortCommand(row.command, 50)} · ${row.exit_code === null ? (row.signal ?? "no exit code") : `exit ${row.exit_code}`} · ${seconds(durationMs)}`,

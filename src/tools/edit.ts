@@ -11,6 +11,7 @@ import { BOM_BYTES, countLines, decodeUtf8, dominantEol, hasBom, linesOf, MAX_FI
 import { formatBytes } from "../core/truncate.ts";
 import { freshContent, guardedWrite, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { unifiedDiff } from "../core/diff.ts";
+import { refuseWrite } from "../sandbox/policy.ts";
 import { notFound } from "../core/suggest.ts";
 import { replace } from "../replacer/index.ts";
 import { notebookEdit, type NotebookPlan } from "./_notebook.ts";
@@ -81,6 +82,7 @@ export default defineTool({
     // Every later mention of the path is for the model: shown on one line, controls escaped.
     const abs = onOneLine(path);
     refuseStateFiles(ctx, real, abs);
+    refuseWrite(ctx, real, abs);
     const pairs = pairsOf(input);
     const multi = input.edits !== undefined;
     const creates = pairs[0]!.old_string === "";

@@ -13,6 +13,7 @@ import { formatBytes } from "../core/truncate.ts";
 import { freshContent, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
 import { unifiedDiff } from "../core/diff.ts";
+import { refuseWrite } from "../sandbox/policy.ts";
 import { suggestions } from "../core/suggest.ts";
 import { excerpt, Lf, SNIPPET_CONTEXT, snippetOf, SnippetLines } from "./edit.ts";
 import { parsePatch, type FileOp, type Hunk, type PatchForm } from "../patch/parse.ts";
@@ -131,10 +132,12 @@ function resolve(ctx: ToolContext, op: FileOp): Plan {
   const shown = onOneLine(abs);
   // A dry run refuses what the commit would: kt's own state is never a target.
   refuseStateFiles(ctx, real, shown);
+  refuseWrite(ctx, real, shown);
   if (op.kind === "update" && op.moveTo !== undefined) {
     const toAbs = absolutePath(ctx, op.moveTo);
     const toReal = realPath(ctx, toAbs);
     refuseStateFiles(ctx, toReal, onOneLine(toAbs));
+    refuseWrite(ctx, toReal, onOneLine(toAbs));
     return { op, abs: shown, given: abs, real, removal: removalPath(ctx, abs, real), to: { abs: onOneLine(toAbs), real: toReal } };
   }
   return { op, abs: shown, given: abs, real, removal: op.kind === "delete" ? removalPath(ctx, abs, real) : real };

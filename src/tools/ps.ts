@@ -22,6 +22,7 @@ import { KEY_NAMES, keysToBytes, needsCursorMode } from "../process/keys.ts";
 import { requestEndOfInput, sendToFifo } from "../process/stdin.ts";
 import { byId, byKey, isFinal, leaderEnded, markNotified, readAtCursor, reconcile, running, setCursor, visible, type ProcessRow } from "../process/registry.ts";
 import { launch } from "../process/spawn.ts";
+import { boundaryNote } from "../sandbox/notice.ts";
 import { waitForEnd, waitForOutput } from "../process/wait.ts";
 
 export const START_WAIT_MS = 2000;
@@ -170,7 +171,7 @@ async function start(input: Input, ctx: ToolContext): Promise<ToolOutput> {
     markNotified(db, row.key);
     const head = `Process ${id} ${endedImmediately(row)}`;
     return {
-      content: shown.text === "" ? `${head} (no output).\n${where}` : `${head}:\n${indent(shown.text)}\n${where}`,
+      content: withNote(ctx, shown.text === "" ? `${head} (no output).\n${where}` : `${head}:\n${indent(shown.text)}\n${where}`, shown.text),
       title: `Process start ${shortCommand(command, 40)} · ${id} exited`,
       exitCode: row.exit_code,
       ...meta,
@@ -307,7 +308,7 @@ async function readNew(ctx: ToolContext, row: ProcessRow): Promise<ToolOutput> {
   const lines = [`Output of ${id} since last read (lines ${out.first}–${out.last} of ${out.last}):`, out.text];
   if (final) lines.push(statusSentence(row));
   return {
-    content: lines.join("\n"),
+    content: withNote(ctx, lines.join("\n"), out.text),
     title: `Process read ${id} · ${out.last - out.first + 1} new lines`,
     processId: id,
     exitCode: row.exit_code,
@@ -421,7 +422,7 @@ async function answer(ctx: ToolContext, row: ProcessRow, head: string, title: st
     lines.push(statusSentence(now));
   }
   return {
-    content: lines.join("\n"),
+    content: withNote(ctx, lines.join("\n"), out?.text ?? ""),
     title,
     processId: id,
     exitCode: now.exit_code,
@@ -589,4 +590,10 @@ function find(ctx: ToolContext, input: Input, action: string): ProcessRow {
   const live = running(db, ctx.session);
   const active = live.length === 0 ? "none" : live.map((r) => `${r.id} (${shortCommand(r.command, 40)}, running)`).join(", ");
   throw new KtError("UNKNOWN_PROCESS", `No process "${id}". Active: ${active}. Use {"action":"list"} to see all.`);
+}
+
+/** The sandbox's line, when the command's output shows it failed at the boundary (SPEC §8.2). */
+function withNote(ctx: ToolContext, content: string, output: string): string {
+  const note = boundaryNote(ctx.sandbox, output);
+  return note ? `${content}\n${note}` : content;
 }

@@ -5,6 +5,7 @@ import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Sta
 import { extname } from "node:path";
 import description from "./read.txt" with { type: "text" };
 import { defineTool, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
+import { refuseRead } from "../sandbox/policy.ts";
 import { absolutePath, fdHandle, fsError, onOneLine, openRegular, realPath, verifyOpened } from "../core/paths.ts";
 import { noteRead, sha256 } from "../core/stamps.ts";
 import { IMAGE_EXTENSIONS, imageInfo, looksLikeImage, MAX_IMAGE_BYTES } from "../core/image.ts";
@@ -40,6 +41,7 @@ export default defineTool({
     const real = realPath(ctx, path);
     // Shown to the model on one line: a newline in a name must not forge a numbered line.
     const abs = onOneLine(path);
+    refuseRead(ctx, real, abs);
     let st: Stats;
     try {
       st = statSync(real);

@@ -8,6 +8,7 @@ import { sha256 } from "../core/stamps.ts";
 import { BOM_BYTES, countLines, decodeLenient, dominantEol, hasBom, linesOf } from "../core/text.ts";
 import { freshContent, guardedWrite, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { unifiedDiff } from "../core/diff.ts";
+import { refuseWrite } from "../sandbox/policy.ts";
 
 export const Parameters = z.strictObject({
   file_path: z.string().check(z.describe("Path of the file to write (absolute preferred).")),
@@ -28,6 +29,7 @@ export default defineTool({
     const real = realPath(ctx, path);
     const abs = onOneLine(path);
     refuseStateFiles(ctx, real, abs);
+    refuseWrite(ctx, real, abs);
     try {
       const st = statSync(real);
       if (st.isDirectory()) {

@@ -48,6 +48,16 @@ const MAPPINGS: Record<string, Mapping> = {
   // kt's process read has no filter: one sent as null (strict mode sends every field) is not given.
   BashOutput: { tool: "ps", args: ({ bash_id: id, filter, ...rest }) => ({ action: "read", id, ...rest, ...(filter === null || filter === undefined ? {} : { filter }) }) },
   KillShell: { tool: "ps", args: ({ shell_id: id, ...rest }) => ({ action: "stop", id, ...rest }) },
+  // The newer names of the two above. TaskOutput blocks (block defaults to true) until the task
+  // ends or `timeout` ms pass: kt's process wait without a pattern; block: false is a read.
+  TaskOutput: {
+    tool: "ps",
+    args({ task_id: id, block, timeout, ...rest }) {
+      if (block === false) return { action: "read", id, ...rest };
+      return { action: "wait", id, ...rest, ...(timeout === undefined || timeout === null ? {} : { timeout_ms: timeout }) };
+    },
+  },
+  TaskStop: { tool: "ps", args: ({ task_id: id, ...rest }) => ({ action: "stop", id, ...rest }) },
 };
 
 /**

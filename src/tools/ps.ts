@@ -12,7 +12,7 @@ import { index } from "../core/state.ts";
 import type { Limits } from "../core/truncate.ts";
 import { held } from "../process/descendants.ts";
 import { endDetail, endedImmediately, endedOn, escapedSentence, leftDetail, statusSentence } from "../process/ending.ts";
-import { clock, shortCommand } from "../process/format.ts";
+import { budget, clock, shortCommand } from "../process/format.ts";
 import { isSameProcess } from "../process/identity.ts";
 import { terminate } from "../process/kill-tree.ts";
 import { holdsOf, stopRow } from "../process/stop.ts";
@@ -23,18 +23,22 @@ import { requestEndOfInput, sendToFifo } from "../process/stdin.ts";
 import { byId, byKey, isFinal, leaderEnded, markNotified, readAtCursor, reconcile, running, setCursor, visible, type ProcessRow } from "../process/registry.ts";
 import { launch } from "../process/spawn.ts";
 import { waitForEnd, waitForOutput } from "../process/wait.ts";
+import { watchLog, type Watched } from "../process/watch.ts";
+import { compilePattern } from "../search/regex.ts";
 
 export const START_WAIT_MS = 2000;
 const START_QUIET_MS = 150;
 export const WRITE_WAIT_MS = 500;
 export const START_LIMITS: Limits = { maxLines: 60, maxBytes: 8 * 1024, headLines: 20, tailLines: 40 };
+export const WAIT_DEFAULT_MS = 30_000;
+export const WAIT_MAX_MS = 600_000;
 export const READ_LIMITS: Limits = { maxLines: 300, maxBytes: 20 * 1024, headLines: 100, tailLines: 200 };
 const TOOL = "process";
 
 export const Parameters = z.strictObject({
-  action: z.enum(["start", "list", "read", "write", "resize", "stop"]).check(z.describe("The operation to perform.")),
+  action: z.enum(["start", "list", "read", "wait", "write", "resize", "stop"]).check(z.describe("The operation to perform.")),
   command: z.optional(z.string().check(z.describe("Shell command to launch. Required for 'start'."))),
-  id: z.optional(z.string().check(z.describe('Process id, e.g. "p3". Required for \'read\', \'write\', \'stop\'.'))),
+  id: z.optional(z.string().check(z.describe('Process id, e.g. "p3". Required for \'read\', \'wait\', \'write\', \'stop\'.'))),
   input: z.optional(z.string().check(z.describe("Text to send to stdin. Required for 'write'. End with \\n to submit a line; a lone \\u0004 (Ctrl-D) closes stdin (end of input)."))),
   offset: z.optional(z.int().check(z.minimum(1), z.describe("For 'read': 1-based output line to read from, instead of 'new output since last read'."))),
   // SPEC §7.4: terminals.
@@ -45,6 +49,9 @@ export const Parameters = z.strictObject({
   tty: z.optional(z.boolean().check(z.describe("For 'start': run the command on a pseudo-terminal, for programs that need one (REPLs, editors, pagers, top, prompts, progress bars). Default false: pipes."))),
   cols: z.optional(z.int().check(z.minimum(MIN_COLS), z.maximum(MAX_COLS), z.describe(`For 'start' with tty, and 'resize': terminal width in columns. Default ${DEFAULT_COLS}.`))),
   rows: z.optional(z.int().check(z.minimum(MIN_ROWS), z.maximum(MAX_ROWS), z.describe(`For 'start' with tty, and 'resize': terminal height in rows. Default ${DEFAULT_ROWS}.`))),
+  // SPEC §8.7: waiting for output.
+  pattern: z.optional(z.string().check(z.describe("For 'wait': a regex (grep's syntax; case-insensitive unless it has an uppercase letter) tested against each new line of output; the wait ends at the first line that matches. Without it, 'wait' waits for the process to end."))),
+  timeout_ms: z.optional(z.int().check(z.minimum(0), z.describe(`For 'wait': how long to wait, in milliseconds. Default ${WAIT_DEFAULT_MS}, maximum ${WAIT_MAX_MS} (larger values count as ${WAIT_MAX_MS}).`))),
 });
 
 type Input = z.infer<typeof Parameters>;
@@ -60,6 +67,7 @@ export default defineTool({
     "kt ps list",
     "kt ps read p1                 # new output since the last read",
     "kt ps read p1 --offset 1      # page the whole log from line 1",
+    "kt ps wait p1 'listening on'  # until a new line matches (or it ends; 30 s at most)",
     "kt ps write p1 'rs\\n'         # \\n, \\t, \\xHH are decoded in this argument",
     "kt ps write p1 '\\x04'         # Ctrl-D: end of input",
     "kt ps start --tty python3     # on a 120×40 pseudo-terminal (--cols, --rows)",
@@ -68,10 +76,14 @@ export default defineTool({
     "kt ps resize p1 100 30        # columns, rows",
     "kt ps stop p1",
   ],
-  longText: ["command", "input"],
+  longText: ["command", "input", "pattern"],
+  aliases: { timeout: "timeout_ms" },
   positionals: cliPositionals,
   annotations: { readOnlyHint: false, destructiveHint: true },
   async execute(input, ctx) {
+    if (input.action !== "wait" && (input.pattern !== undefined || input.timeout_ms !== undefined)) {
+      throw invalidArgs(TOOL, `"pattern" and "timeout_ms" belong to action "wait" (wait for a line of output that matches, or for the end); leave them out for "${input.action}"`);
+    }
     switch (input.action) {
       case "start":
         return start(input, ctx);
@@ -79,6 +91,8 @@ export default defineTool({
         return list(ctx);
       case "read":
         return read(input, ctx);
+      case "wait":
+        return wait(input, ctx);
       case "write":
         return write(input, ctx);
       case "resize":
@@ -112,6 +126,10 @@ function cliPositionals(args: string[]): Record<string, string> {
     case "write":
       if (rest[0] !== undefined) fields.id = rest[0];
       if (rest.length > 1) fields.input = unescape(rest.slice(1).join(" "));
+      break;
+    case "wait":
+      if (rest[0] !== undefined) fields.id = rest[0];
+      if (rest.length > 1) fields.pattern = rest.slice(1).join(" ");
       break;
     case "stop":
       if (rest[0] !== undefined) fields.id = rest[0];
@@ -340,6 +358,75 @@ async function readFrom(ctx: ToolContext, row: ProcessRow, offset: number): Prom
     exitCode: row.exit_code,
     extra: { status: row.status, offset, lines: page.count, totalLines: total },
   };
+}
+
+// ---- wait (SPEC §8.7) ----------------------------------------------------------------
+
+/**
+ * `wait`: until a new line of output matches `pattern`, the process ends, or `timeout_ms`
+ * passes — then the output since the last read up to that point, which counts as read.
+ */
+async function wait(input: Input, ctx: ToolContext): Promise<ToolOutput> {
+  const db = index(ctx);
+  const row = find(ctx, input, "wait");
+  const id = row.id!;
+  const pattern = input.pattern === undefined || input.pattern === "" ? undefined : input.pattern;
+  const re = pattern === undefined ? undefined : compilePattern(pattern).js;
+  const ms = Math.min(input.timeout_ms ?? WAIT_DEFAULT_MS, WAIT_MAX_MS);
+  if (!existsSync(row.log_path)) return read(input, ctx);
+  const started = performance.now();
+  const from = Math.min(row.cursor_byte, logSize(row.log_path));
+  const test = re ? (line: string) => ((re.lastIndex = 0), re.test(line)) : undefined;
+  const watched = await watchLog(db, row.key, from, test, ms, ctx.signal);
+  if (watched.outcome === "cancelled") throw new KtError("CANCELLED", `The wait for ${id} was cancelled. ${id} is untouched; its new output is still unread.`, { processId: id });
+  const out = await takeUpTo(ctx, watched.row, watched.end);
+  const waited = performance.now() - started;
+  const now = watched.row;
+  const final = isFinal(now.status);
+  if (final) markNotified(db, now.key);
+  const quoted = pattern === undefined ? "" : JSON.stringify(onOneLine(pattern));
+  const span = out ? (out.first === out.last ? `line ${out.first}` : `lines ${out.first}–${out.last}`) : "";
+  const again = `{"action":"wait","id":"${id}"${pattern === undefined ? "" : `,"pattern":${JSON.stringify(pattern)}`}}`;
+  const lines: string[] = [];
+  switch (watched.outcome) {
+    case "match":
+      lines.push(`Line ${out?.last ?? now.cursor_line} of ${id}'s output matches ${quoted}. Output since last read (${span}):`, out?.text ?? "");
+      break;
+    case "ended":
+      lines.push(out ? `${id} ended${quoted ? ` before a line matched ${quoted}` : ""}. Output since last read (${span}):` : `${id} ended${quoted ? ` before a line matched ${quoted}` : ""}, with no new output since last read.`);
+      if (out) lines.push(out.text);
+      break;
+    case "timeout": {
+      const head = quoted ? `No new line matched ${quoted} within ${budget(ms)}; ${id} is still running.` : `${id} is still running after ${budget(ms)}.`;
+      lines.push(out ? `${head} Output meanwhile (${span}):` : `${head} No new output meanwhile.`);
+      if (out) lines.push(out.text);
+      lines.push(`Wait again with ${again}, or stop it with {"action":"stop","id":"${id}"}.`);
+      break;
+    }
+  }
+  if (final) lines.push(statusSentence(now));
+  return {
+    content: lines.join("\n"),
+    title: `Process wait ${id} · ${watched.outcome === "match" ? "matched" : watched.outcome}`,
+    processId: id,
+    exitCode: now.exit_code,
+    ...(out?.truncation ? { truncation: out.truncation } : {}),
+    extra: { status: now.status, outcome: watched.outcome, waitedMs: Math.round(waited), newLines: out ? out.last - out.first + 1 : 0 },
+  };
+}
+
+/** The output from the session's cursor up to byte `end`, advancing the cursor there (never back). */
+async function takeUpTo(ctx: ToolContext, row: ProcessRow, end: number): Promise<NewOutput | undefined> {
+  const tty = isTerminal(row.log_path);
+  const range = readAtCursor(index(ctx), row.key, { byte: row.cursor_byte, line: row.cursor_line }, (cursor) => {
+    const from = Math.min(cursor.byte, logSize(row.log_path));
+    if (from >= end) return undefined;
+    const newlines = tty ? newlinesBetween(row.log_path, from, end, cursor.line) : countNewlines(row.log_path, from, end);
+    return { value: { from, line: cursor.line, newlines }, to: { byte: end, line: cursor.line + newlines } };
+  });
+  if (!range) return undefined;
+  const shown = await logView(row.log_path, range.from, end, READ_LIMITS, () => row.log_path, { newlines: range.newlines });
+  return { text: shown.text, first: range.line + 1, last: range.line + shown.lines, ...(shown.truncation ? { truncation: shown.truncation } : {}) };
 }
 
 // ---- write -------------------------------------------------------------------------

@@ -91,13 +91,13 @@ export async function run(spec: SupervisorSpec, runner: Runner): Promise<number>
     // SPEC §7.4: on a pseudo-terminal, which the supervisor reads into the log itself — in a
     // host, on a thread of its own (src/process/pty-thread.ts).
     if (spec.tty) {
-      const opts = { command: spec.command, cwd: spec.cwd, env: commandEnv(spec.env ?? process.env, markerValue(spec.stateDir, spec.key)), log: spec.log, ...(spec.stdin ? { stdin: spec.stdin } : {}), size: spec.tty };
+      const opts = { command: spec.command, cwd: spec.cwd, env: commandEnv(spec.env ?? process.env, markerValue(spec.stateDir, spec.key), spec.interactive === true), log: spec.log, ...(spec.stdin ? { stdin: spec.stdin } : {}), size: spec.tty };
       onTerminal = runner.hosted ? await (await import("./pty-thread.ts")).startTerminalThread(opts) : spawnOnTerminal(opts);
       child = onTerminal.child;
       runner.terminals?.add(onTerminal);
     } else child = Bun.spawn(["bash", "-c", spec.command], {
       cwd: spec.cwd,
-      env: commandEnv(spec.env ?? process.env, markerValue(spec.stateDir, spec.key)),
+      env: commandEnv(spec.env ?? process.env, markerValue(spec.stateDir, spec.key), spec.interactive === true),
       stdin: stdinFd ?? "ignore",
       stdout: logFd,
       stderr: logFd,

@@ -13,7 +13,8 @@ import { spillFile, type Limits } from "../core/truncate.ts";
 import { endWord, shellEnd } from "../process/ending.ts";
 import { budget, seconds, shortCommand } from "../process/format.ts";
 import { checkCommand } from "../process/guards.ts";
-import { logSize } from "../process/log.ts";
+import { logSize, readBytes } from "../process/log.ts";
+import { promptHint, trailingPrompt } from "../process/prompt.ts";
 import { DEFAULT_COLS, DEFAULT_ROWS, logView, MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS } from "../process/terminal.ts";
 import { notFoundHint } from "../process/not-found.ts";
 import { assignId, byKey, isFinal, leaderEnded, nextId, prune, remove, setCursor, type ProcessRow } from "../process/registry.ts";
@@ -110,6 +111,7 @@ async function finished(ctx: ToolContext, row: ProcessRow): Promise<ToolOutput> 
     throw new KtError("SPAWN_FAILED", `Command failed to start: ${row.error ?? "unknown error"}. Nothing ran. Check that bash is on PATH and that ${row.cwd} is still a directory.`);
   }
   const size = logSize(row.log_path);
+  const endsWithNewline = size > 0 && readBytes(row.log_path, size - 1, size)[0] === 10;
   let logKept = false;
   const shown = await logView(row.log_path, 0, size, LIMITS, (full) => {
     if (full !== undefined) return spillFile(ctx, "bash", full);
@@ -134,6 +136,8 @@ async function finished(ctx: ToolContext, row: ProcessRow): Promise<ToolOutput> 
     const hint = notFoundHint(shown.text);
     if (hint) lines.push(hint);
   }
+  const prompt = row.exit_code !== 0 && size > 0 ? trailingPrompt(shown.text, endsWithNewline) : undefined;
+  if (prompt !== undefined) lines.push(promptHint(prompt));
   return {
     content: lines.join("\n"),
     title: `Run ${shortCommand(row.command, 50)} · ${row.exit_code === null ? (row.signal ?? "no exit code") : `exit ${row.exit_code}`} · ${seconds(durationMs)}`,

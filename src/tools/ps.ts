@@ -23,7 +23,8 @@ import { requestEndOfInput, sendToFifo } from "../process/stdin.ts";
 import { byId, byKey, isFinal, leaderEnded, markNotified, readAtCursor, reconcile, running, setCursor, visible, type ProcessRow } from "../process/registry.ts";
 import { launch } from "../process/spawn.ts";
 import { waitForEnd, waitForOutput } from "../process/wait.ts";
-import { watchLog, type Watched } from "../process/watch.ts";
+import { watchLog } from "../process/watch.ts";
+import { waitingForInput } from "../process/input-wait.ts";
 import { compilePattern } from "../search/regex.ts";
 
 export const START_WAIT_MS = 2000;
@@ -245,7 +246,8 @@ function listDetail(ctx: ToolContext, r: ProcessRow, now: number): string {
   if (leaderEnded(r)) return `${clock(now - r.started_at)}  ${leftDetail(r, held(holdsOf(ctx.stateDir, r)))}`;
   if (!isFinal(r.status)) {
     const tty = isTerminal(r.log_path) ? currentSize(r.log_path) : undefined;
-    return `${clock(now - r.started_at)}  pid ${r.pid ?? "?"}${tty ? `  tty ${tty.cols}×${tty.rows}` : ""}`;
+    const waiting = tty && waitingForInput(r.pid, r.pid_start, r.log_path, now) ? "  waiting for input" : "";
+    return `${clock(now - r.started_at)}  pid ${r.pid ?? "?"}${tty ? `  tty ${tty.cols}×${tty.rows}` : ""}${waiting}`;
   }
   return endDetail(r, now);
 }
@@ -319,11 +321,12 @@ async function readNew(ctx: ToolContext, row: ProcessRow): Promise<ToolOutput> {
     const total = totalLines(row.log_path, { byte: row.cursor_byte, line: row.cursor_line });
     const content = final
       ? `No new output from ${id} since last read (${total} ${total === 1 ? "line" : "lines"} in all; use offset to re-read them).\n${statusSentence(row)}`
-      : `No new output from ${id} since last read (still running, ${total} ${total === 1 ? "line" : "lines"} total). Use offset to re-read earlier output.`;
+      : `No new output from ${id} since last read (still running, ${total} ${total === 1 ? "line" : "lines"} total). Use offset to re-read earlier output.${inputNote(row, "\n")}`;
     return { content, title: `Process read ${id} · no new output`, processId: id, exitCode: row.exit_code, extra: { status: row.status, newLines: 0 } };
   }
   const lines = [`Output of ${id} since last read (lines ${out.first}–${out.last} of ${out.last}):`, out.text];
   if (final) lines.push(statusSentence(row));
+  else if (inputNote(row) !== "") lines.push(inputNote(row));
   return {
     content: lines.join("\n"),
     title: `Process read ${id} · ${out.last - out.first + 1} new lines`,
@@ -358,6 +361,17 @@ async function readFrom(ctx: ToolContext, row: ProcessRow, offset: number): Prom
     exitCode: row.exit_code,
     extra: { status: row.status, offset, lines: page.count, totalLines: total },
   };
+}
+
+// ---- waiting for input (SPEC §8.7) -------------------------------------------------------
+
+/** `before` and the sentence saying a terminal process waits for input, or "" when it does not. */
+function inputNote(row: ProcessRow, before = ""): string {
+  if (isFinal(row.status) || !isTerminal(row.log_path)) return "";
+  const waiting = waitingForInput(row.pid, row.pid_start, row.log_path);
+  if (!waiting) return "";
+  const id = row.id!;
+  return `${before}${id} is waiting for input: blocked reading its terminal, no output for ${Math.floor(waiting.quietMs / 1000)}s. Type with {"action":"write","id":"${id}","input":"...\\n"} or keys such as ["Enter"]; {"action":"read","id":"${id}","screen":true} shows what it asks.`;
 }
 
 // ---- wait (SPEC §8.7) ----------------------------------------------------------------
@@ -581,7 +595,7 @@ async function readScreen(ctx: ToolContext, row: ProcessRow): Promise<ToolOutput
   if (final) {
     markNotified(db, row.key);
     lines.push(statusSentence(row));
-  }
+  } else if (inputNote(row) !== "") lines.push(inputNote(row));
   return {
     content: lines.join("\n"),
     title: `Process read ${id} · screen`,

@@ -146,6 +146,9 @@ export async function run(spec: SupervisorSpec, runner: Runner): Promise<number>
   const offStop = runner.onStop(forward);
 
   const index = indexIdentity(spec.stateDir);
+  // Test seam (KT_RECORD_DELAY_MS): a loaded machine's pause between the spawn and its record.
+  const delay = Number((spec.env ?? process.env).KT_RECORD_DELAY_MS);
+  if (delay > 0) await Bun.sleep(delay);
   const db = runner.record(spec, (db) => {
     const changed = recordStarted(db, spec.key, child.pid, processStart(child.pid) ?? null, process.pid, processStart(process.pid) ?? null);
     // The row vanished (the session was ended while this started): nobody owns the command.

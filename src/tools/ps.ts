@@ -22,7 +22,7 @@ import { KEY_NAMES, keysToBytes, needsCursorMode } from "../process/keys.ts";
 import { requestEndOfInput, sendToFifo } from "../process/stdin.ts";
 import { byId, byKey, isFinal, leaderEnded, markNotified, readAtCursor, reconcile, running, setCursor, visible, type ProcessRow } from "../process/registry.ts";
 import { launch } from "../process/spawn.ts";
-import { waitForEnd, waitForOutput } from "../process/wait.ts";
+import { waitForEnd, waitForOutput, waitForRecord } from "../process/wait.ts";
 import { watchLog } from "../process/watch.ts";
 import { waitingForInput } from "../process/input-wait.ts";
 import { compilePattern } from "../search/regex.ts";
@@ -30,6 +30,8 @@ import { compilePattern } from "../search/regex.ts";
 export const START_WAIT_MS = 2000;
 const START_QUIET_MS = 150;
 export const WRITE_WAIT_MS = 500;
+/** How long start waits for the command's owner to record it (a loaded machine can take seconds). */
+const RECORD_WAIT_MS = 10_000;
 export const START_LIMITS: Limits = { maxLines: 60, maxBytes: 8 * 1024, headLines: 20, tailLines: 40 };
 export const WAIT_DEFAULT_MS = 30_000;
 export const WAIT_MAX_MS = 600_000;
@@ -166,7 +168,7 @@ async function start(input: Input, ctx: ToolContext): Promise<ToolOutput> {
   const id = launched.id!;
   await waitForOutput(launched.log_path, 0, START_WAIT_MS, START_QUIET_MS, exited);
   unref();
-  let row = byKey(db, launched.key) ?? launched;
+  let row = (await waitForRecord(db, launched.key, RECORD_WAIT_MS)) ?? launched;
   // The leader is gone: wait for its end to be recorded — or for the record that what it
   // started runs on (then it is running, not over).
   if (row.pid !== null && !isFinal(row.status) && !leaderEnded(row) && !isSameProcess(row.pid, row.pid_start)) {

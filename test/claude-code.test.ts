@@ -1,5 +1,5 @@
 // Calls in Claude Code's tool shapes (Read, Write, Edit, MultiEdit, Grep, Glob, Bash,
-// BashOutput, KillShell) answered by kt's tools, through kt call and kt mcp's call handler.
+// BashOutput, KillShell, TaskOutput, TaskStop) answered by kt's tools, through kt call and kt mcp's call handler.
 import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -11,7 +11,8 @@ import { KT, kt, tempDir } from "./_helpers.ts";
 
 describe("the mapping", () => {
   test("names and fields, tool by tool", () => {
-    expect(CLAUDE_CODE_TOOLS).toEqual(["Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "Bash", "BashOutput", "KillShell", "NotebookEdit"]);
+    // Issue 29 added TaskOutput and TaskStop, the newer names of BashOutput and KillShell; issue 30 NotebookEdit.
+    expect(CLAUDE_CODE_TOOLS).toEqual(["Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "Bash", "BashOutput", "KillShell", "NotebookEdit", "TaskOutput", "TaskStop"]);
     expect(fromClaudeCode("Read", { file_path: "/a", offset: 3, limit: 2 })).toEqual({ tool: "read", args: { file_path: "/a", offset: 3, limit: 2 } });
     expect(fromClaudeCode("Write", { file_path: "/a", content: "x" })).toEqual({ tool: "write", args: { file_path: "/a", content: "x" } });
     expect(fromClaudeCode("Edit", { file_path: "/a", old_string: "o", new_string: "n", replace_all: true })).toEqual({
@@ -37,6 +38,10 @@ describe("the mapping", () => {
     });
     expect(fromClaudeCode("BashOutput", { bash_id: "p2" })).toEqual({ tool: "ps", args: { action: "read", id: "p2" } });
     expect(fromClaudeCode("KillShell", { shell_id: "p2" })).toEqual({ tool: "ps", args: { action: "stop", id: "p2" } });
+    expect(fromClaudeCode("TaskOutput", { task_id: "p2", block: true, timeout: 5000 })).toEqual({ tool: "ps", args: { action: "wait", id: "p2", timeout_ms: 5000 } });
+    expect(fromClaudeCode("TaskOutput", { task_id: "p2", block: null, timeout: null })).toEqual({ tool: "ps", args: { action: "wait", id: "p2" } });
+    expect(fromClaudeCode("TaskOutput", { task_id: "p2", block: false, timeout: 5000 })).toEqual({ tool: "ps", args: { action: "read", id: "p2" } });
+    expect(fromClaudeCode("TaskStop", { task_id: "p2" })).toEqual({ tool: "ps", args: { action: "stop", id: "p2" } });
   });
 
   test("other names are not mapped; fields kt does not know pass through for kt to name", () => {
@@ -157,6 +162,23 @@ describe("kt call with Claude Code's tool calls", () => {
       expect(out.content).toStartWith("No new output from p1 since last read (still running");
       const killed = reply(call(o.cwd, o.stateDir, "KillShell", { shell_id: "p1" }));
       expect(killed.content).toStartWith("Stopped p1 (echo ready; sleep 30)");
+    } finally {
+      kt(["session", "end"], o);
+    }
+  });
+
+  test("TaskOutput waits for a background task to end (kt's process wait); block: false reads; TaskStop stops", () => {
+    using tmp = tempDir();
+    const o = { cwd: tmp.path, stateDir: join(tmp.path, ".s") };
+    try {
+      expect(reply(call(o.cwd, o.stateDir, "Bash", { command: "sleep 2.5; echo done", run_in_background: true })).content).toStartWith("Started p1 (pid ");
+      const waited = reply(call(o.cwd, o.stateDir, "TaskOutput", { task_id: "p1", block: true, timeout: 10000 }));
+      expect(waited.is_error).toBe(false);
+      expect(waited.content.replace(/\d\d:\d\d/, "<clock>")).toBe(`p1 ended. Output since last read (line 1):\ndone\np1 exited with code 0 after <clock>. Full log: ${o.stateDir}/sessions/default/proc/p1.log`);
+      expect(reply(call(o.cwd, o.stateDir, "Bash", { command: "sleep 30", run_in_background: true })).content).toStartWith("Started p2 (pid ");
+      expect(reply(call(o.cwd, o.stateDir, "TaskOutput", { task_id: "p2", block: false })).content).toStartWith("No new output from p2 since last read (still running");
+      expect(reply(call(o.cwd, o.stateDir, "TaskOutput", { task_id: "p2", timeout: 300 })).content).toBe(`p2 is still running after 0.3s. No new output meanwhile.\nWait again with {"action":"wait","id":"p2"}, or stop it with {"action":"stop","id":"p2"}.`);
+      expect(reply(call(o.cwd, o.stateDir, "TaskStop", { task_id: "p2" })).content).toStartWith("Stopped p2 (sleep 30)");
     } finally {
       kt(["session", "end"], o);
     }

@@ -215,7 +215,8 @@ describe("issue 11: hangs and crashes", () => {
     await mcp.initialize();
     const big = JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "write", arguments: { file_path: "big.txt", content: "x".repeat(11 * 1024 * 1024) } } });
     mcp.send(`${big}\n`);
-    const error = await mcp.reply(null);
+    // Issue 29: answered with the request's own id (readable in the line's first bytes), not null.
+    const error = await mcp.reply(7);
     expect(error.error!.code).toBe(-32600);
     expect(error.error!.message).toStartWith(`Message too large: a line of ${Buffer.byteLength(big).toLocaleString("en")} bytes is over kt mcp's limit of 10,485,760 bytes`);
     mcp.send("not json\n");

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { openIndex } from "../src/core/state.ts";
 import { enforceCap } from "../src/process/diskcap.ts";
 import { endDetail, endedStatus, endWord, exitCause, leftDetail, shellEnd } from "../src/process/ending.ts";
-import { commandEnv, markerValue, parseMarker } from "../src/process/env.ts";
+import { commandEnv, markerValue, NO_EDITOR, NO_EDITOR_MESSAGE, parseMarker } from "../src/process/env.ts";
 import { budget, clock, seconds, shortCommand } from "../src/process/format.ts";
 import { isSameProcess, processStart } from "../src/process/identity.ts";
 import { noticeLine } from "../src/process/notices.ts";
@@ -90,7 +90,15 @@ describe("pid identity", () => {
 describe("18.4 the command environment (unit)", () => {
   test("kt's variables and NO_COLOR are dropped, pagers disarmed, the marker set", () => {
     const env = commandEnv({ PATH: "/bin", KT_STATE_DIR: "/s", KT_SESSION: "x", KT_THREADS: "4", NO_COLOR: "1", __KT_PROCESS: "1@/outer", HOME: "/h", NOT_KT_X: "y" }, markerValue("/state", 7));
-    expect(env).toEqual({ PATH: "/bin", HOME: "/h", NOT_KT_X: "y", PAGER: "cat", GIT_PAGER: "cat", GIT_TERMINAL_PROMPT: "0", __KT_PROCESS: "7@/state" });
+    // Issue 29 (SPEC §8.7) added the editors that fail, batch-mode ssh for git and Debian's defaults.
+    expect(env).toEqual({
+      PATH: "/bin", HOME: "/h", NOT_KT_X: "y", PAGER: "cat", GIT_PAGER: "cat", GIT_TERMINAL_PROMPT: "0",
+      __KT_NO_EDITOR: NO_EDITOR_MESSAGE, GIT_EDITOR: NO_EDITOR, GIT_SEQUENCE_EDITOR: NO_EDITOR, EDITOR: NO_EDITOR, VISUAL: NO_EDITOR,
+      GCM_INTERACTIVE: "never", DEBIAN_FRONTEND: "noninteractive", GIT_SSH_COMMAND: "ssh -o BatchMode=yes", __KT_PROCESS: "7@/state",
+    });
+    // A caller's own ssh command for git is kept; a terminal ps start drives keeps the caller's editor.
+    expect(commandEnv({ GIT_SSH_COMMAND: "ssh -i key" }).GIT_SSH_COMMAND).toBe("ssh -i key");
+    expect(commandEnv({ EDITOR: "vim" }, undefined, true)).toEqual({ EDITOR: "vim", PAGER: "cat", GIT_PAGER: "cat" });
     expect(parseMarker("7@/state/with@at")).toEqual({ key: 7, stateDir: "/state/with@at" });
     expect(parseMarker("x@/s")).toBeUndefined();
   });

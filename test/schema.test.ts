@@ -24,7 +24,9 @@ const SECTION_7_4: Record<string, string[]> = {
   process: ["action", "command", "id", "input", "offset", "keys", "screen", "tty", "cols", "rows"],
 };
 /** Where §7 (which wins over §4) gives a tool more than five fields, exactly those. */
-const SECTION_7: Record<string, string[]> = { ...SECTION_7_3, ...SECTION_7_4 };
+/** SPEC §8.7 (which wins over §7) gives process's wait its pattern and timeout_ms. */
+const SECTION_8_7: Record<string, string[]> = { process: [...SECTION_7_4.process!, "pattern", "timeout_ms"] };
+const SECTION_7: Record<string, string[]> = { ...SECTION_7_3, ...SECTION_7_4, ...SECTION_8_7 };
 
 describe("kt schema snapshots", () => {
   for (const tool of tools) {

@@ -14,10 +14,12 @@ export interface Call {
   arguments: CallArguments;
   /** The framework's id for this call (tool_use id, tool_call_id, JSON-RPC id, …). */
   id?: string;
+  /** The id of a whole JSON-RPC request, as it was sent (a number stays a number): its answer is a JSON-RPC response (SPEC §8.7). */
+  rpcId?: string | number;
 }
 
 /** A call, or the repair prose for a value that is not one (code INVALID_ARGS), with its id when one was found. */
-export type Decoded = { ok: true; call: Call } | { ok: false; error: KtError; id?: string };
+export type Decoded = { ok: true; call: Call } | { ok: false; error: KtError; id?: string; rpcId?: string | number };
 
 export const SHAPES_HINT =
   'Send one tool call as a JSON object in one of these shapes: {"type":"tool_use","id":"…","name":"read","input":{…}} (Anthropic), ' +
@@ -49,8 +51,9 @@ export function decodeCall(value: unknown, where = "the call"): Decoded {
   if (v.method === "tools/call" && isObject(v.params)) {
     const inner = decodeCall(v.params, where);
     const id = idOf(v.id);
-    if (inner.ok) return { ok: true, call: { ...inner.call, ...(id !== undefined ? { id } : {}) } };
-    return { ...inner, ...(id !== undefined ? { id } : {}) };
+    const rpc = id !== undefined ? { id, rpcId: v.id as string | number } : {};
+    if (inner.ok) return { ok: true, call: { ...inner.call, ...rpc } };
+    return { ...inner, ...rpc };
   }
   const id = idOf(v.type === "function_call" ? (v.call_id ?? v.id) : v.id);
   const withId = (shape: CallShape, name: unknown, args: CallArguments, field: string): Decoded => {

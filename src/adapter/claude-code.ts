@@ -53,6 +53,16 @@ const MAPPINGS: Record<string, Mapping> = {
   KillShell: { tool: "ps", args: ({ shell_id: id, ...rest }) => ({ action: "stop", id, ...rest }) },
   // A notebook's cell replaced, inserted or deleted: kt's edit on the cells as read shows them.
   NotebookEdit: { tool: "notebook_edit", args: (a) => a },
+  // The newer names of the two above. TaskOutput blocks (block defaults to true) until the task
+  // ends or `timeout` ms pass: kt's process wait without a pattern; block: false is a read.
+  TaskOutput: {
+    tool: "ps",
+    args({ task_id: id, block, timeout, ...rest }) {
+      if (block === false) return { action: "read", id, ...rest };
+      return { action: "wait", id, ...rest, ...(timeout === undefined || timeout === null ? {} : { timeout_ms: timeout }) };
+    },
+  },
+  TaskStop: { tool: "ps", args: ({ task_id: id, ...rest }) => ({ action: "stop", id, ...rest }) },
 };
 
 /**
@@ -66,6 +76,7 @@ const BOOLEANS: Record<string, readonly string[]> = {
   Edit: ["replace_all"],
   MultiEdit: ["replace_all"],
   Grep: ["-i", "-n", "multiline"],
+  TaskOutput: ["block"],
 };
 
 /** `args` with its boolean fields taken as booleans, or why one cannot be. */

@@ -19,6 +19,8 @@ export interface McpOptions {
   newCallId(): string;
   /** SPEC §7.6: an outputSchema per tool and the complete result as structuredContent. */
   structured?: boolean;
+  /** Aborted when the client is gone (SPEC §8.7): every call still running is cancelled. */
+  abort?: AbortSignal;
 }
 
 export interface McpServer {
@@ -63,7 +65,8 @@ export async function createMcpServer(opts: McpOptions): Promise<Server> {
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, arguments: args } = request.params;
-    const ctx: ToolContext = { ...base, callId: opts.newCallId(), signal: extra.signal };
+    const signal = opts.abort ? AbortSignal.any([extra.signal, opts.abort]) : extra.signal;
+    const ctx: ToolContext = { ...base, callId: opts.newCallId(), signal };
     // A client that asked for progress hears from a long call (a bash command can take its
     // 120 s budget; SDK clients time a request out after 60 s unless progress resets it).
     const token = request.params._meta?.progressToken;

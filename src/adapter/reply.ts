@@ -119,8 +119,11 @@ export const MCP_OUTPUT_SCHEMA = {
   required: ["text", "isError", "metadata"],
 } as const;
 
-/** The reply as the text kt prints for it: the content plus one newline, or one line of JSON. */
-export function replyText(result: ToolResult, format: ReplyFormat, callId: string): string {
+/**
+ * The reply as the text kt prints for it: the content plus one newline, or one line of JSON.
+ * `rpcId`: the call came as a whole JSON-RPC request, and MCP's answer is its JSON-RPC response.
+ */
+export function replyText(result: ToolResult, format: ReplyFormat, callId: string, rpcId?: string | number): string {
   switch (format) {
     case "text":
       return `${result.content}\n`;
@@ -133,6 +136,7 @@ export function replyText(result: ToolResult, format: ReplyFormat, callId: strin
     case "openai-responses":
       return `${JSON.stringify(openaiResponsesReply(result, callId))}\n`;
     case "mcp":
+      if (rpcId !== undefined) return `${JSON.stringify({ jsonrpc: "2.0", id: rpcId, result: mcpReply(result) })}\n`;
       return `${JSON.stringify(mcpReply(result))}\n`;
   }
 }

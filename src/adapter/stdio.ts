@@ -10,6 +10,77 @@ import { decodeUtf8Exact, invalidUtf8At } from "../core/text.ts";
 /** The longest message line kept; a longer one is skipped to its end and answered with an error. */
 export const MAX_LINE_BYTES = 10 * 1024 * 1024;
 
+/** How much of each end of an over-long line is kept to read its id from. */
+const ID_WINDOW = 64 * 1024;
+
+/**
+ * The id of a request whose line was too long to keep, read from the line's first bytes (the
+ * members of the top-level object before any value runs past them) or from its last ones (an
+ * id that is the object's last member), or null when neither shows one.
+ */
+export function requestId(head: Buffer, tail: Buffer): string | number | null {
+  return idFromHead(head.toString("utf8")) ?? idFromTail(tail.toString("utf8")) ?? null;
+}
+
+function idFromHead(text: string): string | number | undefined {
+  let i = text.search(/\S/);
+  if (i < 0 || text[i] !== "{") return undefined;
+  i++;
+  // Top-level members in order: a key, a colon, a value skipped whole, a comma.
+  for (;;) {
+    const key = /^\s*("(?:[^"\\]|\\.)*")\s*:\s*/.exec(text.slice(i));
+    if (!key) return undefined;
+    i += key[0].length;
+    if (JSON.parse(key[1]!) === "id") {
+      const value = /^(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*")\s*[,}]/.exec(text.slice(i));
+      return value ? (JSON.parse(value[1]!) as string | number) : undefined;
+    }
+    const end = skipValue(text, i);
+    if (end === undefined) return undefined;
+    const comma = /^\s*,/.exec(text.slice(end));
+    if (!comma) return undefined;
+    i = end + comma[0].length;
+  }
+}
+
+/** The index just past the JSON value starting at `i`, or undefined when it runs past the text. */
+function skipValue(text: string, i: number): number | undefined {
+  let depth = 0;
+  for (; i < text.length; i++) {
+    const c = text[i];
+    if (depth === 0 && (c === "," || c === "}")) return i;
+    if (c === '"') {
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === "\\") i++;
+      if (i >= text.length) return undefined;
+      if (depth === 0) return i + 1;
+    } else if (c === "{" || c === "[") depth++;
+    else if (c === "}" || c === "]") {
+      depth--;
+      if (depth === 0) return i + 1;
+    }
+  }
+  return undefined;
+}
+
+/** A copy of the first or last ID_WINDOW bytes of `pieces` joined, never more in memory. */
+function edge(pieces: Buffer[], which: "head" | "tail"): Buffer {
+  const out: Buffer[] = [];
+  let size = 0;
+  const order = which === "head" ? pieces : [...pieces].reverse();
+  for (const p of order) {
+    if (size >= ID_WINDOW) break;
+    const want = Math.min(p.length, ID_WINDOW - size);
+    out.push(which === "head" ? p.subarray(0, want) : p.subarray(p.length - want));
+    size += want;
+  }
+  return Buffer.concat(which === "head" ? out : out.reverse());
+}
+
+function idFromTail(text: string): string | number | undefined {
+  const m = /[,{]\s*"id"\s*:\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*")\s*\}\s*\r?$/.exec(text);
+  return m ? (JSON.parse(m[1]!) as string | number) : undefined;
+}
+
 export class LineTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -21,6 +92,9 @@ export class LineTransport implements Transport {
   private size = 0;
   /** Bytes of an over-long line dropped so far (the line is being skipped to its newline). */
   private skipping = 0;
+  /** The first and the last bytes of the line being skipped: where its id can be read (SPEC §8.7). */
+  private head: Buffer = Buffer.alloc(0);
+  private tail: Buffer = Buffer.alloc(0);
   private closed = false;
   private broken = false;
 
@@ -58,6 +132,9 @@ export class LineTransport implements Transport {
 
   private take(piece: Buffer): void {
     if (this.skipping > 0 || this.size + piece.length > MAX_LINE_BYTES) {
+      const pieces = this.skipping === 0 ? [...this.parts, piece] : [this.tail, piece];
+      if (this.skipping === 0) this.head = edge(pieces, "head");
+      this.tail = edge(pieces, "tail");
       this.skipping += this.size + piece.length;
       this.parts = [];
       this.size = 0;
@@ -71,8 +148,11 @@ export class LineTransport implements Transport {
   private finishLine(): void {
     if (this.skipping > 0) {
       const size = this.skipping;
+      const id = requestId(this.head, this.tail);
       this.skipping = 0;
-      this.reject(null, ErrorCode.InvalidRequest, `Message too large: a line of ${size.toLocaleString("en")} bytes is over kt mcp's limit of ${MAX_LINE_BYTES.toLocaleString("en")} bytes, so it was not read. Send smaller messages (a large file is better written from a file with kt write --content-file).`);
+      this.head = this.tail = Buffer.alloc(0);
+      if (id === null) this.onerror?.(new Error(`a message line of ${size.toLocaleString("en")} bytes (over the limit of ${MAX_LINE_BYTES.toLocaleString("en")}) was dropped, and no request id could be read in its first or last ${ID_WINDOW / 1024} KB: it is answered with id null`));
+      this.reject(id, ErrorCode.InvalidRequest, `Message too large: a line of ${size.toLocaleString("en")} bytes is over kt mcp's limit of ${MAX_LINE_BYTES.toLocaleString("en")} bytes, so it was not read. Send smaller messages (a large file is better written from a file with kt write --content-file).`);
       return;
     }
     const bytes = Buffer.concat(this.parts, this.size);

@@ -71,14 +71,14 @@ async function runOne(base: ToolContext, format: ReplyFormat): Promise<number> {
   const text = strictText(readFileSync(0), "The call on stdin");
   if (text instanceof KtError) return answer(errorResult("call", text), format, base.callId);
   const decoded = decodeCallText(text, "stdin");
-  if (!decoded.ok) return answer(errorResult("call", decoded.error), format, decoded.id ?? base.callId);
+  if (!decoded.ok) return answer(errorResult("call", decoded.error), format, decoded.id ?? base.callId, decoded.rpcId);
   const callId = decoded.call.id ?? base.callId;
   const result = await runCall(decoded.call, { ...base, callId });
-  return answer(result, format, callId);
+  return answer(result, format, callId, decoded.call.rpcId);
 }
 
-function answer(result: ToolResult, format: ReplyFormat, callId: string): number {
-  const text = replyText(result, format, callId);
+function answer(result: ToolResult, format: ReplyFormat, callId: string, rpcId?: string | number): number {
+  const text = replyText(result, format, callId, rpcId);
   writeAll(1, format === "text" ? onTerminal(text) : text);
   return exitCode(result);
 }
@@ -113,7 +113,8 @@ async function runLines(base: ToolContext, format: ReplyFormat): Promise<number>
     }
     // Nobody reads the results any more: running the calls still queued would change files
     // (or start commands) that no one will hear about.
-    if (!writeAll(1, replyText(result, format, callId))) break;
+    const rpcId = decoded === undefined ? undefined : decoded.ok ? decoded.call.rpcId : decoded.rpcId;
+    if (!writeAll(1, replyText(result, format, callId, rpcId))) break;
   }
   return EXIT.ok;
 }

@@ -11,6 +11,11 @@ import { log } from "./_log.ts";
 import { contextFrom, EXIT, newCallId } from "./_run.ts";
 import { parseSwitches, switchArgs } from "./switches.ts";
 
+/** How often kt mcp checks that the process that started it (its client) is still there. */
+const PARENT_WATCH_MS = 100;
+/** How long cancelled calls get to stop their commands and answer when the client is gone. */
+const CANCEL_GRACE_MS = 1500;
+
 export const command: CommandDef = {
   meta: { name: "mcp", description: "Serve kt's tools over the Model Context Protocol on stdio" },
   args: switchArgs("mcp"),
@@ -43,25 +48,52 @@ export async function run(argv: string[]): Promise<number> {
   guardStdout();
   const [{ serve }, { LineTransport }] = await Promise.all([import("../adapter/mcp.ts"), import("../adapter/stdio.ts")]);
   const transport = new LineTransport();
+  // SPEC §8.7: the client's death — the process that started this server gone, or stdout no
+  // longer read — cancels every call still running at once.
+  const parent = process.ppid;
+  const parentGone = () => process.ppid !== parent;
+  let watchParent: ReturnType<typeof setInterval> | undefined;
+  const clientGone = new Promise<void>((resolve) => {
+    transport.gone.then(() => resolve());
+    watchParent = setInterval(() => {
+      if (parentGone()) resolve();
+    }, PARENT_WATCH_MS);
+  });
   const ended = new Promise<"end" | "gone" | NodeJS.Signals>((resolve) => {
-    process.stdin.once("end", () => resolve("end"));
-    process.stdin.once("close", () => resolve("end"));
+    // stdin closed by a client that is still there (it half-closed after its last request) is
+    // answered; closed by one that died is not.
+    const onEnd = () => resolve(parentGone() ? "gone" : "end");
+    process.stdin.once("end", onEnd);
+    process.stdin.once("close", onEnd);
     // The client stopped reading (it died, or closed its end): nobody can use the answers.
-    transport.gone.then(() => resolve("gone"));
+    clientGone.then(() => resolve("gone"));
     for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.once(signal, () => resolve(signal));
   });
   transport.onerror = (error) => log().warn(`kt mcp: ${error.message}`);
-  // A generated session dies with this server, even a killed one: its commands watch this pid.
-  const mcp = await serve({ version, base: { ...base, cwd, ...(ownSession ? { sessionOwner: process.pid } : {}) }, newCallId, structured: options.structured }, transport);
+  const cancel = new AbortController();
+  // A generated session dies with this server, even a killed one: its commands watch this pid,
+  // and the next kt call that finds it dead removes what it left (src/process/owner.ts).
+  if (ownSession) (await import("../process/owner.ts")).recordOwner(base.stateDir, base.session, process.pid);
+  const mcp = await serve({ version, base: { ...base, cwd, ...(ownSession ? { sessionOwner: process.pid } : {}) }, newCallId, structured: options.structured, abort: cancel.signal }, transport);
   if (options.verbose) log().info(`kt mcp ${version}: serving on stdio; root ${root}; cwd ${cwd}; session ${base.session}`);
 
-  const why = await ended;
-  // The client is done sending: answer what is still running. A signal, or a client that
-  // can no longer hear, means leave now.
-  if (why === "end") await Promise.race([mcp.idle(), transport.gone]);
+  let why = await ended;
+  // The client is done sending: answer what is still running — unless it dies meanwhile. A
+  // signal, or a client that can no longer hear, means leave now.
+  if (why === "end") {
+    const finished = await Promise.race([mcp.idle().then(() => "idle" as const), clientGone.then(() => "gone" as const)]);
+    if (finished === "gone") why = "gone";
+  }
+  clearInterval(watchParent);
+  if (why !== "end") {
+    // Cancelled calls stop their commands (bash stops a foreground command's process group)
+    // and answer; nobody may hear the answers, so they are not waited for long.
+    cancel.abort();
+    await Promise.race([mcp.idle(), Bun.sleep(CANCEL_GRACE_MS)]);
+  }
   if (why !== "gone") await Promise.race([new Promise((resolve) => process.stdout.write("", resolve)), transport.gone]);
   await mcp.server.close();
-  if (why === "gone" && options.verbose) log().info("kt mcp: stdout was closed (the client is gone); ending");
+  if (why === "gone" && options.verbose) log().info("kt mcp: the client is gone (stdout closed, or the process that started kt mcp exited); ending");
   if (ownSession) await endOwnSession(base, options.verbose);
   return EXIT.ok;
 }

@@ -25,6 +25,8 @@ export interface SupervisorSpec {
   stdin?: string;
   /** Run on a pseudo-terminal of this size (SPEC §7.4); absent: pipes. */
   tty?: Size;
+  /** ps start on a terminal: the model types into it, so editors and prompts are left armed (src/process/env.ts). */
+  interactive?: boolean;
   /** The process whose end ends the session (a generated MCP session's server). */
   owner?: { pid: number; start: string };
   /** The environment of the kt call that started it, for a host started by another call; absent: the supervisor's own. */
@@ -107,6 +109,7 @@ export async function launch(ctx: ToolContext, opts: LaunchOptions): Promise<Lau
       log: row.log_path,
       ...(row.stdin_path ? { stdin: row.stdin_path } : {}),
       ...(opts.tty ? { tty: opts.tty } : {}),
+      ...(opts.tty && opts.origin === "ps" ? { interactive: true } : {}),
       ...(ownerStart ? { owner: { pid: ctx.sessionOwner!, start: ownerStart } } : {}),
       ...(sandbox ? { sandbox } : {}),
     };

@@ -92,13 +92,13 @@ export async function run(spec: SupervisorSpec, runner: Runner): Promise<number>
     // SPEC §7.4: on a pseudo-terminal, which the supervisor reads into the log itself — in a
     // host, on a thread of its own (src/process/pty-thread.ts).
     if (spec.tty) {
-      const opts = { command: spec.command, cwd: spec.cwd, env: commandEnv(spec.env ?? process.env, markerValue(spec.stateDir, spec.key)), log: spec.log, ...(spec.stdin ? { stdin: spec.stdin } : {}), size: spec.tty, ...(spec.sandbox ? { sandbox: spec.sandbox } : {}) };
+      const opts = { command: spec.command, cwd: spec.cwd, env: commandEnv(spec.env ?? process.env, markerValue(spec.stateDir, spec.key), spec.interactive === true), log: spec.log, ...(spec.stdin ? { stdin: spec.stdin } : {}), size: spec.tty, ...(spec.sandbox ? { sandbox: spec.sandbox } : {}) };
       onTerminal = runner.hosted ? await (await import("./pty-thread.ts")).startTerminalThread(opts) : spawnOnTerminal(opts);
       child = onTerminal.child;
       runner.terminals?.add(onTerminal);
     } else child = Bun.spawn([...(spec.sandbox ?? []), "bash", "-c", spec.command], {
       cwd: spec.cwd,
-      env: commandEnv(spec.env ?? process.env, markerValue(spec.stateDir, spec.key)),
+      env: commandEnv(spec.env ?? process.env, markerValue(spec.stateDir, spec.key), spec.interactive === true),
       stdin: stdinFd ?? "ignore",
       stdout: logFd,
       stderr: logFd,
@@ -147,6 +147,9 @@ export async function run(spec: SupervisorSpec, runner: Runner): Promise<number>
   const offStop = runner.onStop(forward);
 
   const index = indexIdentity(spec.stateDir);
+  // Test seam (KT_RECORD_DELAY_MS): a loaded machine's pause between the spawn and its record.
+  const delay = Number((spec.env ?? process.env).KT_RECORD_DELAY_MS);
+  if (delay > 0) await Bun.sleep(delay);
   const db = runner.record(spec, (db) => {
     const changed = recordStarted(db, spec.key, child.pid, processStart(child.pid) ?? null, process.pid, processStart(process.pid) ?? null);
     // The row vanished (the session was ended while this started): nobody owns the command.

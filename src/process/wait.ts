@@ -77,3 +77,17 @@ export async function waitForOutput(log: string, from: number, ms: number, quiet
     } else if (size > from && performance.now() - changedAt >= quietMs) return;
   }
 }
+
+/**
+ * The row once its owner has recorded taking the command (supervisor_pid and pid set) or its
+ * end, polling up to `ms`: a host answers "ok" as it takes a command, a moment before it
+ * records the start, and ps start must not answer with a row half written.
+ */
+export async function waitForRecord(db: Database, key: number, ms: number): Promise<ProcessRow | undefined> {
+  const deadline = performance.now() + ms;
+  for (;;) {
+    const row = byKey(db, key);
+    if (!row || isFinal(row.status) || (row.supervisor_pid !== null && row.pid !== null) || performance.now() >= deadline) return row;
+    await Bun.sleep(5);
+  }
+}

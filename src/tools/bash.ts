@@ -8,12 +8,14 @@ import { dirname, join } from "node:path";
 import description from "./bash.txt" with { type: "text" };
 import { defineTool, invalidArgs, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
 import { absolutePath, fsError, onOneLine, realPath } from "../core/paths.ts";
-import { index, safeName, sessionDir, withWriteLock } from "../core/state.ts";
+import { index, isStateFault, safeName, sessionDir, stateProblem, withWriteLock } from "../core/state.ts";
 import { spillFile, type Limits } from "../core/truncate.ts";
 import { endWord, shellEnd } from "../process/ending.ts";
 import { budget, seconds, shortCommand } from "../process/format.ts";
 import { checkCommand } from "../process/guards.ts";
-import { logSize } from "../process/log.ts";
+import { clean, fitLines, logSize, readBytes } from "../process/log.ts";
+import { runDirect, stateDiskProblem, type DirectRun } from "../process/direct.ts";
+import { promptHint, trailingPrompt } from "../process/prompt.ts";
 import { DEFAULT_COLS, DEFAULT_ROWS, logView, MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS } from "../process/terminal.ts";
 import { notFoundHint } from "../process/not-found.ts";
 import { assignId, byKey, isFinal, leaderEnded, nextId, prune, remove, setCursor, type ProcessRow } from "../process/registry.ts";
@@ -61,8 +63,20 @@ export default defineTool({
       throw invalidArgs("bash", `"cols" and "rows" size a terminal: give "tty": true with them to run the command on one, or leave them out for pipes`);
     }
     const tty = input.tty === true ? { cols: input.cols ?? DEFAULT_COLS, rows: input.rows ?? DEFAULT_ROWS } : undefined;
-    const db = index(ctx);
-    const { row, exited, unref } = await launch(ctx, { command, cwd, origin: "bash", managed: false, ...(tty ? { tty } : {}) });
+    // SPEC §8.7: a state directory that cannot hold the command's log does not keep it from running.
+    const noRoom = stateDiskProblem(ctx.stateDir);
+    if (noRoom !== undefined) return unlogged(ctx, command, cwd, timeout, noRoom, tty !== undefined);
+    let db: ReturnType<typeof index>;
+    let launched: Awaited<ReturnType<typeof launch>>;
+    try {
+      db = index(ctx);
+      launched = await launch(ctx, { command, cwd, origin: "bash", managed: false, ...(tty ? { tty } : {}) });
+    } catch (error) {
+      const full = stateDiskProblem(ctx.stateDir) ?? (["SQLITE_FULL", "ENOSPC"].includes(String((error as { code?: unknown }).code)) ? `the disk holding the state directory ${ctx.stateDir} is full` : undefined);
+      if (full === undefined && !isStateFault(error)) throw error;
+      return unlogged(ctx, command, cwd, timeout, full ?? stateProblem(ctx.stateDir, error).replace(/^kt cannot use its state directory/, "kt could not use its state directory"), tty !== undefined);
+    }
+    const { row, exited, unref } = launched;
     const interrupt = interruption(ctx.signal);
     try {
       const outcome = await waitForSupervisor(exited, timeout, interrupt.signal, () => leaderEnded(byKey(db, row.key)));
@@ -111,6 +125,7 @@ async function finished(ctx: ToolContext, row: ProcessRow): Promise<ToolOutput> 
     throw new KtError("SPAWN_FAILED", `Command failed to start: ${row.error ?? "unknown error"}. Nothing ran. Check that bash is on PATH and that ${row.cwd} is still a directory.`);
   }
   const size = logSize(row.log_path);
+  const endsWithNewline = size > 0 && readBytes(row.log_path, size - 1, size)[0] === 10;
   let logKept = false;
   const shown = await logView(row.log_path, 0, size, LIMITS, (full) => {
     if (full !== undefined) return spillFile(ctx, "bash", full);
@@ -138,6 +153,8 @@ async function finished(ctx: ToolContext, row: ProcessRow): Promise<ToolOutput> 
   // A failure at the sandbox's boundary says so once (SPEC §8.2).
   const note = row.exit_code === 0 ? undefined : boundaryNote(ctx.sandbox, shown.text);
   if (note) lines.push(note);
+  const prompt = row.exit_code !== 0 && size > 0 ? trailingPrompt(shown.text, endsWithNewline) : undefined;
+  if (prompt !== undefined) lines.push(promptHint(prompt));
   return {
     content: lines.join("\n"),
     title: `Run ${shortCommand(row.command, 50)} · ${row.exit_code === null ? (row.signal ?? "no exit code") : `exit ${row.exit_code}`} · ${seconds(durationMs)}`,
@@ -218,6 +235,38 @@ async function handOver(ctx: ToolContext, launched: ProcessRow, timeout: number)
     processId: id,
     ...(shown.truncation ? { truncation: shown.truncation } : {}),
     extra: { cwd: launched.cwd, exitCode: null, durationMs, processId: id },
+  };
+}
+
+/** The command run without a log (src/process/direct.ts): its output, and why nothing of it was kept. */
+async function unlogged(ctx: ToolContext, command: string, cwd: string, timeout: number, why: string, wantedTty: boolean): Promise<ToolOutput> {
+  const interrupt = interruption(ctx.signal);
+  let run: DirectRun;
+  try {
+    run = await runDirect(command, cwd, timeout, interrupt.signal);
+  } catch (error) {
+    throw new KtError("SPAWN_FAILED", `Command failed to start: ${(error as Error).message}. Nothing ran; kt also could not keep a log (${why}). Check that bash is on PATH, and free space for the state directory or set KT_STATE_DIR (or --state-dir) to another disk.`);
+  } finally {
+    interrupt.dispose();
+  }
+  let text = clean(run.output);
+  if (text.endsWith("\n")) text = text.slice(0, -1);
+  const shown = fitLines(text.split("\n"), text, LIMITS, () => undefined);
+  const status = run.exitCode === null && run.signal ? `killed by ${run.signal}` : `exit code ${run.exitCode}`;
+  const lines = [`$ ${command}`];
+  if (shown.text !== "") lines.push(shown.text);
+  lines.push(`[${status} · ${seconds(run.durationMs)} · cwd ${onOneLine(cwd)}]`);
+  if (run.timedOut) lines.push(`The command was still running after ${budget(timeout)} and was stopped: without a log it could not be moved to the background.`);
+  if (run.cancelled) lines.push("[Tool execution cancelled by user] The command was stopped (its process group got SIGTERM).");
+  lines.push(
+    `kt could not keep this command's log: ${why}. It ran without one${wantedTty ? " (on pipes, not a terminal)" : ""}: the output above is all there is${shown.truncation ? " (the middle is cut and was not saved)" : ""}, and nothing of it was saved. Free space there, or set KT_STATE_DIR (or --state-dir) to a directory on another disk.`,
+  );
+  return {
+    content: lines.join("\n"),
+    title: `Run ${shortCommand(command, 50)} · ${run.exitCode === null ? (run.signal ?? "no exit code") : `exit ${run.exitCode}`} · ${seconds(run.durationMs)} · no log`,
+    exitCode: run.exitCode,
+    ...(shown.truncation ? { truncation: shown.truncation } : {}),
+    extra: { cwd, exitCode: run.exitCode, ...(run.signal ? { signal: run.signal } : {}), durationMs: Math.round(run.durationMs), logKept: false },
   };
 }
 

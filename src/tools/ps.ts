@@ -12,7 +12,7 @@ import { index } from "../core/state.ts";
 import type { Limits } from "../core/truncate.ts";
 import { held } from "../process/descendants.ts";
 import { endDetail, endedImmediately, endedOn, escapedSentence, leftDetail, statusSentence } from "../process/ending.ts";
-import { clock, shortCommand } from "../process/format.ts";
+import { budget, clock, shortCommand } from "../process/format.ts";
 import { isSameProcess } from "../process/identity.ts";
 import { terminate } from "../process/kill-tree.ts";
 import { holdsOf, stopRow, trustedSupervisor } from "../process/stop.ts";
@@ -23,19 +23,26 @@ import { requestEndOfInput, sendToFifo } from "../process/stdin.ts";
 import { byId, byKey, isFinal, leaderEnded, markNotified, readAtCursor, reconcile, running, setCursor, visible, type ProcessRow } from "../process/registry.ts";
 import { launch } from "../process/spawn.ts";
 import { boundaryNote } from "../sandbox/notice.ts";
-import { waitForEnd, waitForOutput } from "../process/wait.ts";
+import { waitForEnd, waitForOutput, waitForRecord } from "../process/wait.ts";
+import { watchLog } from "../process/watch.ts";
+import { waitingForInput } from "../process/input-wait.ts";
+import { compilePattern } from "../search/regex.ts";
 
 export const START_WAIT_MS = 2000;
 const START_QUIET_MS = 150;
 export const WRITE_WAIT_MS = 500;
+/** How long start waits for the command's owner to record it (a loaded machine can take seconds). */
+const RECORD_WAIT_MS = 10_000;
 export const START_LIMITS: Limits = { maxLines: 60, maxBytes: 8 * 1024, headLines: 20, tailLines: 40 };
+export const WAIT_DEFAULT_MS = 30_000;
+export const WAIT_MAX_MS = 600_000;
 export const READ_LIMITS: Limits = { maxLines: 300, maxBytes: 20 * 1024, headLines: 100, tailLines: 200 };
 const TOOL = "process";
 
 export const Parameters = z.strictObject({
-  action: z.enum(["start", "list", "read", "write", "resize", "stop"]).check(z.describe("The operation to perform.")),
+  action: z.enum(["start", "list", "read", "wait", "write", "resize", "stop"]).check(z.describe("The operation to perform.")),
   command: z.optional(z.string().check(z.describe("Shell command to launch. Required for 'start'."))),
-  id: z.optional(z.string().check(z.describe('Process id, e.g. "p3". Required for \'read\', \'write\', \'stop\'.'))),
+  id: z.optional(z.string().check(z.describe('Process id, e.g. "p3". Required for \'read\', \'wait\', \'write\', \'stop\'.'))),
   input: z.optional(z.string().check(z.describe("Text to send to stdin. Required for 'write'. End with \\n to submit a line; a lone \\u0004 (Ctrl-D) closes stdin (end of input)."))),
   offset: z.optional(z.int().check(z.minimum(1), z.describe("For 'read': 1-based output line to read from, instead of 'new output since last read'."))),
   // SPEC §7.4: terminals.
@@ -46,6 +53,9 @@ export const Parameters = z.strictObject({
   tty: z.optional(z.boolean().check(z.describe("For 'start': run the command on a pseudo-terminal, for programs that need one (REPLs, editors, pagers, top, prompts, progress bars). Default false: pipes."))),
   cols: z.optional(z.int().check(z.minimum(MIN_COLS), z.maximum(MAX_COLS), z.describe(`For 'start' with tty, and 'resize': terminal width in columns. Default ${DEFAULT_COLS}.`))),
   rows: z.optional(z.int().check(z.minimum(MIN_ROWS), z.maximum(MAX_ROWS), z.describe(`For 'start' with tty, and 'resize': terminal height in rows. Default ${DEFAULT_ROWS}.`))),
+  // SPEC §8.7: waiting for output.
+  pattern: z.optional(z.string().check(z.describe("For 'wait': a regex (grep's syntax; case-insensitive unless it has an uppercase letter) tested against each new line of output; the wait ends at the first line that matches. Without it, 'wait' waits for the process to end."))),
+  timeout_ms: z.optional(z.int().check(z.minimum(0), z.describe(`For 'wait': how long to wait, in milliseconds. Default ${WAIT_DEFAULT_MS}, maximum ${WAIT_MAX_MS} (larger values count as ${WAIT_MAX_MS}).`))),
 });
 
 type Input = z.infer<typeof Parameters>;
@@ -61,6 +71,7 @@ export default defineTool({
     "kt ps list",
     "kt ps read p1                 # new output since the last read",
     "kt ps read p1 --offset 1      # page the whole log from line 1",
+    "kt ps wait p1 'listening on'  # until a new line matches (or it ends; 30 s at most)",
     "kt ps write p1 'rs\\n'         # \\n, \\t, \\xHH are decoded in this argument",
     "kt ps write p1 '\\x04'         # Ctrl-D: end of input",
     "kt ps start --tty python3     # on a 120×40 pseudo-terminal (--cols, --rows)",
@@ -69,10 +80,14 @@ export default defineTool({
     "kt ps resize p1 100 30        # columns, rows",
     "kt ps stop p1",
   ],
-  longText: ["command", "input"],
+  longText: ["command", "input", "pattern"],
+  aliases: { timeout: "timeout_ms" },
   positionals: cliPositionals,
   annotations: { readOnlyHint: false, destructiveHint: true },
   async execute(input, ctx) {
+    if (input.action !== "wait" && (input.pattern !== undefined || input.timeout_ms !== undefined)) {
+      throw invalidArgs(TOOL, `"pattern" and "timeout_ms" belong to action "wait" (wait for a line of output that matches, or for the end); leave them out for "${input.action}"`);
+    }
     switch (input.action) {
       case "start":
         return start(input, ctx);
@@ -80,6 +95,8 @@ export default defineTool({
         return list(ctx);
       case "read":
         return read(input, ctx);
+      case "wait":
+        return wait(input, ctx);
       case "write":
         return write(input, ctx);
       case "resize":
@@ -113,6 +130,10 @@ function cliPositionals(args: string[]): Record<string, string> {
     case "write":
       if (rest[0] !== undefined) fields.id = rest[0];
       if (rest.length > 1) fields.input = unescape(rest.slice(1).join(" "));
+      break;
+    case "wait":
+      if (rest[0] !== undefined) fields.id = rest[0];
+      if (rest.length > 1) fields.pattern = rest.slice(1).join(" ");
       break;
     case "stop":
       if (rest[0] !== undefined) fields.id = rest[0];
@@ -148,7 +169,7 @@ async function start(input: Input, ctx: ToolContext): Promise<ToolOutput> {
   const id = launched.id!;
   await waitForOutput(launched.log_path, 0, START_WAIT_MS, START_QUIET_MS, exited);
   unref();
-  let row = byKey(db, launched.key) ?? launched;
+  let row = (await waitForRecord(db, launched.key, RECORD_WAIT_MS)) ?? launched;
   // The leader is gone: wait for its end to be recorded — or for the record that what it
   // started runs on (then it is running, not over).
   if (row.pid !== null && !isFinal(row.status) && !leaderEnded(row) && !isSameProcess(row.pid, row.pid_start)) {
@@ -228,7 +249,8 @@ function listDetail(ctx: ToolContext, r: ProcessRow, now: number): string {
   if (leaderEnded(r)) return `${clock(now - r.started_at)}  ${leftDetail(r, held(holdsOf(ctx.stateDir, r)))}`;
   if (!isFinal(r.status)) {
     const tty = isTerminal(r.log_path) ? currentSize(r.log_path) : undefined;
-    return `${clock(now - r.started_at)}  pid ${r.pid ?? "?"}${tty ? `  tty ${tty.cols}×${tty.rows}` : ""}`;
+    const waiting = tty && waitingForInput(r.pid, r.pid_start, r.log_path, now) ? "  waiting for input" : "";
+    return `${clock(now - r.started_at)}  pid ${r.pid ?? "?"}${tty ? `  tty ${tty.cols}×${tty.rows}` : ""}${waiting}`;
   }
   return endDetail(r, now);
 }
@@ -302,11 +324,12 @@ async function readNew(ctx: ToolContext, row: ProcessRow): Promise<ToolOutput> {
     const total = totalLines(row.log_path, { byte: row.cursor_byte, line: row.cursor_line });
     const content = final
       ? `No new output from ${id} since last read (${total} ${total === 1 ? "line" : "lines"} in all; use offset to re-read them).\n${statusSentence(row)}`
-      : `No new output from ${id} since last read (still running, ${total} ${total === 1 ? "line" : "lines"} total). Use offset to re-read earlier output.`;
+      : `No new output from ${id} since last read (still running, ${total} ${total === 1 ? "line" : "lines"} total). Use offset to re-read earlier output.${inputNote(row, "\n")}`;
     return { content, title: `Process read ${id} · no new output`, processId: id, exitCode: row.exit_code, extra: { status: row.status, newLines: 0 } };
   }
   const lines = [`Output of ${id} since last read (lines ${out.first}–${out.last} of ${out.last}):`, out.text];
   if (final) lines.push(statusSentence(row));
+  else if (inputNote(row) !== "") lines.push(inputNote(row));
   return {
     content: withNote(ctx, lines.join("\n"), out.text),
     title: `Process read ${id} · ${out.last - out.first + 1} new lines`,
@@ -341,6 +364,86 @@ async function readFrom(ctx: ToolContext, row: ProcessRow, offset: number): Prom
     exitCode: row.exit_code,
     extra: { status: row.status, offset, lines: page.count, totalLines: total },
   };
+}
+
+// ---- waiting for input (SPEC §8.7) -------------------------------------------------------
+
+/** `before` and the sentence saying a terminal process waits for input, or "" when it does not. */
+function inputNote(row: ProcessRow, before = ""): string {
+  if (isFinal(row.status) || !isTerminal(row.log_path)) return "";
+  const waiting = waitingForInput(row.pid, row.pid_start, row.log_path);
+  if (!waiting) return "";
+  const id = row.id!;
+  return `${before}${id} is waiting for input: blocked reading its terminal, no output for ${Math.floor(waiting.quietMs / 1000)}s. Type with {"action":"write","id":"${id}","input":"...\\n"} or keys such as ["Enter"]; {"action":"read","id":"${id}","screen":true} shows what it asks.`;
+}
+
+// ---- wait (SPEC §8.7) ----------------------------------------------------------------
+
+/**
+ * `wait`: until a new line of output matches `pattern`, the process ends, or `timeout_ms`
+ * passes — then the output since the last read up to that point, which counts as read.
+ */
+async function wait(input: Input, ctx: ToolContext): Promise<ToolOutput> {
+  const db = index(ctx);
+  const row = find(ctx, input, "wait");
+  const id = row.id!;
+  const pattern = input.pattern === undefined || input.pattern === "" ? undefined : input.pattern;
+  const re = pattern === undefined ? undefined : compilePattern(pattern).js;
+  const ms = Math.min(input.timeout_ms ?? WAIT_DEFAULT_MS, WAIT_MAX_MS);
+  if (!existsSync(row.log_path)) return read(input, ctx);
+  const started = performance.now();
+  const from = Math.min(row.cursor_byte, logSize(row.log_path));
+  const test = re ? (line: string) => ((re.lastIndex = 0), re.test(line)) : undefined;
+  const watched = await watchLog(db, row.key, from, test, ms, ctx.signal);
+  if (watched.outcome === "cancelled") throw new KtError("CANCELLED", `The wait for ${id} was cancelled. ${id} is untouched; its new output is still unread.`, { processId: id });
+  const out = await takeUpTo(ctx, watched.row, watched.end);
+  const waited = performance.now() - started;
+  const now = watched.row;
+  const final = isFinal(now.status);
+  if (final) markNotified(db, now.key);
+  const quoted = pattern === undefined ? "" : JSON.stringify(onOneLine(pattern));
+  const span = out ? (out.first === out.last ? `line ${out.first}` : `lines ${out.first}–${out.last}`) : "";
+  const again = `{"action":"wait","id":"${id}"${pattern === undefined ? "" : `,"pattern":${JSON.stringify(pattern)}`}}`;
+  const lines: string[] = [];
+  switch (watched.outcome) {
+    case "match":
+      lines.push(`Line ${out?.last ?? now.cursor_line} of ${id}'s output matches ${quoted}. Output since last read (${span}):`, out?.text ?? "");
+      break;
+    case "ended":
+      lines.push(out ? `${id} ended${quoted ? ` before a line matched ${quoted}` : ""}. Output since last read (${span}):` : `${id} ended${quoted ? ` before a line matched ${quoted}` : ""}, with no new output since last read.`);
+      if (out) lines.push(out.text);
+      break;
+    case "timeout": {
+      const head = quoted ? `No new line matched ${quoted} within ${budget(ms)}; ${id} is still running.` : `${id} is still running after ${budget(ms)}.`;
+      lines.push(out ? `${head} Output meanwhile (${span}):` : `${head} No new output meanwhile.`);
+      if (out) lines.push(out.text);
+      lines.push(`Wait again with ${again}, or stop it with {"action":"stop","id":"${id}"}.`);
+      break;
+    }
+  }
+  if (final) lines.push(statusSentence(now));
+  return {
+    content: lines.join("\n"),
+    title: `Process wait ${id} · ${watched.outcome === "match" ? "matched" : watched.outcome}`,
+    processId: id,
+    exitCode: now.exit_code,
+    ...(out?.truncation ? { truncation: out.truncation } : {}),
+    extra: { status: now.status, outcome: watched.outcome, waitedMs: Math.round(waited), newLines: out ? out.last - out.first + 1 : 0 },
+  };
+}
+
+/** The output from the session's cursor up to byte `end`, advancing the cursor there (never back). */
+async function takeUpTo(ctx: ToolContext, row: ProcessRow, end: number): Promise<NewOutput | undefined> {
+  const tty = isTerminal(row.log_path);
+  const range = readAtCursor(index(ctx), row.key, { byte: row.cursor_byte, line: row.cursor_line }, (cursor) => {
+    const from = Math.min(cursor.byte, logSize(row.log_path));
+    if (from >= end) return undefined;
+    const newlines = tty ? newlinesBetween(row.log_path, from, end, cursor.line) : countNewlines(row.log_path, from, end);
+    return { value: { from, line: cursor.line, newlines }, to: { byte: end, line: cursor.line + newlines } };
+  });
+  if (!range) return undefined;
+  const shown = await logView(row.log_path, range.from, end, READ_LIMITS, () => row.log_path, { newlines: range.newlines });
+  return { text: shown.text, first: range.line + 1, last: range.line + shown.lines, ...(shown.truncation ? { truncation: shown.truncation } : {}) };
 }
 
 // ---- write -------------------------------------------------------------------------
@@ -496,7 +599,7 @@ async function readScreen(ctx: ToolContext, row: ProcessRow): Promise<ToolOutput
   if (final) {
     markNotified(db, row.key);
     lines.push(statusSentence(row));
-  }
+  } else if (inputNote(row) !== "") lines.push(inputNote(row));
   return {
     content: lines.join("\n"),
     title: `Process read ${id} · screen`,

@@ -5,6 +5,7 @@ import * as z from "zod/mini";
 import { validationProse } from "./_validate.ts";
 import { backstop } from "../core/truncate.ts";
 import { appendNotices } from "../process/notices.ts";
+import { deadOwnedSessions, endDeadSessions } from "../process/owner.ts";
 import { isStateFault, StateError, stateProblem } from "../core/state.ts";
 import { invalidInput, KtError, type ToolContext, type ToolOutput, type ToolResult } from "../core/result.ts";
 
@@ -78,6 +79,8 @@ export function defineTool<S extends z.ZodMiniObject>(spec: ToolSpec<S>): Tool<S
         if (!isStateFault(error)) throw error;
         ctx.warn(`completion notices skipped. ${stateProblem(ctx.stateDir, error)}`);
       }
+      // SPEC §8.7: a session whose MCP server was killed is ended by the next kt call.
+      if (deadOwnedSessions(ctx.stateDir, ctx.session).length > 0) await endDeadSessions(ctx).catch(() => 0);
       result.metadata.durationMs = Math.round((performance.now() - started) * 10) / 10;
       return result;
     },

@@ -14,11 +14,13 @@ export const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   process: ["core"],
   search: ["core"],
   patch: ["core", "replacer"],
-  tools: ["core", "replacer", "process", "search", "patch"],
-  adapter: ["core", "replacer", "process", "search", "patch", "tools"],
-  cmd: ["core", "replacer", "process", "search", "patch", "tools", "adapter"],
+  // The language servers are processes kt supervises, asked through the session's host.
+  lsp: ["core", "process"],
+  tools: ["core", "replacer", "process", "search", "patch", "lsp"],
+  adapter: ["core", "replacer", "process", "search", "patch", "tools", "lsp"],
+  cmd: ["core", "replacer", "process", "search", "patch", "tools", "adapter", "lsp"],
   // src/main.ts, the bin entry, stands on everything.
-  ".": ["core", "replacer", "process", "search", "patch", "tools", "adapter", "cmd"],
+  ".": ["core", "replacer", "process", "search", "patch", "tools", "adapter", "cmd", "lsp"],
 };
 
 function sources(dir: string): string[] {

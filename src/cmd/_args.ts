@@ -23,6 +23,8 @@ export interface Options {
   dryRun: boolean;
   trace: boolean;
   strict: boolean;
+  /** --no-diagnostics (SPEC §8.1). */
+  noDiagnostics?: boolean;
 }
 
 type Kind = "string" | "number" | "boolean" | "json";

@@ -61,6 +61,8 @@ export async function run(argv: string[]): Promise<number> {
   if (why === "end") await Promise.race([mcp.idle(), transport.gone]);
   if (why !== "gone") await Promise.race([new Promise((resolve) => process.stdout.write("", resolve)), transport.gone]);
   await mcp.server.close();
+  // The language servers this server kept warm end with it.
+  await (await import("../lsp/index.ts")).stopLocalServers();
   if (why === "gone" && options.verbose) log().info("kt mcp: stdout was closed (the client is gone); ending");
   if (ownSession) await endOwnSession(base, options.verbose);
   return EXIT.ok;

@@ -33,6 +33,8 @@ export interface ToolMetadata {
   exitCode?: number | null;
   processId?: string;
   truncation?: Truncation;
+  /** write, edit, apply_patch, undo, code rename (SPEC §8.1): per changed file, what its language server said, complete. */
+  diagnostics?: readonly object[];
   extra?: Record<string, unknown>;
 }
 
@@ -126,6 +128,8 @@ export interface ToolFlags {
   dryRun: boolean;
   trace: boolean;
   strict: boolean;
+  /** --no-diagnostics (SPEC §8.1): no language server is asked after a change. */
+  noDiagnostics?: boolean;
 }
 
 export interface ToolContext {

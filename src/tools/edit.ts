@@ -11,6 +11,7 @@ import { BOM_BYTES, countLines, decodeUtf8, dominantEol, hasBom, linesOf, MAX_FI
 import { formatBytes } from "../core/truncate.ts";
 import { freshContent, guardedWrite, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { unifiedDiff } from "../core/diff.ts";
+import { withDiagnostics } from "./diagnostics.ts";
 import { notFound } from "../core/suggest.ts";
 import { replace } from "../replacer/index.ts";
 import type { CascadeOk, CascadeResult, Edit, NearMiss, StrategyName, TraceStep } from "../replacer/index.ts";
@@ -170,14 +171,14 @@ export default defineTool({
     const diff = unifiedDiff(abs, text, current);
     const traced = ctx.flags.trace ? { trace: multi ? traces : traces[0] } : {};
     const done = report(abs, text, current, steps, { multi, created, dryRun: ctx.flags.dryRun });
-    return {
+    return withDiagnostics(ctx, {
       content: ctx.flags.dryRun ? `${done.content}\n\n${diff.patch.trimEnd()}` : note ? `${done.content}\n${note}` : done.content,
       title: created ? `Edit ${abs} · new file · ${linesOf(countLines(current))}` : `Edit ${abs} · +${diff.additions} −${diff.deletions}`,
       diff: diff.patch,
       additions: diff.additions,
       deletions: diff.deletions,
       extra: { path: abs, ...done.extra, ...(created ? { created: true } : {}), dryRun: ctx.flags.dryRun, ...traced },
-    };
+    }, [{ display: abs, real, before: created ? null : text, after: current }]);
   },
 });
 

@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import type * as P from "vscode-languageserver-protocol";
 import type { MessageConnection } from "vscode-jsonrpc/node";
-import { toUri } from "./uri.ts";
+import { fromUri, toUri } from "./uri.ts";
 
 export interface ServerCommand {
   /** The table's id (e.g. "typescript-language-server"). */
@@ -57,6 +57,14 @@ interface Published {
 }
 
 const STDERR_KEEP = 2048;
+
+/** How long a pushed list must stand unchanged before it is taken (KT_LSP_SETTLE_MS). */
+const SETTLE_MS = 150;
+
+function settleMs(): number {
+  const given = Number(process.env.KT_LSP_SETTLE_MS);
+  return Number.isFinite(given) && given >= 0 && process.env.KT_LSP_SETTLE_MS ? given : SETTLE_MS;
+}
 
 export class LspClient {
   private proc: ChildProcess | undefined;
@@ -190,20 +198,26 @@ export class LspClient {
     });
   }
 
-  /** The document as the server has it, made to be `text`; returns the version it now has. */
-  sync(path: string, text: string, languageId: string): number {
+  /**
+   * The document as the server has it, made to be `text`; returns the version it now has.
+   * `refresh`: a document already so whose version the server never answered is sent again,
+   * same text, new version — a server that dropped its check (one interrupted by a request)
+   * checks it again.
+   */
+  sync(path: string, text: string, languageId: string, refresh = false): number {
     this.lastUsed = performance.now();
     const uri = toUri(path);
     const doc = this.docs.get(uri);
     const conn = this.conn!;
-    if (doc && doc.text === text) return doc.version;
     const pushed = this.published.get(uri)?.count ?? 0;
+    if (doc && doc.text === text && !(refresh && pushed === doc.pushedAtSend)) return doc.version;
     if (!doc) {
       this.docs.set(uri, { version: 1, text, languageId, pushedAtSend: pushed, ambiguous: false });
       void conn.sendNotification("textDocument/didOpen", { textDocument: { uri, languageId, version: 1, text } }).catch(() => {});
       return 1;
     }
-    doc.ambiguous = pushed === doc.pushedAtSend;
+    // An unanswered version before makes the next list ambiguous — unless it had this same text.
+    doc.ambiguous = pushed === doc.pushedAtSend && doc.text !== text;
     doc.pushedAtSend = pushed;
     doc.version++;
     doc.text = text;
@@ -217,6 +231,17 @@ export class LspClient {
     if (!this.docs.delete(uri) || !this.conn) return;
     this.published.delete(uri);
     void this.conn.sendNotification("textDocument/didClose", { textDocument: { uri } }).catch(() => {});
+  }
+
+  /** Every open document made to be what `read` says its file holds now (closed when it is gone). */
+  resyncAll(read: (path: string) => string | undefined): void {
+    for (const [uri, doc] of [...this.docs]) {
+      const path = fromUri(uri);
+      if (!path) continue;
+      const text = read(path);
+      if (text === undefined) this.close(path);
+      else if (text !== doc.text) this.sync(path, text, doc.languageId);
+    }
   }
 
   openText(path: string): string | undefined {
@@ -235,6 +260,14 @@ export class LspClient {
     const doc = this.docs.get(uri);
     if (!doc || this.fault) return undefined;
     const version = doc.version;
+    if (this.capabilities.executeCommandProvider?.commands?.includes(TSSERVER_REQUEST)) {
+      // typescript-language-server pushes no version, and pushes nothing when a clean file
+      // stays clean: tsserver itself is asked, after the change, in order.
+      const ask = (command: string) => this.request<{ body?: TsDiagnostic[] }>("workspace/executeCommand", { command: TSSERVER_REQUEST, arguments: [command, { file: uri, includeLinePosition: false }] }, deadline);
+      const [syntactic, semantic] = await Promise.all([ask("syntacticDiagnosticsSync"), ask("semanticDiagnosticsSync")]);
+      if (!syntactic?.body || !semantic?.body || this.docs.get(uri)?.version !== version) return undefined;
+      return [...syntactic.body, ...semantic.body].map(fromTsserver);
+    }
     if (this.capabilities.diagnosticProvider) {
       const report = await this.request<P.DocumentDiagnosticReport>("textDocument/diagnostic", { textDocument: { uri } }, deadline);
       if (report && report.kind === "full" && this.docs.get(uri)?.version === version) return report.items.map(fromLsp);
@@ -246,7 +279,18 @@ export class LspClient {
       return p.version !== undefined ? p.version === version : p.count - doc.pushedAtSend >= (doc.ambiguous ? 2 : 1);
     };
     if (!(await this.until(current, deadline))) return undefined;
-    return this.published.get(uri)!.diagnostics;
+    // A server may push a version more than once (a first quick list, then the checked one;
+    // again when another changed file was taken in): the list stands once nothing more came
+    // for SETTLE_MS, or at the deadline.
+    // A document just opened waits longer: its first list may be a quick one (pyright's).
+    const settle = doc.version === 1 ? 4 * settleMs() : settleMs();
+    for (;;) {
+      const count = this.published.get(uri)?.count ?? 0;
+      const settled = Math.min(deadline, performance.now() + settle);
+      const moved = () => (this.published.get(uri)?.count ?? 0) !== count;
+      if (!(await this.until(moved, settled)) || !current()) break;
+    }
+    return current() ? this.published.get(uri)!.diagnostics : undefined;
   }
 
   /** A request answered by the deadline, else undefined (and cancelled). A server error is thrown. */
@@ -261,8 +305,8 @@ export class LspClient {
     const ended = new Promise<undefined>((resolve) => {
       timer = setTimeout(() => resolve(undefined), Math.max(0, deadline - performance.now()));
       stop = () => resolve(undefined);
-      this.waiters.add(stop);
     });
+    // Woken by every message the server pushes: only a fault ends the wait early.
     const check = () => {
       if (this.fault) stop?.();
     };
@@ -271,7 +315,6 @@ export class LspClient {
       return (await Promise.race([conn.sendRequest(method, params, source.token) as Promise<R>, ended])) as R | undefined;
     } finally {
       clearTimeout(timer);
-      if (stop) this.waiters.delete(stop);
       this.waiters.delete(check);
       source.cancel();
       source.dispose();
@@ -328,6 +371,32 @@ export class LspClient {
 }
 
 const SEVERITY: Record<number, Diagnostic["severity"]> = { 1: "error", 2: "warning", 3: "info", 4: "hint" };
+
+const TSSERVER_REQUEST = "typescript.tsserverRequest";
+
+/** A diagnostic as tsserver gives it: 1-based line and offset. */
+interface TsDiagnostic {
+  start: { line: number; offset: number };
+  end: { line: number; offset: number };
+  text: string;
+  code?: number;
+  category: string;
+}
+
+const TS_SEVERITY: Record<string, Diagnostic["severity"]> = { error: "error", warning: "warning", suggestion: "hint", message: "info" };
+
+function fromTsserver(d: TsDiagnostic): Diagnostic {
+  return {
+    line: d.start.line,
+    col: d.start.offset,
+    endLine: d.end.line,
+    endCol: d.end.offset,
+    severity: TS_SEVERITY[d.category] ?? "error",
+    source: "typescript",
+    ...(d.code !== undefined ? { code: String(d.code) } : {}),
+    message: d.text,
+  };
+}
 
 function fromLsp(d: P.Diagnostic): Diagnostic {
   const code = d.code === undefined || d.code === null ? undefined : String(d.code);

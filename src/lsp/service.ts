@@ -37,8 +37,59 @@ export type RawReport =
 
 export async function diagnose(pool: Pool, req: DiagnoseRequest): Promise<RawReport[]> {
   const deadline = performance.now() + req.budgetMs;
-  const reports = await Promise.all(req.files.map((f) => diagnoseFile(pool, req, f, deadline)));
-  return reports.filter((r): r is RawReport => r !== undefined);
+  const looked = req.files.flatMap((f) => {
+    const found = locate(f.path, req).found;
+    return found ? [{ f, found }] : [];
+  });
+  // Files of one server are checked together: every file as it was, then every file as it is,
+  // so that no "before" is taken while another changed file is already new (a rename's
+  // importers would show errors it did not cause).
+  const groups = new Map<string, typeof looked>();
+  for (const l of looked) {
+    const key = `${l.found.entry.id}\u0000${l.found.root}`;
+    groups.set(key, [...(groups.get(key) ?? []), l]);
+  }
+  const reports = await Promise.all([...groups.values()].map((g) => diagnoseGroup(pool, g, deadline)));
+  return reports.flat();
+}
+
+async function diagnoseGroup(pool: Pool, group: { f: ChangedFile; found: NonNullable<Lookup["found"]> }[], deadline: number): Promise<RawReport[]> {
+  const found = group[0]!.found;
+  const r = await ready(pool, found, group[0]!.f.path, deadline);
+  if (!r.ok) return group.map(({ f }) => ({ ...r.report, path: f.path }) as RawReport);
+  const { client, server } = r;
+  // A restart's notice is told once, with the first file.
+  const notice = (i: number) => (r.notice && i === 0 ? { notice: r.notice } : {});
+  const fault = (path: string): RawReport => {
+    const told = pool.tell(pool.slotOf(found)).notice;
+    return told ? { path, server, status: "fault", prose: [r.notice, told].filter(Boolean).join("\n") } : { path, server, status: "quiet" };
+  };
+  const lang = (path: string) => languageId(extensionOf(path));
+  const before = new Map<string, Diagnostic[]>();
+  const existed = group.filter(({ f }) => f.before !== null);
+  for (const { f } of existed) client.sync(f.path, f.before!, lang(f.path), true);
+  const late = new Set<string>();
+  await Promise.all(existed.map(async ({ f }) => {
+    const got = await client.diagnostics(f.path, deadline);
+    if (got === undefined) late.add(f.path);
+    else before.set(f.path, got);
+  }));
+  if (client.fault) return group.map(({ f }, i) => (i === 0 ? fault(f.path) : { path: f.path, server, status: "quiet" }));
+  const pending = group.filter(({ f }) => !late.has(f.path));
+  for (const { f } of pending) {
+    if (f.after === null) client.close(f.path);
+    else client.sync(f.path, f.after, lang(f.path));
+  }
+  const after = new Map<string, Diagnostic[] | undefined>();
+  await Promise.all(pending.map(async ({ f }) => {
+    after.set(f.path, f.after === null ? [] : await client.diagnostics(f.path, deadline));
+  }));
+  if (client.fault) return group.map(({ f }, i) => (i === 0 ? fault(f.path) : { path: f.path, server, status: "quiet" }));
+  return group.map(({ f }, i): RawReport => {
+    const got = after.get(f.path);
+    if (late.has(f.path) || got === undefined) return { path: f.path, server, status: "late", ...notice(i) };
+    return { path: f.path, server, status: "checked", before: before.get(f.path) ?? [], after: got, ...notice(i) };
+  });
 }
 
 type Ready = { ok: true; client: LspClient; server: string; notice?: string } | { ok: false; report: RawReport };
@@ -57,35 +108,6 @@ async function ready(pool: Pool, found: NonNullable<Lookup["found"]>, path: stri
   }
   if (!client.isReady) return { ok: false, report: { path, server, status: "starting", ...(got.notice ? { notice: got.notice } : {}) } };
   return { ok: true, client, server, ...(got.notice ? { notice: got.notice } : {}) };
-}
-
-async function diagnoseFile(pool: Pool, where: Where, f: ChangedFile, deadline: number): Promise<RawReport | undefined> {
-  const look = locate(f.path, where);
-  if (!look.found) return undefined;
-  const r = await ready(pool, look.found, f.path, deadline);
-  if (!r.ok) return r.report;
-  const { client, server } = r;
-  const notice = r.notice ? { notice: r.notice } : {};
-  const lang = languageId(extensionOf(f.path));
-  const fault = (): RawReport => {
-    const told = pool.tell(pool.slotOf(look.found!)).notice;
-    return told ? { path: f.path, server, status: "fault", prose: [r.notice, told].filter(Boolean).join("\n") } : { path: f.path, server, status: "quiet" };
-  };
-  let before: Diagnostic[] = [];
-  if (f.before !== null) {
-    client.sync(f.path, f.before, lang);
-    const got = await client.diagnostics(f.path, deadline);
-    if (got === undefined) return client.fault ? fault() : { path: f.path, server, status: "late", ...notice };
-    before = got;
-  }
-  if (f.after === null) {
-    client.close(f.path);
-    return { path: f.path, server, status: "checked", before, after: [], ...notice };
-  }
-  client.sync(f.path, f.after, lang);
-  const after = await client.diagnostics(f.path, deadline);
-  if (after === undefined) return client.fault ? fault() : { path: f.path, server, status: "late", ...notice };
-  return { path: f.path, server, status: "checked", before, after, ...notice };
 }
 
 function sleepUntil(deadline: number): Promise<void> {
@@ -163,7 +185,9 @@ export async function code(pool: Pool, req: CodeRequest): Promise<CodeAnswer> {
   if (!r.ok) return { kind: "unavailable", report: r.report };
   const { client, server } = r;
   const text = readText(req.path);
-  if (text !== undefined) client.sync(req.path, text, languageId(extensionOf(req.path)));
+  if (text !== undefined) client.sync(req.path, text, languageId(extensionOf(req.path)), req.action === "diagnostics");
+  // A rename is computed from what the server has open: every open file as it is on disk now.
+  if (req.action === "rename") client.resyncAll(readText);
   const uri = toUri(req.path);
   const pos = req.position ?? { line: 0, character: 0 };
   const ask = async <T>(method: string, params: unknown): Promise<{ ok: true; value: T | null } | { ok: false; answer: CodeAnswer }> => {

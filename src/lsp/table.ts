@@ -38,6 +38,8 @@ export const BUILTIN: readonly ServerEntry[] = [
     extensions: TS_EXTENSIONS,
     rootMarkers: TS_MARKERS,
     install: "npm install --save-dev typescript-language-server typescript@5 (it drives TypeScript 5's tsserver)",
+    // A rename renames: no "x as y" aliases left behind to keep old names alive.
+    initializationOptions: { preferences: { providePrefixAndSuffixTextForRename: false } },
   },
   {
     // TypeScript 7's native compiler has no tsserver but speaks LSP itself.
@@ -85,6 +87,9 @@ export const BUILTIN: readonly ServerEntry[] = [
     extensions: [".go"],
     rootMarkers: ["go.work", "go.mod"],
     install: "go install golang.org/x/tools/gopls@latest (or apt install gopls)",
+    // The type-checked diagnostics at once, not after gopls's default 1 s delay.
+    initializationOptions: { diagnosticsDelay: "0s" },
+    settings: { gopls: { diagnosticsDelay: "0s" } },
   },
   {
     id: "rust-analyzer",

@@ -3,6 +3,7 @@
 // this process's pool, or — for a one-shot kt call — in the session's host, asked over its
 // socket; a host that cannot be reached leaves the call to a pool of its own.
 import type { ToolContext } from "../core/result.ts";
+import { index, sessionDir } from "../core/state.ts";
 import type { Diagnostic } from "./client.ts";
 import { diffDiagnostics } from "./diff.ts";
 import { configBase, routing } from "./gate.ts";
@@ -115,6 +116,14 @@ export async function codeRequest(ctx: ToolContext, req: Omit<CodeRequest, "budg
 /** Runs `op` where the servers are: the session's host (one-shot calls) or this process. */
 async function run<T>(ctx: ToolContext, message: { op: string; req: unknown }, budgetMs: number, here: () => Promise<T>): Promise<T | undefined> {
   if (routing.host) {
+    // A host ends when its session's index is gone, and listens in the session's directory:
+    // both must be there before it starts.
+    try {
+      index(ctx);
+      sessionDir(ctx.stateDir, ctx.session);
+    } catch {
+      return here();
+    }
     const { askHost } = await import("../process/host.ts");
     const answer = await askHost(ctx, ctx.stateDir, { lsp: message }, budgetMs + 1000);
     if (answer.reached) return answer.value as T | undefined;

@@ -61,7 +61,7 @@ async function main(argv: string[]): Promise<number> {
   // Hidden: the detached owner of a background command (src/process/supervisor.ts).
   if (first === "__supervise") return (await import("./process/supervisor.ts")).supervise(rest);
   // Hidden: the session's host of background commands (src/process/host.ts).
-  if (first === "__host") return (await import("./process/host.ts")).serveHost(rest);
+  if (first === "__host") return (await import("./process/host.ts")).serveHost(rest, { lsp: () => import("./lsp/index.ts") });
   if (first === "--version" || first === "-v") {
     writeAll(1, `${(await import("./cmd/version.ts")).versionLine()}\n`);
     return EXIT.ok;

@@ -9,4 +9,6 @@ export const EXPECTED_ANNOTATIONS: Record<string, { readOnlyHint: boolean; destr
   bash: { readOnlyHint: false, destructiveHint: true },
   process: { readOnlyHint: false, destructiveHint: true },
   apply_patch: { readOnlyHint: false, destructiveHint: true },
+  // rename changes files (through the same commit as apply_patch).
+  code: { readOnlyHint: false, destructiveHint: true },
 };

@@ -12,7 +12,7 @@ import { KT, kt, tempDir } from "./_helpers.ts";
 describe("the mapping", () => {
   test("names and fields, tool by tool", () => {
     // Issue 29 added TaskOutput and TaskStop, the newer names of BashOutput and KillShell; issue 30 NotebookEdit.
-    expect(CLAUDE_CODE_TOOLS).toEqual(["Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "Bash", "BashOutput", "KillShell", "NotebookEdit", "TaskOutput", "TaskStop"]);
+    expect(CLAUDE_CODE_TOOLS).toEqual(["Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "Bash", "BashOutput", "KillShell", "NotebookEdit", "TaskOutput", "TaskStop", "LSP"]);
     expect(fromClaudeCode("Read", { file_path: "/a", offset: 3, limit: 2 })).toEqual({ tool: "read", args: { file_path: "/a", offset: 3, limit: 2 } });
     expect(fromClaudeCode("Write", { file_path: "/a", content: "x" })).toEqual({ tool: "write", args: { file_path: "/a", content: "x" } });
     expect(fromClaudeCode("Edit", { file_path: "/a", old_string: "o", new_string: "n", replace_all: true })).toEqual({
@@ -42,6 +42,12 @@ describe("the mapping", () => {
     expect(fromClaudeCode("TaskOutput", { task_id: "p2", block: null, timeout: null })).toEqual({ tool: "ps", args: { action: "wait", id: "p2" } });
     expect(fromClaudeCode("TaskOutput", { task_id: "p2", block: false, timeout: 5000 })).toEqual({ tool: "ps", args: { action: "read", id: "p2" } });
     expect(fromClaudeCode("TaskStop", { task_id: "p2" })).toEqual({ tool: "ps", args: { action: "stop", id: "p2" } });
+    expect(fromClaudeCode("LSP", { operation: "goToDefinition", filePath: "/a.ts", line: 12, character: 5 })).toEqual({ tool: "code", args: { action: "definition", file_path: "/a.ts", line: "12:5" } });
+    expect(fromClaudeCode("LSP", { operation: "findReferences", filePath: "/a.ts", line: 3, character: 1 })).toEqual({ tool: "code", args: { action: "references", file_path: "/a.ts", line: "3:1" } });
+    expect(fromClaudeCode("LSP", { operation: "documentSymbol", filePath: "/a.ts" })).toEqual({ tool: "code", args: { action: "symbols", file_path: "/a.ts" } });
+    expect(fromClaudeCode("LSP", { operation: "workspaceSymbol", filePath: "/a.ts", query: "Parser" })).toEqual({ tool: "code", args: { action: "workspace_symbols", file_path: "/a.ts", query: "Parser" } });
+    // No action of kt's: kept, for validation to list the actions there are.
+    expect(fromClaudeCode("LSP", { operation: "incomingCalls", filePath: "/a.ts", line: 1, character: 1 })).toEqual({ tool: "code", args: { action: "incomingCalls", file_path: "/a.ts", line: "1:1" } });
   });
 
   test("other names are not mapped; fields kt does not know pass through for kt to name", () => {

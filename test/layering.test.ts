@@ -17,11 +17,13 @@ export const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   search: ["core", "sandbox"],
   documents: ["core", "replacer"],
   patch: ["core", "replacer"],
-  tools: ["core", "replacer", "process", "search", "patch", "documents", "sandbox"],
-  adapter: ["core", "replacer", "process", "search", "patch", "documents", "tools", "sandbox"],
-  cmd: ["core", "replacer", "process", "search", "patch", "documents", "tools", "adapter", "sandbox"],
+  // The language servers are processes kt supervises, asked through the session's host.
+  lsp: ["core", "process"],
+  tools: ["core", "replacer", "process", "search", "patch", "documents", "sandbox", "lsp"],
+  adapter: ["core", "replacer", "process", "search", "patch", "documents", "tools", "sandbox", "lsp"],
+  cmd: ["core", "replacer", "process", "search", "patch", "documents", "tools", "adapter", "sandbox", "lsp"],
   // src/main.ts, the bin entry, stands on everything.
-  ".": ["core", "replacer", "process", "search", "patch", "documents", "tools", "adapter", "cmd", "sandbox"],
+  ".": ["core", "replacer", "process", "search", "patch", "documents", "tools", "adapter", "cmd", "sandbox", "lsp"],
 };
 
 function sources(dir: string): string[] {

@@ -120,6 +120,8 @@ describe("kt mcp with the official SDK client", () => {
       ["process", { action: "start", command: "sleep 30" }],
       ["process", { action: "list" }],
       ["process", { action: "stop", id: "p1" }],
+      ["code", { action: "diagnostics" }],
+      ["code", { action: "symbols", file_path: "a.txt" }],
       ["nope", {}],
     ];
     // Every tool listed is called at least once.

@@ -17,6 +17,15 @@ const DISABLE_SANDBOX = "dangerouslyDisableSandbox";
 /** Claude Code's Grep options, by the name kt's grep gives them (SPEC §7.3). */
 const GREP_FIELDS: Record<string, string> = { glob: "include", "-A": "after", "-B": "before", "-C": "context" };
 
+/** Claude Code's LSP operations, by the code action kt gives them. */
+const LSP_OPERATIONS: Record<string, string> = {
+  goToDefinition: "definition",
+  findReferences: "references",
+  hover: "hover",
+  documentSymbol: "symbols",
+  workspaceSymbol: "workspace_symbols",
+};
+
 const MAPPINGS: Record<string, Mapping> = {
   Read: { tool: "read", args: (a) => a },
   Write: { tool: "write", args: (a) => a },
@@ -63,6 +72,16 @@ const MAPPINGS: Record<string, Mapping> = {
     },
   },
   TaskStop: { tool: "ps", args: ({ task_id: id, ...rest }) => ({ action: "stop", id, ...rest }) },
+  // Claude Code's LSP tool: an operation at a 1-based line and character. Operations kt has
+  // no action for (call hierarchy, implementation) pass through for validation to name.
+  LSP: {
+    tool: "code",
+    args({ operation, filePath, line, character, ...rest }) {
+      const action = typeof operation === "string" && Object.hasOwn(LSP_OPERATIONS, operation) ? LSP_OPERATIONS[operation] : operation;
+      const at = typeof line === "number" && typeof character === "number" ? `${line}:${character}` : line;
+      return { action, ...(filePath === undefined ? {} : { file_path: filePath }), ...(at === undefined || at === null ? {} : { line: at }), ...rest };
+    },
+  },
 };
 
 /**

@@ -28,6 +28,8 @@ export interface Options {
   writable?: string[];
   allowNetwork?: boolean;
   denyRead?: string[];
+  /** --no-diagnostics (SPEC §8.1). */
+  noDiagnostics?: boolean;
 }
 
 type Kind = "string" | "number" | "boolean" | "json";

@@ -49,7 +49,7 @@ export function contextFrom(options: Options, env = process.env, sandboxDefault:
     stateDir: resolveStateDir(env, options.stateDir),
     ...(root ? { root } : {}),
     ...(sandbox ? { sandbox } : {}),
-    flags: { skipReadCheck: options.skipReadCheck, dryRun: options.dryRun, trace: options.trace, strict: options.strict },
+    flags: { skipReadCheck: options.skipReadCheck, dryRun: options.dryRun, trace: options.trace, strict: options.strict, ...(options.noDiagnostics ? { noDiagnostics: true } : {}) },
     warn: (message) => log().warn(message),
     info: (message) => log().log(message),
   };

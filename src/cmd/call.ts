@@ -9,6 +9,7 @@ import { replyText, type ReplyFormat } from "../adapter/reply.ts";
 import { errorResult, KtError, type ToolContext, type ToolResult } from "../tools/tool.ts";
 import { baseOptions, strictText, UsageError, type Options } from "./_args.ts";
 import { contextFrom, EXIT, newCallId, onTerminal, writeAll } from "./_run.ts";
+import { routing } from "../lsp/gate.ts";
 import { exitCode } from "./exit.ts";
 import { stdinIsTerminal } from "./tool.ts";
 import { parseSwitches, switchArgs } from "./switches.ts";
@@ -61,6 +62,8 @@ export async function run(argv: string[]): Promise<number> {
     writeAll(2, `kt call: ${error.message}\n`);
     return EXIT.usage;
   }
+  // One call: the language servers stay warm in the session's host; many: in this process.
+  if (!args.jsonl) routing.host = true;
   return args.jsonl ? runLines(base, args.format) : runOne(base, args.format);
 }
 

@@ -93,6 +93,8 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (why !== "gone") await Promise.race([new Promise((resolve) => process.stdout.write("", resolve)), transport.gone]);
   await mcp.server.close();
+  // The language servers this server kept warm end with it.
+  await (await import("../lsp/index.ts")).stopLocalServers();
   if (why === "gone" && options.verbose) log().info("kt mcp: the client is gone (stdout closed, or the process that started kt mcp exited); ending");
   if (ownSession) await endOwnSession(base, options.verbose);
   return EXIT.ok;

@@ -62,6 +62,12 @@ export const SWITCHES: readonly Switch[] = [
     helpOf: { call: "Allow write/edit of files this session never read (staleness is still checked)" },
   },
   {
+    name: "no-diagnostics",
+    commands: ["write", "edit", "patch", "code", "call", "mcp", "undo"],
+    help: "Do not ask language servers what the change broke (also KT_DIAGNOSTICS=0)",
+    helpOf: { call: "write/edit/patch: do not ask language servers what the change broke (also KT_DIAGNOSTICS=0)", mcp: "Do not ask language servers what a change broke (also KT_DIAGNOSTICS=0)" },
+  },
+  {
     name: "dry-run",
     commands: ["write", "edit", "patch", "call"],
     help: "Do everything but write; print the result and the diff",

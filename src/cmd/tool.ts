@@ -7,6 +7,7 @@ import { invalidInput, REWRITE } from "../core/result.ts";
 import { fieldKinds, parseToolArgv, strictText, UsageError, type Options } from "./_args.ts";
 import { contextFrom, emit } from "./_run.ts";
 import { switchArgs } from "./switches.ts";
+import { routing } from "../lsp/gate.ts";
 
 /** The citty command for one tool; `run` returns the exit code through `result`. */
 export function toolCommand(tool: Tool): CommandDef {
@@ -36,6 +37,8 @@ export async function runTool(tool: Tool, argv: readonly string[]): Promise<numb
     if (error instanceof KtError) return finish(errorResult(tool.name, error), parsed.options);
     throw error;
   }
+  // A one-shot call: the language servers stay warm in the session's host, not in this process.
+  routing.host = true;
   const result = await tool.run(raw, ctx);
   return finish(result, parsed.options);
 }

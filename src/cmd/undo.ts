@@ -14,6 +14,8 @@ import { baseOptions, UsageError, type Options } from "./_args.ts";
 import { refuseWrite } from "../sandbox/policy.ts";
 import { contextFrom, writeAll } from "./_run.ts";
 import { exitCode } from "./exit.ts";
+import { routing } from "../lsp/gate.ts";
+import { diagnoseChange } from "../tools/diagnostics.ts";
 import { parseSwitches, switchArgs } from "./switches.ts";
 
 export const historyCommand: CommandDef = {
@@ -38,6 +40,7 @@ interface Args {
   stateDir?: string;
   root?: string;
   sandbox: Partial<Options>;
+  noDiagnostics?: boolean;
 }
 
 function parse(argv: readonly string[], command: "history" | "undo"): Args {
@@ -50,6 +53,7 @@ function parse(argv: readonly string[], command: "history" | "undo"): Args {
   if (values.session !== undefined) args.session = values.session as string;
   if (values.stateDir !== undefined) args.stateDir = values.stateDir as string;
   if (values.root !== undefined) args.root = values.root as string;
+  if (values.noDiagnostics === true) args.noDiagnostics = true;
   if (values.steps !== undefined) {
     const raw = values.steps as string;
     const n = Number(raw);
@@ -70,7 +74,7 @@ function context(args: Args): ToolContext {
 }
 
 function contextOf(args: Args): ToolContext {
-  return contextFrom({ ...baseOptions(), ...(args.session ? { session: args.session } : {}), ...(args.stateDir ? { stateDir: args.stateDir } : {}), ...(args.root !== undefined ? { root: args.root } : {}), ...args.sandbox });
+  return contextFrom({ ...baseOptions(), ...(args.session ? { session: args.session } : {}), ...(args.stateDir ? { stateDir: args.stateDir } : {}), ...(args.root !== undefined ? { root: args.root } : {}), ...args.sandbox, ...(args.noDiagnostics ? { noDiagnostics: true } : {}) });
 }
 
 /** Every change of an undo goes through commitChanges, after the sandbox allows each file. */
@@ -133,6 +137,7 @@ export async function runUndo(argv: string[]): Promise<number> {
   if (!args.last && args.path === undefined) throw new UsageError("missing PATH: kt undo PATH [--steps N] [--force], or kt undo --last");
   if (args.last && args.steps !== 1) throw new UsageError("--steps applies to kt undo PATH, not to --last");
   const ctx = context(args);
+  routing.host = true;
   return guarded(() => (args.last ? undoLast(ctx, args.force) : undoFile(ctx, args.path!, args.steps, args.force)));
 }
 
@@ -176,7 +181,7 @@ async function undoFile(ctx: ToolContext, path: string, steps: number, force: bo
   if (!(bytes === null && current === null)) await commitUndo(ctx, [change], { tool: "undo", verb: "undo", undoes: live.slice(0, steps).map((r) => r.seq), historyState: "undo" });
   const back = `${steps} ${steps === 1 ? "step" : "steps"} back`;
   if (bytes === null) return `Removed ${abs}: the ${target.tool} of ${when(target.at)} created it (${back}).`;
-  return `Restored ${abs} to the version before the ${target.tool} of ${when(target.at)} (${back}).`;
+  return withDiagnostics(ctx, `Restored ${abs} to the version before the ${target.tool} of ${when(target.at)} (${back}).`, [change]);
 }
 
 async function undoLast(ctx: ToolContext, force: boolean): Promise<string> {
@@ -198,7 +203,13 @@ async function undoLast(ctx: ToolContext, force: boolean): Promise<string> {
   }
   if (changes.length > 0) await commitUndo(ctx, changes, { tool: "undo", verb: "undo", undoes: group.map((r) => r.seq), historyState: "undo" });
   const head = group[0]!;
-  return [`Undid the ${head.tool} of ${when(head.at)} (${group.length} ${group.length === 1 ? "file" : "files"}):`, ...said].join("\n");
+  return withDiagnostics(ctx, [`Undid the ${head.tool} of ${when(head.at)} (${group.length} ${group.length === 1 ? "file" : "files"}):`, ...said].join("\n"), changes);
+}
+
+/** The undo's text with what the language servers say of the files it put back (SPEC §8.1). */
+async function withDiagnostics(ctx: ToolContext, text: string, changes: readonly Change[]): Promise<string> {
+  const got = await diagnoseChange(ctx, changes.map((c) => ({ display: c.display, real: c.real, before: c.previous, after: c.bytes })));
+  return got.text ? `${text}\n\n${got.text}` : text;
 }
 
 /** A change kt was killed while installing: each file is old or new; the new ones go back. */

@@ -301,6 +301,11 @@ export function fileHistory(ctx: Ctx, db: Database, path: string): HistoryRow[] 
   return (table(db).query("SELECT * FROM history WHERE session = ? AND path = ? ORDER BY seq DESC").all(ctx.session, path) as Record<string, unknown>[]).map(rowOf);
 }
 
+/** Every file the session changed, as {path, display}, most recently changed first. */
+export function changedFiles(ctx: Ctx, db: Database): { path: string; display: string }[] {
+  return table(db).query("SELECT path, display FROM history WHERE session = ? GROUP BY path ORDER BY MAX(seq) DESC").all(ctx.session) as { path: string; display: string }[];
+}
+
 /** The rows of the session's newest change that can still be undone (a whole patch), or []. */
 export function lastLiveGroup(ctx: Ctx, db: Database): HistoryRow[] {
   const top = table(db).query("SELECT grp FROM history WHERE session = ? AND state = 'live' ORDER BY seq DESC LIMIT 1").get(ctx.session) as { grp: number } | null;

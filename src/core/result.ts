@@ -49,6 +49,8 @@ export interface ToolMetadata {
   exitCode?: number | null;
   processId?: string;
   truncation?: Truncation;
+  /** write, edit, apply_patch, undo, code rename (SPEC §8.1): per changed file, what its language server said, complete. */
+  diagnostics?: readonly object[];
   extra?: Record<string, unknown>;
 }
 
@@ -142,6 +144,8 @@ export interface ToolFlags {
   dryRun: boolean;
   trace: boolean;
   strict: boolean;
+  /** --no-diagnostics (SPEC §8.1): no language server is asked after a change. */
+  noDiagnostics?: boolean;
 }
 
 /** SPEC §8.2: the sandbox policies, by Codex's names. */

@@ -157,6 +157,55 @@ function provenCommand(db: Database, host: HostSpec, asked: SupervisorSpec, secr
   return { ...rest, stateDir: host.stateDir, command: row.command, cwd: row.cwd, log: row.log_path, ...(row.stdin_path ? { stdin: row.stdin_path } : {}) };
 }
 
+/**
+ * One request to a service of the session's host (the language servers: src/lsp/), starting
+ * the host if none listens. `reached: false`: no host could be reached (the caller does the
+ * work itself); `value` undefined: the host did not answer within `waitMs`.
+ */
+export async function askHost(ctx: Pick<ToolContext, "session">, stateDir: string, message: Record<string, unknown>, waitMs: number): Promise<{ reached: boolean; value?: unknown }> {
+  const path = hostSocket(stateDir, ctx.session);
+  if (Buffer.byteLength(path) > MAX_SOCKET_PATH || !LINUX_PROC) return { reached: false };
+  let conn = await connect(path);
+  if (!conn) {
+    if (!startHost({ stateDir, session: ctx.session, socket: path })) return { reached: false };
+    const deadline = performance.now() + START_MS;
+    while (!conn && performance.now() < deadline) {
+      await Bun.sleep(5);
+      conn = await connect(path);
+    }
+    if (!conn) return { reached: false };
+  }
+  conn.socket.write(`${JSON.stringify(message)}\n`);
+  let timer: Timer | undefined;
+  const line = await Promise.race([
+    conn.line(),
+    new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), waitMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  conn.socket.end();
+  // A host of an older kt closes the connection on a line it does not know.
+  if (line === undefined) return { reached: false };
+  try {
+    return { reached: true, value: (JSON.parse(line) as { answer?: unknown }).answer };
+  } catch {
+    return { reached: true };
+  }
+}
+
+/** A service the host runs beside its commands (the language servers), loaded on first use. */
+export interface HostService {
+  serveRequest(message: unknown): Promise<unknown>;
+  /** Nothing of it is running: the host may end when idle. */
+  serversIdle(): boolean;
+  stopLocalServers(): Promise<void>;
+}
+
+export interface HostServices {
+  lsp?: () => Promise<HostService>;
+}
+
 interface Connection {
   socket: Socket<undefined>;
   /** The next line from the host; undefined when the connection closed first. */
@@ -252,7 +301,7 @@ interface Conn {
   trusted: boolean;
 }
 
-export async function serveHost(argv: string[]): Promise<number> {
+export async function serveHost(argv: string[], services: HostServices = {}): Promise<number> {
   let spec: HostSpec;
   try {
     spec = JSON.parse(argv[0] ?? "") as HostSpec;
@@ -324,11 +373,34 @@ export async function serveHost(argv: string[]): Promise<number> {
 
   let active = 0;
   let idleSince = performance.now();
+  let lsp: HostService | undefined;
+  const serve = async (socket: Socket<Conn>, message: unknown) => {
+    let answer: unknown;
+    try {
+      lsp ??= await services.lsp!();
+      answer = await lsp.serveRequest(message);
+    } catch {
+      answer = undefined;
+    }
+    idleSince = performance.now();
+    try {
+      socket.write(`${JSON.stringify({ answer })}\n`);
+    } catch {
+      // The kt call went away: nobody waits.
+    }
+  };
   const take = (socket: Socket<Conn>, line: string) => {
     let asked: SupervisorSpec;
     let secret: string;
     try {
-      ({ run: asked, secret } = JSON.parse(line) as { run: SupervisorSpec; secret: string });
+      const message = JSON.parse(line) as { run?: SupervisorSpec; secret?: string; lsp?: unknown };
+      // A question for the language servers (src/lsp/): it runs nothing, and its peer is this user already.
+      if (message.lsp !== undefined && services.lsp) {
+        idleSince = performance.now();
+        void serve(socket, message.lsp);
+        return;
+      }
+      ({ run: asked, secret } = message as { run: SupervisorSpec; secret: string });
       if (typeof asked.command !== "string" || !Number.isInteger(asked.key) || typeof secret !== "string" || typeof asked.stateDir !== "string") throw new Error("bad spec");
     } catch {
       socket.end();
@@ -425,12 +497,14 @@ export async function serveHost(argv: string[]): Promise<number> {
         Bun.gc(true);
       }
       if (active > 0) return;
-      if (sessionGone() || performance.now() - idleSince >= idle) {
+      const warm = lsp !== undefined && !lsp.serversIdle();
+      if (sessionGone() || (!warm && performance.now() - idleSince >= idle)) {
         clearInterval(watch);
         resolve();
       }
     }, WATCH_MS);
   });
+  await lsp?.stopLocalServers();
   // Only this host's socket: a host started after it (its socket removed meanwhile) keeps its
   // own. Bun's stop() unlinks the listener's path whoever's socket is there now, so a host
   // whose path is another's does not stop its listener: the exit that follows closes it.

@@ -12,6 +12,7 @@ import { formatBytes } from "../core/truncate.ts";
 import { freshContent, guardedWrite, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { unifiedDiff } from "../core/diff.ts";
 import { refuseWrite } from "../sandbox/policy.ts";
+import { withDiagnostics } from "./diagnostics.ts";
 import { notFound } from "../core/suggest.ts";
 import { replace } from "../replacer/index.ts";
 import { notebookEdit, type NotebookPlan } from "./_notebook.ts";
@@ -178,14 +179,14 @@ export default defineTool({
     const traced = ctx.flags.trace ? { trace: multi ? traces : traces[0] } : {};
     const reported = report(abs, text, current, steps, { multi, created, dryRun: ctx.flags.dryRun });
     const done = notes ? { ...reported, content: `${reported.content}\n${notes}` } : reported;
-    return {
+    return withDiagnostics(ctx, {
       content: ctx.flags.dryRun ? `${done.content}\n\n${diff.patch.trimEnd()}` : note ? `${done.content}\n${note}` : done.content,
       title: created ? `Edit ${abs} · new file · ${linesOf(countLines(current))}` : `Edit ${abs} · +${diff.additions} −${diff.deletions}`,
       diff: diff.patch,
       additions: diff.additions,
       deletions: diff.deletions,
       extra: { path: abs, ...done.extra, ...(created ? { created: true } : {}), dryRun: ctx.flags.dryRun, ...traced },
-    };
+    }, [{ display: abs, real, before: created ? null : text, after: current }]);
   },
 });
 

@@ -12,6 +12,7 @@ import { BOM_BYTES, decodeUtf8, dominantEol, hasBom, MAX_FILE_BYTES, sniffBinary
 import { formatBytes } from "../core/truncate.ts";
 import { freshContent, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
+import { withDiagnostics } from "./diagnostics.ts";
 import { unifiedDiff } from "../core/diff.ts";
 import { refuseWrite } from "../sandbox/policy.ts";
 import { suggestions } from "../core/suggest.ts";
@@ -75,7 +76,8 @@ export default defineTool({
     const additions = done.reduce((n, d) => n + d.diff.additions, 0);
     const deletions = done.reduce((n, d) => n + d.diff.deletions, 0);
     const content = success(done, ctx.flags.dryRun);
-    return {
+    const changed = done.flatMap((d) => d.changes.map((c) => ({ display: c.display, real: c.real, before: c.previous, after: c.bytes })));
+    return withDiagnostics(ctx, {
       content: ctx.flags.dryRun ? `${content}\n\n${diff.trimEnd()}` : content,
       title: `Patch ${done.length} ${done.length === 1 ? "file" : "files"} · +${additions} −${deletions}`,
       diff,
@@ -87,7 +89,7 @@ export default defineTool({
         dryRun: ctx.flags.dryRun,
         ...(ctx.flags.trace ? { trace } : {}),
       },
-    };
+    }, changed);
   },
 });
 

@@ -9,6 +9,7 @@ import { BOM_BYTES, countLines, decodeLenient, dominantEol, hasBom, linesOf } fr
 import { freshContent, guardedWrite, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { unifiedDiff } from "../core/diff.ts";
 import { refuseWrite } from "../sandbox/policy.ts";
+import { withDiagnostics } from "./diagnostics.ts";
 
 export const Parameters = z.strictObject({
   file_path: z.string().check(z.describe("Path of the file to write (absolute preferred).")),
@@ -62,14 +63,14 @@ export default defineTool({
       ? `Wrote ${abs} (${linesOf(lines)}).${dry}`
       : `Replaced ${abs} (was ${linesOf(countLines(before))}, now ${linesOf(lines)}).${dry}`;
     const content = written.note ? `${said}\n${written.note}` : said;
-    return {
+    return withDiagnostics(ctx, {
       content,
       title: planned.created ? `Write ${abs} · new file · ${linesOf(lines)}` : `Write ${abs} · +${diff.additions} −${diff.deletions}`,
       diff: diff.patch,
       additions: diff.additions,
       deletions: diff.deletions,
       extra: { path: abs, created: planned.created, lines, dryRun: ctx.flags.dryRun },
-    };
+    }, [{ display: abs, real, before: planned.created ? null : before, after: planned.bytes }]);
   },
 });
 

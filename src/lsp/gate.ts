@@ -1,0 +1,27 @@
+// The cheap questions every write and edit asks before anything of the language servers is
+// loaded (an edit of a file no server covers must cost next to nothing): are diagnostics on,
+// and could a server cover this path at all — from its extension, and one existence check
+// for the project's .kt/lsp.json.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { builtinCovers, extensionOf } from "./table.ts";
+
+/** Where the servers run: in this process (kt mcp, kt call --jsonl, embedders), or in the session's host (a one-shot kt call). */
+export const routing: { host: boolean } = { host: false };
+
+/** Off by a person's switch: --no-diagnostics (ctx.flags) or KT_DIAGNOSTICS=0; never by a model. */
+export function diagnosticsOff(flags: { noDiagnostics?: boolean }): boolean {
+  return flags.noDiagnostics === true || process.env.KT_DIAGNOSTICS === "0";
+}
+
+/** The directory whose .kt/lsp.json applies: kt's --root, else the working directory. */
+export function configBase(ctx: { root?: string; cwd: string }): string {
+  return ctx.root ?? ctx.cwd;
+}
+
+/** Whether some server could cover `path` (it may still be absent, or have no project root). */
+export function mayCover(ctx: { root?: string; cwd: string }, path: string): boolean {
+  const ext = extensionOf(path);
+  if (ext !== "" && builtinCovers(ext)) return true;
+  return existsSync(join(configBase(ctx), ".kt", "lsp.json"));
+}

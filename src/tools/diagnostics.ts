@@ -1,0 +1,41 @@
+// The diagnostics block that write, edit, apply_patch and undo append (SPEC §8.1). The gate
+// is asked first, without loading anything of the language servers: a file no server could
+// cover costs an extension lookup. Never thrown: a change that landed is reported as made,
+// whatever its servers do.
+import type { ToolContext, ToolOutput } from "../core/result.ts";
+import { diagnosticsOff, mayCover } from "../lsp/gate.ts";
+
+export interface ChangedFile {
+  display: string;
+  real: string;
+  /** null: absent (created by / removed by the change). */
+  before: Uint8Array | string | null;
+  after: Uint8Array | string | null;
+}
+
+function text(content: Uint8Array | string | null): string | null {
+  if (content === null) return null;
+  const s = typeof content === "string" ? content : Buffer.from(content.buffer, content.byteOffset, content.byteLength).toString("utf8");
+  return s.startsWith("\uFEFF") ? s.slice(1) : s;
+}
+
+/** What the servers say about a change that was made; {} when nothing is to be said. */
+export async function diagnoseChange(ctx: ToolContext, files: readonly ChangedFile[]): Promise<{ text?: string; diagnostics?: readonly object[] }> {
+  if (ctx.flags.dryRun || diagnosticsOff(ctx.flags)) return {};
+  const covered = files.filter((f) => mayCover(ctx, f.real));
+  if (covered.length === 0) return {};
+  try {
+    const { afterChange } = await import("../lsp/index.ts");
+    return await afterChange(ctx, covered.map((f) => ({ path: f.real, display: f.display, before: text(f.before), after: text(f.after) })));
+  } catch (error) {
+    ctx.warn(`diagnostics skipped: ${(error as Error).message}`);
+    return {};
+  }
+}
+
+/** `out` with the block after its text and the full lists in its metadata. */
+export async function withDiagnostics(ctx: ToolContext, out: ToolOutput, files: readonly ChangedFile[]): Promise<ToolOutput> {
+  const got = await diagnoseChange(ctx, files);
+  if (!got.text && !got.diagnostics) return out;
+  return { ...out, ...(got.text ? { content: `${out.content}\n\n${got.text}` } : {}), ...(got.diagnostics ? { diagnostics: got.diagnostics } : {}) };
+}

@@ -1,0 +1,161 @@
+// Diagnostics and the code tool where models meet them (SPEC §8.1): through kt mcp with the
+// official SDK client (one server process for every call), through one-shot dist/kt calls
+// (the servers warm in the session's host), and never stale — two edits at once, and an
+// edit while another process keeps changing a file the edited one imports.
+import { afterAll, describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { callTool, KT, kt, ROOT, tempDir } from "./_helpers.ts";
+import { stopLocalServers } from "../src/lsp/index.ts";
+
+const PATH = `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH}`;
+process.env.PATH = PATH;
+const BUDGET = 10_000;
+const HAS_TSLS = Bun.which("typescript-language-server", { PATH }) !== null;
+
+afterAll(() => stopLocalServers());
+
+function project(): { path: string; [Symbol.dispose](): void } {
+  const tmp = tempDir("kt-lsp-surface-");
+  writeFileSync(join(tmp.path, "tsconfig.json"), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: "es2022", module: "esnext", moduleResolution: "bundler" } }));
+  writeFileSync(join(tmp.path, "lib.ts"), "export function area(w: number, h: number): number {\n  return w * h;\n}\n");
+  writeFileSync(join(tmp.path, "main.ts"), 'import { area } from "./lib";\n\nexport const one = area(1, 2);\nexport const two = area(3, 4);\nexport const three = area(5, 6);\n');
+  return tmp;
+}
+
+/** Process ids whose parent is `pid`, with their command lines. */
+function children(pid: number): { pid: number; args: string }[] {
+  const out = Bun.spawnSync(["ps", "-eo", "pid=,ppid=,args="]).stdout.toString();
+  return out.split("\n").flatMap((l) => {
+    const m = /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(l);
+    return m && Number(m[2]) === pid ? [{ pid: Number(m[1]), args: m[3]! }] : [];
+  });
+}
+
+function block(content: string): string {
+  const at = content.search(/\n\n(This change introduced|Diagnostics)/);
+  return at < 0 ? "" : content.slice(at + 2);
+}
+
+describe.skipIf(!HAS_TSLS)("kt mcp with the SDK client (skipped when typescript-language-server is absent)", () => {
+  test("an edit's result carries its diagnostics, code answers, and one server process serves every call", async () => {
+    using tmp = project();
+    const transport = new StdioClientTransport({
+      command: KT,
+      args: ["mcp", "--structured"],
+      cwd: tmp.path,
+      env: { PATH, HOME: process.env.HOME ?? "/tmp", NO_COLOR: "1", KT_STATE_DIR: join(tmp.path, ".state"), KT_DIAGNOSTICS_MS: String(BUDGET), KT_CODE_MS: "120000" },
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "kt-test", version: "0.0.0" });
+    await client.connect(transport);
+    try {
+      const textOf = (r: CallToolResult) => (r.content[0] as { text: string }).text;
+      const warm = (await client.callTool({ name: "code", arguments: { action: "diagnostics", file_path: "main.ts" } }, undefined, { timeout: 180_000 })) as CallToolResult;
+      expect(textOf(warm)).toBe(`No diagnostics in ${tmp.path}/main.ts (typescript-language-server).`);
+      await client.callTool({ name: "read", arguments: { file_path: "main.ts" } });
+      const started = performance.now();
+      const edit = (await client.callTool({ name: "edit", arguments: { file_path: "main.ts", old_string: "area(3, 4)", new_string: 'area(3, "4")' } })) as CallToolResult;
+      expect(performance.now() - started).toBeLessThan(BUDGET + 2000);
+      expect(block(textOf(edit))).toBe(
+        `This change introduced 1 error in ${tmp.path}/main.ts (typescript-language-server):\n4:28 error [typescript 2345] Argument of type 'string' is not assignable to parameter of type 'number'.\n    export const two = area(3, "4");\n0 fixed · 0 were already in this file`,
+      );
+      const meta = (edit.structuredContent as { metadata: { diagnostics: { status: string; introduced: unknown[] }[] } }).metadata;
+      expect(meta.diagnostics[0]!.status).toBe("checked");
+      expect(meta.diagnostics[0]!.introduced).toHaveLength(1);
+
+      const refs = (await client.callTool({ name: "code", arguments: { action: "references", file_path: "lib.ts", line: 1, symbol: "area" } })) as CallToolResult;
+      expect(textOf(refs)).toBe(
+        [
+          "5 references to area in 2 files (typescript-language-server):",
+          `${tmp.path}/lib.ts:1:17: export function area(w: number, h: number): number {`,
+          "",
+          `${tmp.path}/main.ts:1:10: import { area } from "./lib";`,
+          `${tmp.path}/main.ts:3:20: export const one = area(1, 2);`,
+          `${tmp.path}/main.ts:4:20: export const two = area(3, "4");`,
+          `${tmp.path}/main.ts:5:22: export const three = area(5, 6);`,
+        ].join("\n"),
+      );
+      const fix = (await client.callTool({ name: "edit", arguments: { file_path: "main.ts", old_string: 'area(3, "4")', new_string: "area(3, 4)" } })) as CallToolResult;
+      expect(block(textOf(fix))).toBe(`Diagnostics (typescript-language-server): no new errors in ${tmp.path}/main.ts · 1 fixed · 0 were already in this file.`);
+      // The server kt started for the first call served them all.
+      const servers = children(transport.pid!).filter((c) => c.args.includes("typescript-language-server"));
+      expect(servers).toHaveLength(1);
+    } finally {
+      await client.close();
+    }
+  }, 240_000);
+});
+
+describe.skipIf(!HAS_TSLS)("one-shot dist/kt calls: the servers stay warm in the session's host (skipped when typescript-language-server is absent)", () => {
+  test("a second edit is checked by the server the first one started; kt session end stops it", async () => {
+    using tmp = project();
+    const state = join(tmp.path, ".state");
+    const env = { PATH, KT_DIAGNOSTICS_MS: String(BUDGET), KT_CODE_MS: "120000" };
+    const o = { cwd: tmp.path, stateDir: state, env };
+    const warm = kt(["code", "diagnostics", "main.ts"], o);
+    expect(warm.stdout).toBe(`No diagnostics in ${tmp.path}/main.ts (typescript-language-server).\n`);
+    kt(["read", "main.ts"], o);
+    const started = performance.now();
+    const edit = kt(["edit", "main.ts", "--old-string", "area(5, 6)", "--new-string", "area(5)"], o);
+    expect(performance.now() - started).toBeLessThan(BUDGET + 2000);
+    expect(block(edit.stdout.trimEnd())).toBe(
+      `This change introduced 1 error in ${tmp.path}/main.ts (typescript-language-server):\n5:22 error [typescript 2554] Expected 2 arguments, but got 1.\n    export const three = area(5);\n0 fixed · 0 were already in this file`,
+    );
+    const hosts = Bun.spawnSync(["ps", "-eo", "pid=,args="]).stdout.toString().split("\n").filter((l) => l.includes("__host") && l.includes(state));
+    expect(hosts).toHaveLength(1);
+    const host = Number(hosts[0]!.trim().split(/\s+/)[0]);
+    expect(children(host).filter((c) => c.args.includes("typescript-language-server"))).toHaveLength(1);
+    const off = kt(["edit", "main.ts", "--old-string", "area(5)", "--new-string", "area(5, 6)", "--no-diagnostics"], o);
+    expect(off.stdout).not.toContain("Diagnostics");
+    expect(kt(["session", "end"], o).exitCode).toBe(0);
+    const deadline = performance.now() + 15_000;
+    while (performance.now() < deadline && Bun.spawnSync(["kill", "-0", String(host)]).exitCode === 0) await Bun.sleep(200);
+    expect(Bun.spawnSync(["kill", "-0", String(host)]).exitCode).not.toBe(0);
+  }, 240_000);
+});
+
+describe.skipIf(!HAS_TSLS)("never stale (skipped when typescript-language-server is absent)", () => {
+  test("two edits at once: each tells only what its own content has, or says it was too late", async () => {
+    using tmp = project();
+    const opts = { cwd: tmp.path, stateDir: join(tmp.path, ".state"), root: tmp.path, env: { KT_DIAGNOSTICS_MS: String(BUDGET), KT_CODE_MS: "120000" } };
+    await callTool("code", { action: "diagnostics", file_path: "main.ts" }, opts);
+    await callTool("read", { file_path: "main.ts" }, opts);
+    const [a, b] = await Promise.all([
+      callTool("edit", { file_path: "main.ts", old_string: "area(1, 2)", new_string: 'area(1, "2")' }, opts),
+      callTool("edit", { file_path: "main.ts", old_string: "area(5, 6)", new_string: 'area(5, "6")' }, opts),
+    ]);
+    expect(readFileSync(join(tmp.path, "main.ts"), "utf8")).toContain('area(1, "2")');
+    expect(readFileSync(join(tmp.path, "main.ts"), "utf8")).toContain('area(5, "6")');
+    for (const [r, own, other] of [[a, 'area(1, "2")', 'area(5, "6")'], [b, 'area(5, "6")', 'area(1, "2")']] as const) {
+      const said = block(r.content);
+      expect(r.metadata.durationMs).toBeLessThan(BUDGET + 1500);
+      if (said.startsWith("Diagnostics: typescript-language-server did not report")) continue;
+      // Its own error is new; the other edit's is either not in its content or already there before it.
+      expect(said).toContain(`This change introduced 1 error in ${tmp.path}/main.ts`);
+      expect(said).toContain(own);
+      expect(said.split("\n").slice(0, -1).join("\n")).not.toContain(other);
+    }
+  }, 240_000);
+
+  test("an edit while another process rewrites a file it imports: the lines told are the lines kt wrote", async () => {
+    using tmp = project();
+    const opts = { cwd: tmp.path, stateDir: join(tmp.path, ".state"), root: tmp.path, env: { KT_DIAGNOSTICS_MS: String(BUDGET), KT_CODE_MS: "120000" } };
+    await callTool("code", { action: "diagnostics", file_path: "main.ts" }, opts);
+    await callTool("read", { file_path: "main.ts" }, opts);
+    const other = Bun.spawn(["bash", "-c", `for i in $(seq 1 40); do printf 'export function area(w: number, h: number): number {\\n  return w * h + %d;\\n}\\n' $i > lib.ts; sleep 0.05; done`], { cwd: tmp.path });
+    const r = await callTool("edit", { file_path: "main.ts", old_string: "export const two = area(3, 4);", new_string: "export const two: string = area(3, 4);" }, opts);
+    await other.exited;
+    const written = (r.metadata.diagnostics as { after: { line: number }[] }[] | undefined)?.[0];
+    const said = block(r.content);
+    if (!said.startsWith("Diagnostics: typescript-language-server did not report")) {
+      expect(said).toBe(
+        `This change introduced 1 error in ${tmp.path}/main.ts (typescript-language-server):\n4:14 error [typescript 2322] Type 'number' is not assignable to type 'string'.\n    export const two: string = area(3, 4);\n0 fixed · 0 were already in this file`,
+      );
+      expect(written!.after.map((d) => d.line)).toEqual([4]);
+    }
+  }, 240_000);
+});

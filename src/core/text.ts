@@ -73,10 +73,14 @@ const KINDS: Record<string, string> = {
   ppt: "PowerPoint deck", pptx: "PowerPoint deck",
 };
 
+/** The kind of binary file its extension names ("PNG image"), or null. */
+export function binaryByName(path: string): string | null {
+  return KINDS[extname(path).slice(1).toLowerCase()] ?? null;
+}
+
 /** The kind of a binary file ("PNG image"), or null when `sample` looks like text. */
 export function sniffBinary(path: string, sample: Uint8Array): string | null {
-  const ext = extname(path).slice(1).toLowerCase();
-  const known = KINDS[ext];
+  const known = binaryByName(path);
   if (known) return known;
   if (sample.length === 0) return null;
   if (sample.indexOf(0) !== -1) return magicKind(sample) ?? "binary data";

@@ -1,0 +1,120 @@
+// Line endings kept line by line (SPEC §8.3). Edits are worked out on text with LF breaks;
+// this gives each break of the new text the ending the file's own lines call for, so that a
+// file mixing CRLF and LF keeps every line's ending and added lines take their neighbours'.
+import { diffArrays } from "diff";
+
+export type Eol = "\r\n" | "\n";
+
+export interface Splice {
+  /** Offsets into the original text (its own endings). */
+  start: number;
+  end: number;
+  /** The replacement, with LF line breaks. */
+  text: string;
+}
+
+/** Past this many changed lines in one span, lines are paired by position instead of by a line diff. */
+const MAX_EDIT_LENGTH = 2000;
+
+/**
+ * `original` with each splice (ascending, not overlapping) applied, every break of a splice's
+ * text given an ending by these rules, in order:
+ * 1. a line the splice keeps (equal in its span and in its text, by a line diff of the two)
+ *    keeps its own ending;
+ * 2. a changed line takes the ending of the original line it replaces — in a run of changed
+ *    lines, the k-th new line that of the k-th old one; a span that ends inside a line is
+ *    that line, whose ending is where it ends in the file;
+ * 3. any other added line takes the ending of the line above it in the result: the break
+ *    before it in the new text, else the one before the span in the file; at the very top of
+ *    the file, the first break below; in a file without any, "\n".
+ * A file with one kind of ending only gives it to every new break, without a diff.
+ */
+export function spliceKeepingEndings(original: string, splices: readonly Splice[]): string {
+  const crlf = original.includes("\r\n");
+  const uniform: Eol | null = !crlf ? "\n" : /(?:^|[^\r])\n/.test(original) ? null : "\r\n";
+  let out = "";
+  let at = 0;
+  for (const s of splices) {
+    out += original.slice(at, s.start);
+    if (uniform === "\n" || !s.text.includes("\n")) out += s.text;
+    else if (uniform === "\r\n") out += s.text.replace(/\n/g, "\r\n");
+    else out += endings(original, s);
+    at = s.end;
+  }
+  return out + original.slice(at);
+}
+
+function eolAt(text: string, nl: number): Eol {
+  return nl > 0 && text.charCodeAt(nl - 1) === 13 ? "\r\n" : "\n";
+}
+
+/** Lines with their "\n" (the last may lack one), LF only; `eols` their endings in `text`, null for a last line without one. */
+function pieces(text: string): { keys: string[]; eols: (Eol | null)[] } {
+  const keys: string[] = [];
+  const eols: (Eol | null)[] = [];
+  let from = 0;
+  for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", from)) {
+    const crlf = nl > from && text.charCodeAt(nl - 1) === 13;
+    keys.push(`${text.slice(from, crlf ? nl - 1 : nl)}\n`);
+    eols.push(crlf ? "\r\n" : "\n");
+    from = nl + 1;
+  }
+  if (from < text.length) {
+    keys.push(text.slice(from));
+    eols.push(null);
+  }
+  return { keys, eols };
+}
+
+function endings(original: string, s: Splice): string {
+  const old = pieces(original.slice(s.start, s.end));
+  // A span ending inside a line: its last piece ends where that line ends in the file.
+  if (old.eols.length > 0 && old.eols[old.eols.length - 1] === null) {
+    const nl = original.indexOf("\n", s.end);
+    old.eols[old.eols.length - 1] = nl === -1 ? null : eolAt(original, nl);
+  }
+  const before = s.start > 0 ? original.lastIndexOf("\n", s.start - 1) : -1;
+  const above: Eol | null = before === -1 ? null : eolAt(original, before);
+  const firstBelow = original.indexOf("\n", s.start);
+  const top: Eol = firstBelow === -1 ? "\n" : eolAt(original, firstBelow);
+  const next = pieces(s.text).keys;
+
+  const assigned: (Eol | null)[] = new Array(next.length).fill(null);
+  const parts = diffArrays(old.keys, next, { maxEditLength: MAX_EDIT_LENGTH });
+  if (parts) {
+    let i = 0;
+    let j = 0;
+    let removed: (Eol | null)[] = [];
+    for (const part of parts) {
+      const n = part.count ?? part.value.length;
+      if (part.removed) {
+        removed.push(...old.eols.slice(i, i + n));
+        i += n;
+      } else if (part.added) {
+        for (let k = 0; k < n; k++) assigned[j + k] = removed[k] ?? null;
+        removed = removed.slice(n);
+        j += n;
+      } else {
+        for (let k = 0; k < n; k++) assigned[j + k] = old.eols[i + k] ?? null;
+        removed = [];
+        i += n;
+        j += n;
+      }
+    }
+  } else {
+    for (let k = 0; k < next.length; k++) assigned[k] = old.eols[Math.min(k, old.eols.length - 1)] ?? null;
+  }
+  let out = "";
+  let prev = above;
+  for (let k = 0; k < next.length; k++) {
+    const piece = next[k]!;
+    if (!piece.endsWith("\n")) {
+      out += piece;
+      continue;
+    }
+    const eol = assigned[k] ?? prev ?? top;
+    out += eol === "\n" ? piece : `${piece.slice(0, -1)}\r\n`;
+    prev = eol;
+  }
+  return out;
+}

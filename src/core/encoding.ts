@@ -14,7 +14,7 @@ import iconv from "iconv-lite";
 import { analyse } from "chardet";
 import { KtError } from "./result.ts";
 import { editorconfigCharset } from "./editorconfig.ts";
-import { binaryByName, decodeUtf8Exact, invalidUtf8At, sniffBinary } from "./text.ts";
+import { binaryByName, decodeUtf8Exact, invalidUtf8At, magicKind, sniffBinary } from "./text.ts";
 
 export type Source = "utf-8" | "bom" | "nul-pattern" | "editorconfig" | "detector" | "fallback";
 
@@ -44,7 +44,7 @@ export type Decoded =
   | { kind: "undecodable"; encoding: Encoding; text: string; line: number; why: "invalid-utf-8" | "no-round-trip" };
 
 /** chardet's confidence (0–100) from which its multi-byte guess is taken; test/encoding.detect.test.ts justifies it. */
-export const DETECTOR_CONFIDENCE = 50;
+export const DETECTOR_CONFIDENCE = 60;
 
 /** How much of a file the NUL pattern and chardet look at. */
 const SAMPLE = 64 * 1024;
@@ -95,7 +95,7 @@ function encoding(codec: string, source: Source, bom = false, from?: string): En
 
 /** The encoding of `bytes` (the whole file at `path`) and its text, or why it is not text kt can change. */
 export function decodeFile(path: string, bytes: Uint8Array): Decoded {
-  const named = binaryByName(path);
+  const named = binaryByName(path) ?? magicKind(bytes);
   if (named) return { kind: "binary", what: named };
   const head = bytes.subarray(0, 4096);
   // UTF-16: by its byte order mark, or by the NULs ASCII characters leave in every other byte.
@@ -108,7 +108,9 @@ export function decodeFile(path: string, bytes: Uint8Array): Decoded {
     if (!binaryText(lenient)) return { kind: "undecodable", encoding: enc, text: lenient, line: 1, why: "no-round-trip" };
   } else if (head.indexOf(0) !== -1) {
     const wide = nulPattern(bytes.subarray(0, SAMPLE));
+    // Without a BOM, binary data must not pass for UTF-16: its text must also be well formed.
     const text = wide ? utf16(bytes, wide) : null;
+    if (text !== null && !text.isWellFormed()) return { kind: "binary", what: sniffBinary(path, head) ?? "binary data" };
     if (wide && text !== null) return { kind: "text", text, encoding: encoding(wide, "nul-pattern") };
   }
   const kind = sniffBinary(path, head) ?? (bytes.indexOf(0, 4096) !== -1 ? "NUL bytes past its start" : null);
@@ -193,9 +195,9 @@ function nulPattern(s: Uint8Array): "utf-16le" | "utf-16be" | null {
     if (a === 0) even++;
     else if (b === 0) odd++;
   }
-  // Characters such as U+4E00 leave a NUL on the other side: a few, not a pattern.
-  if (odd >= 2 && odd >= 4 * even) return "utf-16le";
-  if (even >= 2 && even >= 4 * odd) return "utf-16be";
+  // CJK characters such as U+4E00 leave a NUL on the other side: fewer, not a pattern.
+  if (odd >= 2 && odd >= 2 * even) return "utf-16le";
+  if (even >= 2 && even >= 2 * odd) return "utf-16be";
   return null;
 }
 

@@ -21,9 +21,13 @@ const MAX_EDIT_LENGTH = 2000;
  * text given an ending by these rules, in order:
  * 1. a line the splice keeps (equal in its span and in its text, by a line diff of the two)
  *    keeps its own ending;
- * 2. a changed line takes the ending of the original line it replaces — in a run of changed
- *    lines, the k-th new line that of the k-th old one; a span that ends inside a line is
- *    that line, whose ending is where it ends in the file;
+ * 2. a changed line takes the ending of the original line it replaces: in a run of changed
+ *    lines, one new line for one old line are paired; otherwise each new line is paired, in
+ *    order, with the old line it resembles (their common head and tail at least half the
+ *    longer line), so that a line added next to an edited one does not take the edited one's
+ *    place; when no new line resembles an old one, they are paired by position. A span that ends
+ *    inside a line is that line, whose ending is where it ends in the file, and an edit
+ *    inside one line gives every break it adds that line's ending;
  * 3. any other added line takes the ending of the line above it in the result: the break
  *    before it in the new text, else the one before the span in the file; at the very top of
  *    the file, the first break below; in a file without any, "\n".
@@ -78,21 +82,28 @@ function endings(original: string, s: Splice): string {
   const firstBelow = original.indexOf("\n", s.start);
   const top: Eol = firstBelow === -1 ? "\n" : eolAt(original, firstBelow);
   const next = pieces(s.text).keys;
+  // An edit inside one line: every break it adds splits that line, and takes its ending.
+  if (old.keys.length <= 1 && !old.keys[0]?.endsWith("\n")) {
+    const eol = old.eols[0] ?? above ?? top;
+    return eol === "\n" ? s.text : s.text.replace(/\n/g, "\r\n");
+  }
 
   const assigned: (Eol | null)[] = new Array(next.length).fill(null);
   const parts = diffArrays(old.keys, next, { maxEditLength: MAX_EDIT_LENGTH });
   if (parts) {
     let i = 0;
     let j = 0;
-    let removed: (Eol | null)[] = [];
+    /** Old-line indexes of the removed lines of the current change run. */
+    let removed: number[] = [];
     for (const part of parts) {
       const n = part.count ?? part.value.length;
       if (part.removed) {
-        removed.push(...old.eols.slice(i, i + n));
+        for (let k = 0; k < n; k++) removed.push(i + k);
         i += n;
       } else if (part.added) {
-        for (let k = 0; k < n; k++) assigned[j + k] = removed[k] ?? null;
-        removed = removed.slice(n);
+        const paired = pair(removed.map((r) => old.keys[r]!), next.slice(j, j + n));
+        for (let k = 0; k < n; k++) assigned[j + k] = paired[k]! === -1 ? null : old.eols[removed[paired[k]!]!]!;
+        removed = [];
         j += n;
       } else {
         for (let k = 0; k < n; k++) assigned[j + k] = old.eols[i + k] ?? null;
@@ -117,4 +128,54 @@ function endings(original: string, s: Splice): string {
     prev = eol;
   }
   return out;
+}
+
+/** How alike two lines are: their common head and tail against the longer one, 0 to 1. */
+function alike(a: string, b: string): number {
+  const x = a.endsWith("\n") ? a.slice(0, -1) : a;
+  const y = b.endsWith("\n") ? b.slice(0, -1) : b;
+  const n = Math.max(x.length, y.length);
+  if (n === 0) return 1;
+  let head = 0;
+  while (head < x.length && head < y.length && x[head] === y[head]) head++;
+  let tail = 0;
+  while (tail < x.length - head && tail < y.length - head && x[x.length - 1 - tail] === y[y.length - 1 - tail]) tail++;
+  return (head + tail) / n;
+}
+
+const ALIKE = 0.5;
+/** Past this many pairs to weigh, lines are paired by position. */
+const MAX_PAIRING = 10_000;
+
+/**
+ * For each added line of a change run, the removed line it replaces (an index into `removed`),
+ * or -1: one for one, or the order-keeping pairing of most resemblance (a small alignment).
+ */
+function pair(removed: readonly string[], added: readonly string[]): number[] {
+  if (removed.length === 0) return added.map(() => -1);
+  if (removed.length === 1 && added.length === 1) return [0];
+  const byPosition = () => added.map((_, k) => (k < removed.length ? k : -1));
+  if (removed.length * added.length > MAX_PAIRING) return byPosition();
+  const R = removed.length;
+  const A = added.length;
+  // best[r][a]: the most resemblance pairing removed[0..r) with added[0..a) can reach.
+  const best: number[][] = Array.from({ length: R + 1 }, () => new Array<number>(A + 1).fill(0));
+  for (let r = 1; r <= R; r++) {
+    for (let a = 1; a <= A; a++) {
+      const s = alike(removed[r - 1]!, added[a - 1]!);
+      best[r]![a] = Math.max(best[r - 1]![a]!, best[r]![a - 1]!, s >= ALIKE ? best[r - 1]![a - 1]! + s : 0);
+    }
+  }
+  const out = added.map(() => -1);
+  for (let r = R, a = A; r > 0 && a > 0; ) {
+    const s = alike(removed[r - 1]!, added[a - 1]!);
+    if (s >= ALIKE && best[r]![a] === best[r - 1]![a - 1]! + s) {
+      out[a - 1] = r - 1;
+      r--;
+      a--;
+    } else if (best[r]![a] === best[r - 1]![a]) r--;
+    else a--;
+  }
+  // Lines rewritten beyond resemblance: paired by position, the k-th new with the k-th old.
+  return out.every((k) => k === -1) ? byPosition() : out;
 }

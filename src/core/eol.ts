@@ -89,10 +89,22 @@ function endings(original: string, s: Splice): string {
   }
 
   const assigned: (Eol | null)[] = new Array(next.length).fill(null);
-  const parts = diffArrays(old.keys, next, { maxEditLength: MAX_EDIT_LENGTH });
+  // Lines equal at the head and the tail are the same lines (a patch's context): kept as they
+  // are before the diff, which could otherwise pair a repeated line (a blank one) elsewhere.
+  let head = 0;
+  while (head < old.keys.length && head < next.length && old.keys[head] === next[head]) {
+    assigned[head] = old.eols[head]!;
+    head++;
+  }
+  let tail = 0;
+  while (tail < old.keys.length - head && tail < next.length - head && old.keys[old.keys.length - 1 - tail] === next[next.length - 1 - tail]) {
+    assigned[next.length - 1 - tail] = old.eols[old.keys.length - 1 - tail]!;
+    tail++;
+  }
+  const parts = diffArrays(old.keys.slice(head, old.keys.length - tail), next.slice(head, next.length - tail), { maxEditLength: MAX_EDIT_LENGTH });
   if (parts) {
-    let i = 0;
-    let j = 0;
+    let i = head;
+    let j = head;
     /** Old-line indexes of the removed lines of the current change run. */
     let removed: number[] = [];
     for (const part of parts) {
@@ -113,7 +125,7 @@ function endings(original: string, s: Splice): string {
       }
     }
   } else {
-    for (let k = 0; k < next.length; k++) assigned[k] = old.eols[Math.min(k, old.eols.length - 1)] ?? null;
+    for (let k = head; k < next.length - tail; k++) assigned[k] = old.eols[Math.min(k, old.eols.length - 1 - tail)] ?? null;
   }
   let out = "";
   let prev = above;

@@ -46,8 +46,10 @@ export type Decoded =
 /** chardet's confidence (0–100) from which its multi-byte guess is taken; test/encoding.detect.test.ts justifies it. */
 export const DETECTOR_CONFIDENCE = 60;
 
-/** How much of a file the NUL pattern and chardet look at. */
+/** How much of a file the NUL pattern looks at. */
 const SAMPLE = 64 * 1024;
+/** How many bytes of lines with non-ASCII bytes chardet is shown: its time grows with them, its guess settles early. */
+const DETECTOR_SAMPLE = 8 * 1024;
 
 const LABELS: Record<string, string> = {
   "utf-8": "UTF-8",
@@ -139,7 +141,7 @@ export function decodeFile(path: string, bytes: Uint8Array): Decoded {
     const lenient = iconv.decode(Buffer.from(bytes), declared.codec);
     return { kind: "undecodable", encoding: enc, text: lenient, line: firstDifferentLine(bytes, declared.codec), why: "no-round-trip" };
   }
-  for (const m of analyse(bytes.subarray(0, SAMPLE))) {
+  for (const m of analyse(highLines(bytes, DETECTOR_SAMPLE))) {
     if (m.confidence < DETECTOR_CONFIDENCE) break;
     for (const codec of DETECTED[m.name] ?? []) {
       const text = roundTrip(bytes, codec);
@@ -154,17 +156,61 @@ export function decodeFile(path: string, bytes: Uint8Array): Decoded {
   throw new Error("ISO-8859-1 decodes every byte");
 }
 
+/**
+ * The lines that hold bytes past ASCII, up to `max` bytes of them: all a detector learns
+ * from, wherever in the file they are (a source file's comments in Chinese may start late).
+ */
+function highLines(bytes: Uint8Array, max: number): Uint8Array {
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  for (let i = 0; i < bytes.length && size < max; ) {
+    let j = i;
+    while (j < bytes.length && bytes[j]! < 0x80) j++;
+    if (j === bytes.length) break;
+    const start = Math.max(i, bytes.lastIndexOf(10, j) + 1);
+    const nl = bytes.indexOf(10, j);
+    const end = nl === -1 ? bytes.length : nl + 1;
+    parts.push(bytes.subarray(start, end));
+    size += end - start;
+    i = end;
+  }
+  return Buffer.concat(parts);
+}
+
 function declaredCodec(path: string): { codec: string; from: string } | undefined {
   const found = editorconfigCharset(path);
   const codec = found && DECLARED[found.value];
   return codec ? { codec, from: found.file } : undefined;
 }
 
+/**
+ * The runtime's own decoders (WHATWG's), many times faster than iconv-lite's in JavaScript. Only
+ * a hint: a text is taken only when iconv-lite encodes it back to the very bytes, and where the
+ * two disagree on a byte, iconv-lite's decoding is the one tried and kept.
+ */
+const NATIVE = new Set(["windows-1252", "gbk", "gb18030", "shift_jis", "euc-jp", "euc-kr", "big5", "utf-16le", "utf-16be"]);
+
+function fastDecode(buf: Uint8Array, codec: string): string | null {
+  if (!NATIVE.has(codec)) return null;
+  try {
+    return new TextDecoder(codec as ConstructorParameters<typeof TextDecoder>[0], { ignoreBOM: true }).decode(buf);
+  } catch {
+    return null;
+  }
+}
+
 /** The text of `bytes` in `codec` when encoding it gives back exactly `bytes`, else null. */
 function roundTrip(bytes: Uint8Array, codec: string): string | null {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const fast = fastDecode(buf, codec);
+  if (fast !== null && Buffer.compare(iconv.encode(fast, codec), buf) === 0) return fast;
   const text = iconv.decode(buf, codec, { stripBOM: false });
   return Buffer.compare(iconv.encode(text, codec), buf) === 0 ? text : null;
+}
+
+/** Whether `bytes` decode to exactly `text` in `codec`. */
+function decodesTo(bytes: Uint8Array, codec: string, text: string): boolean {
+  return fastDecode(bytes, codec) === text || iconv.decode(Buffer.from(bytes), codec, { stripBOM: false }) === text;
 }
 
 /** UTF-16 text that round-trips and reads as text (no NUL, few control characters), else null. */
@@ -247,7 +293,7 @@ export function encodeText(text: string, enc: Encoding, display: string): Uint8A
     return bom ? Buffer.concat([UTF8_BOM, body]) : body;
   }
   const body = iconv.encode(text, enc.codec);
-  if (iconv.decode(body, enc.codec, { stripBOM: false }) !== text) throw unencodable(text, enc, display);
+  if (!decodesTo(body, enc.codec, text)) throw unencodable(text, enc, display);
   if (!bom) return body;
   return Buffer.concat([enc.codec === "utf-16le" ? LE_BOM : BE_BOM, body]);
 }
@@ -271,7 +317,7 @@ function unencodable(text: string, enc: Encoding, display: string): KtError {
     if (code < 0x80 || seen.has(char)) continue;
     let held = ok.get(char);
     if (held === undefined) {
-      held = iconv.decode(iconv.encode(char, enc.codec), enc.codec, { stripBOM: false }) === char;
+      held = decodesTo(iconv.encode(char, enc.codec), enc.codec, char);
       ok.set(char, held);
     }
     if (!held) {

@@ -102,8 +102,11 @@ export default defineTool({
     if (st && read === null) throw notFound(ctx, abs);
     // Decoded once (core/encoding.ts): a binary file, or one whose bytes would not survive
     // their encoding's round trip, is refused before anything else.
+    let decoded: { bytes: Uint8Array; file: ReturnType<typeof decodeFile> } | undefined;
     const decode = (bytes: Uint8Array): { text: string; encoding: Encoding } => {
-      const file = decodeFile(real, bytes);
+      // The same bytes are decoded once (the check before the read check, then the plan).
+      if (decoded?.bytes !== bytes) decoded = { bytes, file: decodeFile(real, bytes) };
+      const file = decoded.file;
       // A NUL past the sniffed head makes the file binary too (as read says): its snippet would carry it.
       if (file.kind === "binary") throw new KtError("BINARY_FILE", `${abs} is a binary file (${file.what}, ${formatBytes(bytes.length)}); edit changes text files only.`);
       if (file.kind === "undecodable") {

@@ -48,7 +48,9 @@ export default defineTool({
     const plan = (now: Uint8Array | null) => {
       const file = now === null ? null : decodeFile(real, now);
       const before = file?.kind === "text" || file?.kind === "undecodable" ? file.text : now === null ? "" : decodeLenient(now);
-      return { bytes: encode(input.content, file?.kind === "text" ? file : null, abs), created: now === null, before, diff: unifiedDiff(abs, before, input.content) };
+      // A whole new content keeps the file's encoding even where its old bytes did not decode cleanly.
+      const keep = file?.kind === "text" || file?.kind === "undecodable" ? file : null;
+      return { bytes: encode(input.content, keep, abs), created: now === null, before, diff: unifiedDiff(abs, before, input.content) };
     };
     let planned = plan(base);
     let written: { note?: string } = {};
@@ -76,8 +78,8 @@ export default defineTool({
 
 /**
  * The bytes to write: the existing file's encoding (its BOM included) and line endings carried
- * over to the new content — line by line in a file that mixes them. A file that was not text
- * kt could decode (binary, or UTF-8 with stray bytes) is replaced by UTF-8, as a new file is.
+ * over to the new content — line by line in a file that mixes them. A binary file is replaced
+ * by UTF-8, as a new file is; UTF-8 with stray bytes by valid UTF-8.
  */
 function encode(content: string, current: { text: string; encoding: Encoding } | null, abs: string): Uint8Array {
   if (current === null) return encodeText(content, UTF8, abs);

@@ -365,3 +365,27 @@ describe("undo (dist/kt)", () => {
     expect(hex(readFileSync(file))).toEqual(hex(v0));
   });
 });
+
+describe("files over 10 MB, paged by streaming (dist/kt)", () => {
+  test("UTF-16 and Shift_JIS are paged in their encoding, named in the header; a NUL character in UTF-16 still makes it binary", () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    const text = Array.from({ length: 400_000 }, (_, i) => `line ${i + 1} world 中文です\n`).join("");
+    writeFileSync(join(work, "big16.txt"), Buffer.concat([Buffer.from([0xff, 0xfe]), iconv.encode(text, "utf-16le")]));
+    writeFileSync(join(work, "bigsjis.txt"), iconv.encode(`${"x".repeat(20)}\n`.repeat(200_000) + text, "shift_jis"));
+    const wide = kt(["read", "big16.txt", "--offset", "399999", "--limit", "2"], opts);
+    expect(wide.stdout).toBe(`${work}/big16.txt (encoding: UTF-16 LE, marked by its byte order mark; changes are written back in UTF-16 LE.)\n399999→line 399999 world 中文です\n400000→line 400000 world 中文です\n`);
+    // Its first chunk is ASCII only: the whole stream is read as UTF-8, which ASCII is — and
+    // the Shift_JIS lines past it come out as replacement characters, not as wrong bytes kept.
+    const sjis = kt(["read", "bigsjis.txt", "--offset", "600000", "--limit", "1"], opts);
+    const [head, row] = sjis.stdout.split("\n");
+    expect([head, row!.startsWith("600000→line 400000 world \uFFFD")]).toEqual([`${work}/bigsjis.txt`, true]);
+    writeFileSync(join(work, "late-sjis.txt"), iconv.encode(text, "shift_jis"));
+    const late = kt(["read", "late-sjis.txt", "--offset", "400000", "--limit", "1"], opts);
+    expect(late.stdout).toBe(`${work}/late-sjis.txt (encoding: Shift_JIS, detected from its bytes; changes are written back in Shift_JIS.)\n400000→line 400000 world 中文です\n`);
+    writeFileSync(join(work, "nul16.txt"), Buffer.concat([Buffer.from([0xff, 0xfe]), iconv.encode(`${text}\0\n`, "utf-16le")]));
+    const nul = kt(["read", "nul16.txt", "--offset", "1", "--limit", "1"], opts);
+    expect(nul.exitCode).toBe(1);
+    expect(nul.stdout).toStartWith(`${work}/nul16.txt is a binary file (NUL bytes past its start,`);
+  });
+});

@@ -361,3 +361,52 @@ export function encodingNote(enc: Encoding): string {
   const hint = enc.source === "fallback" ? ` If its non-ASCII characters look wrong, declare the file's encoding as charset in .editorconfig.` : "";
   return ` (encoding: ${enc.label}, ${describe(enc)}${bom}; changes are written back in ${enc.label}.${hint})`;
 }
+
+/** A decoder of a file's chunks in order: `decode(chunk)`, then `decode()` for what is left. */
+export interface ChunkDecoder {
+  decode(chunk?: Uint8Array): string;
+}
+
+/**
+ * For a file too large to load (read pages it): its encoding as its first chunk tells, and a
+ * streaming decoder for it. No round trip can be checked without the whole file, but none is
+ * needed: such a file is only shown, never changed (edit and apply_patch refuse it for its size).
+ */
+export function streamDecoding(path: string, head: Uint8Array): { kind: "binary"; what: string } | { kind: "text"; encoding: Encoding; decoder: ChunkDecoder } {
+  const named = binaryByName(path) ?? magicKind(head);
+  if (named) return { kind: "binary", what: named };
+  const native = (codec: string): ChunkDecoder => {
+    const d = new TextDecoder(codec as ConstructorParameters<typeof TextDecoder>[0], { ignoreBOM: false });
+    return { decode: (chunk) => (chunk ? d.decode(chunk, { stream: true }) : d.decode()) };
+  };
+  const marked = head.length >= 2 && head[0] === 0xff && head[1] === 0xfe ? "utf-16le" : head.length >= 2 && head[0] === 0xfe && head[1] === 0xff ? "utf-16be" : null;
+  const wide = marked ?? (head.subarray(0, 4096).indexOf(0) !== -1 ? nulPattern(head.subarray(0, SAMPLE)) : null);
+  if (wide) {
+    const sample = new TextDecoder(wide, { ignoreBOM: false }).decode(head.subarray(0, Math.min(head.length, SAMPLE) & ~1));
+    if (!binaryText(sample)) return { kind: "text", encoding: encoding(wide, marked ? "bom" : "nul-pattern", marked !== null), decoder: native(wide) };
+  }
+  const kind = sniffBinary(path, head.subarray(0, 4096));
+  if (kind) return { kind: "binary", what: kind };
+  const bom = head.length >= 3 && head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf;
+  const body = head.subarray(bom ? 3 : 0, Math.min(head.length, SAMPLE));
+  let utf8 = true;
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(body, { stream: true });
+  } catch {
+    utf8 = false;
+  }
+  if (utf8 || bom || mostlyUtf8(body)) return { kind: "text", encoding: bom ? { ...UTF8, bom: true } : UTF8, decoder: native("utf-8") };
+  const declared = declaredCodec(path);
+  const guess = declared ? encoding(declared.codec, "editorconfig", false, declared.from)
+    : (() => {
+        for (const m of analyse(highLines(body, DETECTOR_SAMPLE))) {
+          if (m.confidence < DETECTOR_CONFIDENCE) break;
+          const codec = DETECTED[m.name]?.[0];
+          if (codec) return encoding(codec, "detector");
+        }
+        return encoding("windows-1252", "fallback");
+      })();
+  // ISO-8859-1 is every byte as its own code point; WHATWG's label of that name means Windows-1252.
+  if (guess.codec === "iso-8859-1") return { kind: "text", encoding: guess, decoder: { decode: (chunk) => (chunk ? Buffer.from(chunk).toString("latin1") : "") } };
+  return { kind: "text", encoding: guess, decoder: native(guess.codec) };
+}

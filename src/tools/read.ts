@@ -8,8 +8,8 @@ import { defineTool, KtError, type ToolContext, type ToolOutput } from "./tool.t
 import { absolutePath, fdHandle, fsError, onOneLine, openRegular, realPath, verifyOpened } from "../core/paths.ts";
 import { noteRead, sha256 } from "../core/stamps.ts";
 import { IMAGE_EXTENSIONS, imageInfo, looksLikeImage, MAX_IMAGE_BYTES } from "../core/image.ts";
-import { MAX_FILE_BYTES, MAX_LINE_CHARS, sniffBinary } from "../core/text.ts";
-import { decodeFile, describe, encodingNote, type Encoding } from "../core/encoding.ts";
+import { MAX_FILE_BYTES, MAX_LINE_CHARS } from "../core/text.ts";
+import { decodeFile, describe, encodingNote, streamDecoding, type ChunkDecoder, type Encoding } from "../core/encoding.ts";
 import { formatBytes } from "../core/truncate.ts";
 import { listDirectory } from "./_listing.ts";
 import { notFound } from "../core/suggest.ts";
@@ -220,10 +220,6 @@ class Pager {
   }
 }
 
-function sniff(real: string, abs: string, size: number, head: Uint8Array): void {
-  binary(abs, size, sniffBinary(real, head));
-}
-
 function binary(abs: string, size: number, kind: string | null): void {
   if (kind) {
     throw new KtError(
@@ -267,23 +263,33 @@ function undecodableNote(enc: Encoding, line: number): string {
 /** One pass over a large file in chunks: the page is kept, everything else only hashed and counted. */
 function streamPage(fd: number, real: string, abs: string, size: number, offset: number, limit: number): Page {
   const hasher = new Bun.CryptoHasher("sha256");
-  const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: false });
-  const pager = new Pager(offset, limit, Buffer.byteLength(abs) + 1);
+  // The encoding as the first chunk tells (core/encoding.ts), then decoded chunk by chunk.
+  let decoder: ChunkDecoder | undefined;
+  let wide = false;
+  let header = "";
+  let pager = new Pager(offset, limit, Buffer.byteLength(abs) + 1);
   const chunk = new Uint8Array(1 << 20);
   let carry = "";
-  let first = true;
   try {
     for (;;) {
       const n = readSync(fd, chunk, 0, chunk.length, null);
       if (n === 0) break;
       const view = chunk.subarray(0, n);
-      if (first) {
-        sniff(real, abs, size, view.subarray(0, 4096));
-        first = false;
+      if (!decoder) {
+        const found = streamDecoding(real, view);
+        if (found.kind === "binary") binary(abs, size, found.what);
+        else {
+          decoder = found.decoder;
+          wide = found.encoding.codec.startsWith("utf-16");
+          header = encodingNote(found.encoding);
+          pager = new Pager(offset, limit, Buffer.byteLength(abs + header) + 1);
+        }
       }
-      if (view.indexOf(0) !== -1) binary(abs, size, NUL_KIND);
+      if (!wide && view.indexOf(0) !== -1) binary(abs, size, NUL_KIND);
       hasher.update(view);
-      const text = carry + decoder.decode(view, { stream: true });
+      const decoded = decoder!.decode(view);
+      if (wide && decoded.includes("\0")) binary(abs, size, NUL_KIND);
+      const text = carry + decoded;
       let start = 0;
       for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", start)) {
         pager.push(text.slice(start, nl));
@@ -291,12 +297,12 @@ function streamPage(fd: number, real: string, abs: string, size: number, offset:
       }
       carry = text.slice(start);
     }
-    carry += decoder.decode();
+    if (decoder) carry += decoder.decode();
     if (carry.length > 0) pager.push(carry);
   } catch (error) {
     throw fsError(error, abs);
   }
-  return { lines: pager.lines, totalLines: pager.total, sha: hasher.digest("hex"), invalidUtf8: false, header: "", cutLines: pager.cutLines, full: pager.full };
+  return { lines: pager.lines, totalLines: pager.total, sha: hasher.digest("hex"), invalidUtf8: false, header, cutLines: pager.cutLines, full: pager.full };
 }
 
 /** `size`: the file's bytes; `defaultLimit`: no limit was given, so MAX_LINES ended the page if anything did. */

@@ -2,7 +2,12 @@
 // when nothing matches and every strategy runs; memory linear in file size).
 //   node_modules/.bin/bun bench/edit.ts
 import { heapStats } from "bun:jsc";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import iconv from "iconv-lite";
 import { CASCADE, Haystack, nearMiss, replace } from "../src/replacer/index.ts";
+import { hyperfine } from "./_hyperfine.ts";
 
 const RUNS = 30;
 
@@ -139,4 +144,68 @@ for (const n of [5_000, 10_000, 20_000, 40_000]) {
   const old = garbled(blockAt(ls, Math.floor(n / 2)).block);
   const { bytes, ms } = heapGrowth(text, old);
   console.log(`| ${n.toLocaleString("en")} | ${(text.length / 1024).toFixed(0)} | ${(bytes / 1024).toFixed(0)} | ${(bytes / text.length).toFixed(2)} | ${ms.toFixed(2)} |`);
+}
+
+// Whole commands (SPEC §8.3): the same 20,000-line file as UTF-8 through main's binary and this
+// one (decoding is one strict UTF-8 decode, so they must agree within noise), and beside them
+// as UTF-16 LE (with BOM) and GBK through this one. One file content for all: the generated
+// TypeScript with a Chinese comment every 20 lines, so that GBK is detected as GBK.
+//   KT_BASELINE=/work/main/dist/kt node_modules/.bin/bun bench/edit.ts   (hyperfine, medians)
+const baseline = process.env.KT_BASELINE ?? "/work/main/dist/kt";
+const ktBin = join(import.meta.dir, "..", "dist", "kt");
+if (existsSync(ktBin) && existsSync(baseline) && Bun.which("hyperfine")) {
+  const work = mkdtempSync(join(tmpdir(), "kt-bench-edit-"));
+  const stateDir = join(work, "state");
+  mkdirSync(stateDir);
+  const zh = ["这是一个中文注释，说明下面的函数。", "计算总价并更新缓存中的状态。", "解析器在这里处理令牌流。", "会话结束时释放缓冲区。"];
+  const text = lines20k.map((l, i) => (i % 20 === 5 ? `${l} // ${zh[i % zh.length]}` : l)).join("\n") + "\n";
+  const files: Record<string, Uint8Array> = {
+    "utf8.ts": Buffer.from(text, "utf8"),
+    "utf16.ts": Buffer.concat([Buffer.from([0xff, 0xfe]), iconv.encode(text, "utf-16le")]),
+    "gbk.ts": iconv.encode(text, "gbk"),
+  };
+  for (const [name, bytes] of Object.entries(files)) {
+    writeFileSync(join(work, name), bytes);
+    writeFileSync(join(work, `${name}.orig`), bytes);
+  }
+  // A line found once, so that every kt makes the same exact edit.
+  const count = new Map<string, number>();
+  for (const l of lines20k) count.set(l, (count.get(l) ?? 0) + 1);
+  let at = 10_000;
+  while (count.get(lines20k[at]!) !== 1 || at % 20 === 5) at++;
+  const target = lines20k[at]!;
+  const args = (file: string, dry: boolean) => `edit ${file} --old-string-file old.txt --new-string-file new.txt --skip-read-check${dry ? " --dry-run" : ""}`;
+  writeFileSync(join(work, "old.txt"), target);
+  writeFileSync(join(work, "new.txt"), `${target} // 已修改`);
+  writeFileSync(join(work, "miss.txt"), garbled(block));
+  const runs = Number(process.env.RUNS ?? 20);
+  const cases = [
+    { name: "main kt, UTF-8", bin: baseline, file: "utf8.ts" },
+    { name: "this kt, UTF-8", bin: ktBin, file: "utf8.ts" },
+    { name: "this kt, UTF-16 LE", bin: ktBin, file: "utf16.ts" },
+    { name: "this kt, GBK", bin: ktBin, file: "gbk.ts" },
+  ];
+  const results = hyperfine(
+    [
+      ...cases.map((c) => ({ name: `${c.name}: edit --dry-run`, command: `${c.bin} ${args(c.file, true)}` })),
+      ...cases.map((c) => ({ name: `${c.name}: edit, written`, command: `${c.bin} ${args(c.file, false)}`, prepare: `sh -c "cp ${c.file}.orig ${c.file} && ${c.bin} read ${c.file} --limit 1 >/dev/null"` })),
+      // Nothing matches: every strategy and the near-miss run (exit 1, so through sh).
+      ...cases.map((c) => ({ name: `${c.name}: nothing matches`, command: `sh -c "${c.bin} edit ${c.file} --old-string-file miss.txt --new-string x --skip-read-check >/dev/null; true"` })),
+    ],
+    { runs, warmup: 3, env: { KT_STATE_DIR: stateDir, KT_SESSION: "bench" }, cwd: work, prepare: "true" },
+  );
+  rmSync(work, { recursive: true, force: true });
+  console.log("");
+  console.log(`Whole commands on the 20,000-line file (${(files["utf8.ts"]!.length / 1024).toFixed(0)} KB as UTF-8), hyperfine, median of ${runs} runs; × is against main's binary on UTF-8 in the same group`);
+  console.log("");
+  console.log("| command | median ms | min ms | × main | CPU ms (user+sys, mean) | CPU × main |");
+  console.log("|---|---:|---:|---:|---:|---:|");
+  const cpu = (r: (typeof results)[number]) => (r.userMs ?? 0) + (r.systemMs ?? 0);
+  for (let g = 0; g < 3; g++) {
+    const group = results.slice(g * cases.length, (g + 1) * cases.length);
+    const base = group[0]!;
+    for (const r of group) console.log(`| ${r.name} | ${r.medianMs.toFixed(1)} | ${r.minMs.toFixed(1)} | ${(r.medianMs / base.medianMs).toFixed(2)} | ${cpu(r).toFixed(1)} | ${(cpu(r) / cpu(base)).toFixed(2)} |`);
+  }
+} else {
+  console.log("\n(whole-command timings skipped: needs dist/kt, the baseline binary and hyperfine)");
 }

@@ -251,13 +251,18 @@ describe.each(MODES)("read (%s)", (mode) => {
     expect(l.content).toBe(`${work}/snow-link\n     1→snow`);
   });
 
-  test("non-UTF-8 text is shown with replacement characters and a note", async () => {
+  // SPEC §8.3 (round three): a legacy file is read in its encoding, named in the header; only
+  // UTF-8 with stray bytes is still shown with replacement characters and the note.
+  test("non-UTF-8 text is read in its encoding; UTF-8 with stray bytes is shown with replacement characters and a note", async () => {
     const { tmp, work, opts } = setup();
     using _ = tmp;
     writeFileSync(join(work, "latin1.txt"), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
     const r = await call(mode, "read", { file_path: "latin1.txt" }, opts);
     expect(r.isError).toBe(false);
-    expect(r.content).toBe(`${work}/latin1.txt\n     1→caf\uFFFD\n(This file is not valid UTF-8: undecodable bytes are shown as �. edit refuses such files; write replaces them with UTF-8 text.)`);
+    expect(r.content).toBe(`${work}/latin1.txt (encoding: Windows-1252, a guess: its bytes are not UTF-8 and name no encoding; changes are written back in Windows-1252. If its non-ASCII characters look wrong, declare the file's encoding as charset in .editorconfig.)\n     1→café`);
+    writeFileSync(join(work, "stray.txt"), Buffer.concat([Buffer.from("naïve café\n", "utf8"), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a])]));
+    const s = await call(mode, "read", { file_path: "stray.txt" }, opts);
+    expect(s.content).toBe(`${work}/stray.txt\n     1→naïve café\n     2→caf\uFFFD\n(This file is not valid UTF-8: undecodable bytes are shown as �. edit refuses such files; write replaces them with UTF-8 text.)`);
   });
 
   test("invalid input gets repair prose", async () => {

@@ -73,10 +73,14 @@ const KINDS: Record<string, string> = {
   ppt: "PowerPoint deck", pptx: "PowerPoint deck",
 };
 
+/** The kind of binary file its extension names ("PNG image"), or null. */
+export function binaryByName(path: string): string | null {
+  return KINDS[extname(path).slice(1).toLowerCase()] ?? null;
+}
+
 /** The kind of a binary file ("PNG image"), or null when `sample` looks like text. */
 export function sniffBinary(path: string, sample: Uint8Array): string | null {
-  const ext = extname(path).slice(1).toLowerCase();
-  const known = KINDS[ext];
+  const known = binaryByName(path);
   if (known) return known;
   if (sample.length === 0) return null;
   if (sample.indexOf(0) !== -1) return magicKind(sample) ?? "binary data";
@@ -89,7 +93,8 @@ export function sniffBinary(path: string, sample: Uint8Array): string | null {
 /** Bytes below 32 that text does not hold: all but tab, LF, VT, FF, CR and ESC (coloured logs), and NUL (tested first). */
 const CONTROL = /[\x01-\x08\x0e-\x1a\x1c-\x1f]/g;
 
-function magicKind(s: Uint8Array): string | null {
+/** The kind of binary file its first bytes name (ELF, PNG, zip, gzip, PDF), or null. */
+export function magicKind(s: Uint8Array): string | null {
   const starts = (...b: number[]) => b.every((v, i) => s[i] === v);
   if (starts(0x7f, 0x45, 0x4c, 0x46)) return "ELF executable";
   if (starts(0x89, 0x50, 0x4e, 0x47)) return "PNG image";

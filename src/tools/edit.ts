@@ -7,14 +7,16 @@ import description from "./edit.txt" with { type: "text" };
 import { defineTool, invalidArgs, KtError, type ToolContext } from "./tool.ts";
 import { absolutePath, fsError, onOneLine, realPath } from "../core/paths.ts";
 import { sha256 } from "../core/stamps.ts";
-import { BOM_BYTES, countLines, decodeUtf8, dominantEol, hasBom, linesOf, MAX_FILE_BYTES, MAX_LINE_CHARS, sniffBinary } from "../core/text.ts";
+import { countLines, linesOf, MAX_FILE_BYTES, MAX_LINE_CHARS } from "../core/text.ts";
+import { decodeFile, describe, encodeText, UTF8, type Encoding } from "../core/encoding.ts";
+import { spliceKeepingEndings } from "../core/eol.ts";
 import { formatBytes } from "../core/truncate.ts";
 import { freshContent, guardedWrite, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { unifiedDiff } from "../core/diff.ts";
 import { refuseWrite } from "../sandbox/policy.ts";
 import { withDiagnostics } from "./diagnostics.ts";
 import { notFound } from "../core/suggest.ts";
-import { replace } from "../replacer/index.ts";
+import { applyEdits, replace } from "../replacer/index.ts";
 import { notebookEdit, type NotebookPlan } from "./_notebook.ts";
 import type { CascadeOk, CascadeResult, Edit, NearMiss, StrategyName, TraceStep } from "../replacer/index.ts";
 
@@ -102,28 +104,33 @@ export default defineTool({
     }
     const read = st ? readIfExists(real, abs, ctx) : null;
     if (st && read === null) throw notFound(ctx, abs);
-    const refuseBinary = (bytes: Uint8Array) => {
+    // Decoded once (core/encoding.ts): a binary file, or one whose bytes would not survive
+    // their encoding's round trip, is refused before anything else.
+    let decoded: { bytes: Uint8Array; file: ReturnType<typeof decodeFile> } | undefined;
+    const decode = (bytes: Uint8Array): { text: string; encoding: Encoding } => {
+      // The same bytes are decoded once (the check before the read check, then the plan).
+      if (decoded?.bytes !== bytes) decoded = { bytes, file: decodeFile(real, bytes) };
+      const file = decoded.file;
       // A NUL past the sniffed head makes the file binary too (as read says): its snippet would carry it.
-      const kind = sniffBinary(real, bytes.subarray(0, 4096)) ?? (bytes.indexOf(0, 4096) !== -1 ? "NUL bytes past its start" : null);
-      if (kind) throw new KtError("BINARY_FILE", `${abs} is a binary file (${kind}, ${formatBytes(bytes.length)}); edit changes text files only.`);
+      if (file.kind === "binary") throw new KtError("BINARY_FILE", `${abs} is a binary file (${file.what}, ${formatBytes(bytes.length)}); edit changes text files only.`);
+      if (file.kind === "undecodable") {
+        throw new KtError(
+          "BINARY_FILE",
+          file.why === "invalid-utf-8"
+            ? `${abs} is not valid UTF-8 text; edit refuses it because changing it would corrupt the bytes that cannot be decoded. Replace it with write, or convert it first with bash (e.g. iconv).`
+            : `${abs} is not ${file.encoding.label} text throughout (${describe(file.encoding)}): its bytes from line ${file.line} on do not decode and re-encode to themselves, so edit refuses it rather than change bytes outside the edit. Nothing was written. Replace it with write, or convert it first with bash (e.g. iconv).`,
+        );
+      }
+      return file;
     };
-    if (read !== null) refuseBinary(read);
+    if (read !== null) decode(read);
     const bytes = read === null ? null : freshContent(ctx, abs, real, read, "edit");
     // Decode, apply every pair, encode: run once, and again under the writer's lock on what a
     // parallel edit of this session wrote meanwhile (SPEC §7.5).
     const plan = (bytes: Uint8Array | null) => {
       let text = "";
-      if (bytes !== null) {
-        refuseBinary(bytes);
-        const decoded = decodeUtf8(bytes);
-        if (decoded === null) {
-          throw new KtError(
-            "BINARY_FILE",
-            `${abs} is not valid UTF-8 text; edit refuses it because changing it would corrupt the bytes that cannot be decoded. Replace it with write, or convert it first with bash (e.g. iconv).`,
-          );
-        }
-        text = decoded;
-      }
+      let encoding = UTF8;
+      if (bytes !== null) ({ text, encoding } = decode(bytes));
       // A notebook is edited as the text of its cells that read shows (SPEC §8.5).
       const notebook: NotebookPlan | undefined = bytes !== null ? notebookEdit(abs, real, text) : undefined;
       if (notebook) text = notebook.view;
@@ -157,8 +164,7 @@ export default defineTool({
         );
       }
       const written = notebook?.write(current);
-      const out = Buffer.from(written ? written.text : current, "utf8");
-      return { text, current, steps, traces, notes: written?.note, out: bytes !== null && hasBom(bytes) ? Buffer.concat([BOM_BYTES, out]) : out };
+      return { text, current, steps, traces, notes: written?.note, out: encodeText(written ? written.text : current, encoding, abs) };
     };
     const created = bytes === null;
     let planned = plan(bytes);
@@ -207,7 +213,7 @@ function applyPair(
   const result = replace({ content: file.lf, oldString, newString, replaceAll, strict: flags.strict });
   traced(result.trace);
   if (result.kind !== "ok") throw failure(abs, result, oldString.length, flags.trace ? { trace: result.trace } : {});
-  return { next: file.apply(result.edits, dominantEol(original || current)), step: { result, replaceAll } };
+  return { next: file.apply(result.edits), step: { result, replaceAll } };
 }
 
 /** An empty old_string only where there is nothing to find (a missing or empty file); never old_string = new_string. */
@@ -353,19 +359,10 @@ export class Lf {
     return offset + lo;
   }
 
-  /** Each edit's text takes the line ending its span had (the file's dominant one when the span had none). */
-  apply(edits: readonly Edit[], fileEol: "\r\n" | "\n"): string {
-    let out = "";
-    let at = 0;
-    for (const e of edits) {
-      const start = this.toOriginal(e.start);
-      const end = this.toOriginal(e.end);
-      const span = this.original.slice(start, end);
-      const eol = span.includes("\n") ? dominantEol(span) : fileEol;
-      out += this.original.slice(at, start) + (eol === "\n" ? e.text : e.text.replace(/\n/g, eol));
-      at = end;
-    }
-    return out + this.original.slice(at);
+  /** The edits applied to the original, each line ending kept line by line (core/eol.ts says how). */
+  apply(edits: readonly Edit[]): string {
+    if (this.crlf.length === 0) return applyEdits(this.original, edits);
+    return spliceKeepingEndings(this.original, edits.map((e) => ({ start: this.toOriginal(e.start), end: this.toOriginal(e.end), text: e.text })));
   }
 }
 

@@ -8,7 +8,8 @@ import description from "./patch.txt" with { type: "text" };
 import { defineTool, KtError, type ToolContext } from "./tool.ts";
 import { absolutePath, fsError, onOneLine, realPath } from "../core/paths.ts";
 import { getStamp, sha256 } from "../core/stamps.ts";
-import { BOM_BYTES, decodeUtf8, dominantEol, hasBom, MAX_FILE_BYTES, sniffBinary } from "../core/text.ts";
+import { dominantEol, MAX_FILE_BYTES } from "../core/text.ts";
+import { decodeFile, describe, encodeText, UTF8 } from "../core/encoding.ts";
 import { formatBytes } from "../core/truncate.ts";
 import { freshContent, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
@@ -193,7 +194,7 @@ function compute(ctx: ToolContext, plan: Plan, form: PatchForm): Done {
           : `Refusing to add ${abs}: the file already exists. Nothing was changed. To change it, read it and use "*** Update File: ${onOneLine(op.path)}" with hunks instead; to replace it whole, use "*** Delete File" and "*** Add File" in two steps, or the write tool.`,
       );
     }
-    const bytes = Buffer.from(op.content, "utf8");
+    const bytes = encodeText(op.content, UTF8, abs);
     return {
       action: "add",
       abs,
@@ -241,7 +242,7 @@ function redoable(plan: Plan): boolean {
 function fromBytes(ctx: ToolContext, plan: Plan, op: Exclude<FileOp, { kind: "add" }>, form: PatchForm, st: Stats, bytes: Uint8Array): Done {
   const { abs, real } = plan;
   const baseSha = sha256(bytes);
-  const before = decodeUtf8(bytes);
+  const file = decodeFile(real, bytes);
 
   if (op.kind === "delete") {
     return {
@@ -249,15 +250,20 @@ function fromBytes(ctx: ToolContext, plan: Plan, op: Exclude<FileOp, { kind: "ad
       abs,
       changes: [{ display: abs, real: plan.removal, baseSha, previous: bytes, bytes: null }],
       placements: [],
-      diff: unifiedDiff(abs, before ?? "", ""),
+      diff: unifiedDiff(abs, file.kind === "text" ? file.text : "", ""),
     };
   }
 
-  const kind = sniffBinary(real, bytes.subarray(0, 4096)) ?? (bytes.indexOf(0, 4096) !== -1 ? "NUL bytes past its start" : null);
-  if (kind) throw new KtError("BINARY_FILE", `${abs} is a binary file (${kind}, ${formatBytes(bytes.length)}); patch changes text files only. Nothing was changed.`);
-  if (before === null) {
-    throw new KtError("BINARY_FILE", `${abs} is not valid UTF-8 text; patch refuses it because changing it would corrupt the bytes that cannot be decoded. Nothing was changed. Convert it first with bash (e.g. iconv).`);
+  if (file.kind === "binary") throw new KtError("BINARY_FILE", `${abs} is a binary file (${file.what}, ${formatBytes(bytes.length)}); patch changes text files only. Nothing was changed.`);
+  if (file.kind === "undecodable") {
+    throw new KtError(
+      "BINARY_FILE",
+      file.why === "invalid-utf-8"
+        ? `${abs} is not valid UTF-8 text; patch refuses it because changing it would corrupt the bytes that cannot be decoded. Nothing was changed. Convert it first with bash (e.g. iconv).`
+        : `${abs} is not ${file.encoding.label} text throughout (${describe(file.encoding)}): its bytes from line ${file.line} on do not decode and re-encode to themselves, so patch refuses it rather than change bytes outside the patch. Nothing was changed. Convert it first with bash (e.g. iconv).`,
+    );
   }
+  const before = file.text;
   const eol = dominantEol(before);
   const hadNewline = before === "" || before.endsWith("\n");
   const mapped = Lf.of(before);
@@ -266,10 +272,9 @@ function fromBytes(ctx: ToolContext, plan: Plan, op: Exclude<FileOp, { kind: "ad
   if (!applied.ok) throw hunkFailure(ctx, abs, applied.index, applied.hunk, applied.failure, form);
   // The edits are spans of the text with a final line break; mapped back onto the file's
   // own bytes, every line outside them keeps its line ending.
-  let after = (hadNewline ? mapped : Lf.of(before + eol)).apply(applied.edits, eol);
+  let after = (hadNewline ? mapped : Lf.of(before + eol)).apply(applied.edits);
   if (!applied.finalNewline) after = after.replace(/\r?\n$/, "");
-  const out = Buffer.from(after, "utf8");
-  const newBytes = hasBom(bytes) ? Buffer.concat([BOM_BYTES, out]) : out;
+  const newBytes = encodeText(after, file.encoding, abs);
   const diffOf = (path: string) => (hadNewline && applied.finalNewline ? editsDiff(path, lf, applied.edits, applied.editLines) : unifiedDiff(path, before, after));
 
   if (plan.to && plan.to.real !== real) {

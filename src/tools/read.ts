@@ -9,7 +9,8 @@ import { refuseRead } from "../sandbox/policy.ts";
 import { absolutePath, fdHandle, fsError, onOneLine, openRegular, realPath, verifyOpened } from "../core/paths.ts";
 import { noteRead, sha256 } from "../core/stamps.ts";
 import { IMAGE_EXTENSIONS, imageInfo, looksLikeImage, MAX_IMAGE_BYTES } from "../core/image.ts";
-import { decodeLenient, decodeUtf8, MAX_FILE_BYTES, MAX_LINE_CHARS, sniffBinary } from "../core/text.ts";
+import { MAX_FILE_BYTES, MAX_LINE_CHARS } from "../core/text.ts";
+import { decodeFile, describe, encodingNote, streamDecoding, type ChunkDecoder, type Encoding } from "../core/encoding.ts";
 import { formatBytes } from "../core/truncate.ts";
 import { listDirectory } from "./_listing.ts";
 import { notFound } from "../core/suggest.ts";
@@ -283,6 +284,8 @@ interface Page {
   totalLines: number;
   sha: string;
   invalidUtf8: boolean;
+  /** Said on the path's line: the encoding of a file not in UTF-8 (SPEC §8.3), or "". */
+  header: string;
   /** Lines of the page cut at MAX_LINE_CHARS. */
   cutLines: number;
   /** The byte limit ended the page (rather than the end of the file or the line count). */
@@ -332,10 +335,6 @@ class Pager {
   }
 }
 
-function sniff(real: string, abs: string, size: number, head: Uint8Array): void {
-  binary(abs, size, sniffBinary(real, head));
-}
-
 function binary(abs: string, size: number, kind: string | null): void {
   if (kind) {
     throw new KtError(
@@ -349,12 +348,13 @@ function binary(abs: string, size: number, kind: string | null): void {
 const NUL_KIND = "NUL bytes past its start";
 
 function wholePage(real: string, abs: string, bytes: Uint8Array, offset: number, limit: number): Page {
-  sniff(real, abs, bytes.length, bytes.subarray(0, 4096));
-  if (bytes.indexOf(0, 4096) !== -1) binary(abs, bytes.length, NUL_KIND);
-  let text = decodeUtf8(bytes);
-  const invalidUtf8 = text === null;
-  text ??= decodeLenient(bytes);
-  const pager = new Pager(offset, limit, Buffer.byteLength(abs) + 1);
+  // Decoded once, in the encoding the file is in (core/encoding.ts); read's header names it.
+  const file = decodeFile(real, bytes);
+  if (file.kind === "binary") binary(abs, bytes.length, file.what);
+  const text = file.kind === "binary" ? "" : file.text;
+  const invalidUtf8 = file.kind === "undecodable" && file.why === "invalid-utf-8";
+  const header = file.kind === "text" ? encodingNote(file.encoding) : file.kind === "undecodable" && !invalidUtf8 ? undecodableNote(file.encoding, file.line) : "";
+  const pager = new Pager(offset, limit, Buffer.byteLength(abs + header) + 1);
   if (text.length > 0) {
     let start = 0;
     for (;;) {
@@ -367,29 +367,44 @@ function wholePage(real: string, abs: string, bytes: Uint8Array, offset: number,
       start = nl + 1;
     }
   }
-  return { lines: pager.lines, totalLines: pager.total, sha: sha256(bytes), invalidUtf8, cutLines: pager.cutLines, full: pager.full };
+  return { lines: pager.lines, totalLines: pager.total, sha: sha256(bytes), invalidUtf8, header, cutLines: pager.cutLines, full: pager.full };
+}
+
+/** A file whose bytes do not survive their declared encoding's round trip: shown, and said to be unchangeable. */
+function undecodableNote(enc: Encoding, line: number): string {
+  return ` (encoding: ${enc.label}, ${describe(enc)}; its bytes from line ${line} on do not decode and re-encode to themselves, so edit and apply_patch refuse it.)`;
 }
 
 /** One pass over a large file in chunks: the page is kept, everything else only hashed and counted. */
 function streamPage(fd: number, real: string, abs: string, size: number, offset: number, limit: number): Page {
   const hasher = new Bun.CryptoHasher("sha256");
-  const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: false });
-  const pager = new Pager(offset, limit, Buffer.byteLength(abs) + 1);
+  // The encoding as the first chunk tells (core/encoding.ts), then decoded chunk by chunk.
+  let decoder: ChunkDecoder | undefined;
+  let wide = false;
+  let header = "";
+  let pager = new Pager(offset, limit, Buffer.byteLength(abs) + 1);
   const chunk = new Uint8Array(1 << 20);
   let carry = "";
-  let first = true;
   try {
     for (;;) {
       const n = readSync(fd, chunk, 0, chunk.length, null);
       if (n === 0) break;
       const view = chunk.subarray(0, n);
-      if (first) {
-        sniff(real, abs, size, view.subarray(0, 4096));
-        first = false;
+      if (!decoder) {
+        const found = streamDecoding(real, view);
+        if (found.kind === "binary") binary(abs, size, found.what);
+        else {
+          decoder = found.decoder;
+          wide = found.encoding.codec.startsWith("utf-16");
+          header = encodingNote(found.encoding);
+          pager = new Pager(offset, limit, Buffer.byteLength(abs + header) + 1);
+        }
       }
-      if (view.indexOf(0) !== -1) binary(abs, size, NUL_KIND);
+      if (!wide && view.indexOf(0) !== -1) binary(abs, size, NUL_KIND);
       hasher.update(view);
-      const text = carry + decoder.decode(view, { stream: true });
+      const decoded = decoder!.decode(view);
+      if (wide && decoded.includes("\0")) binary(abs, size, NUL_KIND);
+      const text = carry + decoded;
       let start = 0;
       for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", start)) {
         pager.push(text.slice(start, nl));
@@ -397,12 +412,12 @@ function streamPage(fd: number, real: string, abs: string, size: number, offset:
       }
       carry = text.slice(start);
     }
-    carry += decoder.decode();
+    if (decoder) carry += decoder.decode();
     if (carry.length > 0) pager.push(carry);
   } catch (error) {
     throw fsError(error, abs);
   }
-  return { lines: pager.lines, totalLines: pager.total, sha: hasher.digest("hex"), invalidUtf8: false, cutLines: pager.cutLines, full: pager.full };
+  return { lines: pager.lines, totalLines: pager.total, sha: hasher.digest("hex"), invalidUtf8: false, header, cutLines: pager.cutLines, full: pager.full };
 }
 
 /** `size`: the file's bytes; `defaultLimit`: no limit was given, so MAX_LINES ended the page if anything did. */
@@ -415,7 +430,7 @@ function render(abs: string, offset: number, page: Page, size: number, defaultLi
     throw new KtError("OFFSET_BEYOND_EOF", `Offset ${offset} is beyond the end of the file (${totalLines} lines). Use offset ≤ ${totalLines}.`);
   }
   const last = offset + lines.length - 1;
-  const out = [abs];
+  const out = [`${abs}${page.header}`];
   for (let i = 0; i < lines.length; i++) out.push(`${String(offset + i).padStart(6)}→${lines[i]}`);
   if (last < totalLines) out.push(`(Showing lines ${offset}–${last} of ${totalLines}. Use offset=${last + 1} to continue.)`);
   if (page.invalidUtf8) {

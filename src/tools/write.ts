@@ -5,7 +5,9 @@ import description from "./write.txt" with { type: "text" };
 import { defineTool, KtError } from "./tool.ts";
 import { absolutePath, fsError, notRegular, onOneLine, realPath } from "../core/paths.ts";
 import { sha256 } from "../core/stamps.ts";
-import { BOM_BYTES, countLines, decodeLenient, dominantEol, hasBom, linesOf } from "../core/text.ts";
+import { countLines, decodeLenient, linesOf } from "../core/text.ts";
+import { decodeFile, encodeText, UTF8, type Encoding } from "../core/encoding.ts";
+import { spliceKeepingEndings } from "../core/eol.ts";
 import { freshContent, guardedWrite, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { unifiedDiff } from "../core/diff.ts";
 import { refuseWrite } from "../sandbox/policy.ts";
@@ -47,8 +49,11 @@ export default defineTool({
     // The reported change is worked out from the content actually replaced, which under
     // parallel calls may be another call's write (SPEC §7.5).
     const plan = (now: Uint8Array | null) => {
-      const before = now === null ? "" : decodeLenient(now);
-      return { bytes: encode(input.content, now), created: now === null, before, diff: unifiedDiff(abs, before, input.content) };
+      const file = now === null ? null : decodeFile(real, now);
+      const before = file?.kind === "text" || file?.kind === "undecodable" ? file.text : now === null ? "" : decodeLenient(now);
+      // A whole new content keeps the file's encoding even where its old bytes did not decode cleanly.
+      const keep = file?.kind === "text" || file?.kind === "undecodable" ? file : null;
+      return { bytes: encode(input.content, keep, abs), created: now === null, before, diff: unifiedDiff(abs, before, input.content) };
     };
     let planned = plan(base);
     let written: { note?: string } = {};
@@ -74,14 +79,15 @@ export default defineTool({
   },
 });
 
-/** The bytes to write: the existing file's CRLF endings and BOM carried over to the new content. */
-function encode(content: string, current: Uint8Array | null): Uint8Array {
-  let text = content;
-  let bom = false;
-  if (current !== null) {
-    bom = hasBom(current) && !text.startsWith("\uFEFF");
-    if (dominantEol(decodeLenient(current)) === "\r\n") text = text.replace(/\r?\n/g, "\r\n");
-  }
-  const body = Buffer.from(text, "utf8");
-  return bom ? Buffer.concat([BOM_BYTES, body]) : body;
+/**
+ * The bytes to write: the existing file's encoding (its BOM included) and line endings carried
+ * over to the new content — line by line in a file that mixes them. A binary file is replaced
+ * by UTF-8, as a new file is; UTF-8 with stray bytes by valid UTF-8.
+ */
+function encode(content: string, current: { text: string; encoding: Encoding } | null, abs: string): Uint8Array {
+  if (current === null) return encodeText(content, UTF8, abs);
+  const text = current.text.includes("\r\n")
+    ? spliceKeepingEndings(current.text, [{ start: 0, end: current.text.length, text: content.replace(/\r\n/g, "\n") }])
+    : content;
+  return encodeText(text, current.encoding, abs);
 }

@@ -6,6 +6,7 @@
 import { diffArrays, diffChars } from "diff";
 import type { Candidate, DoubtKind, Rewrite } from "./types.ts";
 import type { Haystack } from "./_haystack.ts";
+import { atEdges } from "./_edges.ts";
 import { fold, isBlank, isWs, leadOf, looseKey, similarity, splitLine, splitLines, splitModel, withoutWs } from "./_text.ts";
 
 export interface MergeInput {
@@ -44,9 +45,12 @@ export function mergeLoose(file: string, old: string, neu: string, context?: Mer
   throw new Error(`merge doubt ${merged.doubt}: use looseRewrite where a doubt can arise`);
 }
 
-/** The unguarded merge of a strategy's match as the strategy's rewrite: its text, or why writing it would be a guess. */
+/**
+ * The unguarded merge of a strategy's match as the strategy's rewrite: its text, or why writing it
+ * would be a guess. A separator at a mid-line edge of the span is no line's indentation: set aside.
+ */
 export function looseRewrite(hay: Haystack, match: Candidate, old: string, neu: string, file = hay.content.slice(match.start, match.end)): Rewrite {
-  return asRewrite(merge({ file, old, neu, guard: false, context: hay.context(match.start, match.end) }), match);
+  return atEdges(hay.content, match, file, old, neu, (m, f, o, n) => asRewrite(merge({ file: f, old: o, neu: n, guard: false, context: hay.context(m.start, m.end) }), m));
 }
 
 export function asRewrite(merged: MergeResult, match: Candidate): Rewrite {

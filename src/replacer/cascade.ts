@@ -20,6 +20,7 @@ import { trimmedBoundary } from "./trimmed-boundary.ts";
 import { blockAnchor } from "./block-anchor.ts";
 import { contextAware } from "./context-aware.ts";
 import { multiOccurrence } from "./multi-occurrence.ts";
+import { someNumbered, unnumbered } from "./line-numbers.ts";
 
 /** SPEC §4.3, in order. */
 export const CASCADE: readonly Strategy[] = [
@@ -91,8 +92,30 @@ function written(startLine: number, text: string): LineRange {
   return { startLine, endLine: startLine + Math.max(0, breaks) };
 }
 
+/**
+ * The cascade on old_string as given; when it is found nowhere and every line of it carries a
+ * display's line numbers (read's `   435→`, cat -n's), on the quote without them — taken only
+ * where the bare quote starts a line, as the text after a display's number does.
+ */
 export function replace(req: ReplaceRequest): CascadeResult {
   const hay = new Haystack(req.content);
+  const first = cascade(hay, req);
+  if (first.kind !== "not-found" || req.strict) return first;
+  const bare = unnumbered(req.oldString, req.newString);
+  if (!bare) {
+    const some = someNumbered(req.oldString);
+    return some ? { ...first, numbering: { kind: some.numbering, prefix: some.prefix, partial: true } } : first;
+  }
+  const numbering = { kind: bare.numbering, prefix: bare.prefix };
+  const second = cascade(hay, { ...req, oldString: bare.old, newString: bare.neu });
+  const trace = [...first.trace, ...second.trace];
+  if (second.kind === "ok" && !second.edits.every((e) => e.start === 0 || req.content.charCodeAt(e.start - 1) === 10)) {
+    return { ...first, numbering, trace };
+  }
+  return { ...second, numbering, trace };
+}
+
+function cascade(hay: Haystack, req: ReplaceRequest): CascadeResult {
   const trace: TraceStep[] = [];
   const hints: Hint[] = [];
   const boundary: Hint[] = [];

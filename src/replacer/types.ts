@@ -142,7 +142,15 @@ export interface NearMiss extends LineRange {
   score: number;
 }
 
-export interface CascadeOk {
+/**
+ * old_string carried a display's line numbers on every line and was looked for without them —
+ * or, with `partial`, on some lines only, and was not.
+ */
+export interface Numbered {
+  numbering?: { kind: "read" | "cat-n"; prefix: string; partial?: true };
+}
+
+export interface CascadeOk extends Numbered {
   kind: "ok";
   strategy: StrategyName;
   variant?: string;
@@ -157,7 +165,7 @@ export interface CascadeOk {
   trace: TraceStep[];
 }
 
-export interface CascadeNotFound {
+export interface CascadeNotFound extends Numbered {
   kind: "not-found";
   nearMiss?: NearMiss;
   /** new_string already occurs exactly once: the edit was probably applied before. */
@@ -165,7 +173,7 @@ export interface CascadeNotFound {
   trace: TraceStep[];
 }
 
-export interface CascadeAmbiguous {
+export interface CascadeAmbiguous extends Numbered {
   kind: "ambiguous";
   strategy: StrategyName;
   /** Number of distinct match positions (may exceed `lines.length` when capped). */
@@ -175,7 +183,7 @@ export interface CascadeAmbiguous {
   trace: TraceStep[];
 }
 
-export type CascadeRefused = {
+export type CascadeRefused = Numbered & {
   kind: "refused";
   strategy: StrategyName;
   /** The region the model should re-read, when one is known. */

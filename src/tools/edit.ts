@@ -249,6 +249,7 @@ function report(
         endLine: r.written.endLine,
         ...(r.variant ? { variant: r.variant } : {}),
         ...(r.score === undefined ? {} : { score: Math.round(r.score * 1000) / 1000 }),
+        ...(r.numbering ? { numbering: r.numbering.kind } : {}),
       },
     };
   }
@@ -257,8 +258,9 @@ function report(
   const matched = fuzzy.length > 0 ? fuzzy.join("; ") : steps.length === 1 ? "matched exactly" : "all matched exactly";
   const region = changedRegion(before.replace(/\r\n/g, "\n"), lf);
   const head = `Edited ${abs} (${steps.length} ${steps.length === 1 ? "edit" : "edits"}, ${replacements} ${replacements === 1 ? "replacement" : "replacements"}; ${matched}).${dry}`;
+  const said = steps.flatMap((s, i) => (s.result ? notes(s.result).map((n) => `edits[${i}]: ${n}`) : []));
   return {
-    content: [head, snippet(lf, region.startLine, region.endLine), "Review the changes. Edit the file again if the result is not what you intended."].join("\n"),
+    content: [head, ...said, snippet(lf, region.startLine, region.endLine), "Review the changes. Edit the file again if the result is not what you intended."].join("\n"),
     extra: {
       replacements,
       startLine: region.startLine,
@@ -402,9 +404,32 @@ function success(abs: string, r: CascadeOk, replaceAll: boolean, dryRun: boolean
   const head = replaceAll ? `Edited ${abs} (${count}).` : `Edited ${abs} (${count}, ${how(r)}).`;
   return [
     dryRun ? `${head} (dry run: nothing was written)` : head,
+    ...notes(r),
     snippet(r.newContent, r.written.startLine, r.written.endLine),
     "Review the changes. Edit the file again if the result is not what you intended.",
   ].join("\n");
+}
+
+/** What the model should know of how its quote was read, beyond the strategy: one sentence each. */
+function notes(r: CascadeOk): string[] {
+  return r.numbering ? [numberedNote(r.numbering)] : [];
+}
+
+function display(n: NonNullable<CascadeOk["numbering"]>): string {
+  return `line numbers as ${n.kind === "read" ? "read shows them" : "cat -n prints them"} ("${visible(n.prefix)}")`;
+}
+
+/** SPEC §8.3: old_string pasted with a display's line numbers was matched without them. */
+function numberedNote(n: NonNullable<CascadeOk["numbering"]>): string {
+  return `old_string's lines began with ${display(n)}, which are not part of the file: it was matched without them, and new_string was written without them.`;
+}
+
+/** The same, when even without them old_string was not found (or not uniquely). */
+function numberedFailure(n: NonNullable<CascadeOk["numbering"]>): string {
+  if (n.partial) {
+    return `old_string has ${display(n)}, which are not part of the file; they were left in, since they do not number each of its lines in sequence. Leave them out of old_string and new_string.`;
+  }
+  return `old_string's lines began with ${display(n)}, which are not part of the file, so it was also looked for without them. Leave them out of old_string and new_string.`;
 }
 
 /** The edited region ± SNIPPET_CONTEXT lines with real line numbers, middle elided past SNIPPET_MAX lines. */
@@ -451,6 +476,13 @@ export function snippetOf({ lines, total }: SnippetLines, startLine: number, end
 const NOT_PERFORMED = "No replacement was performed:";
 
 function failure(abs: string, r: Exclude<CascadeResult, CascadeOk>, oldLength: number, traced: object): KtError {
+  const error = failureOf(abs, r, oldLength, traced);
+  if (!r.numbering) return error;
+  const extra = { ...(error.metadata.extra ?? {}), numbering: r.numbering.kind };
+  return new KtError(error.code, `${error.message} ${numberedFailure(r.numbering)}`, { ...error.metadata, extra });
+}
+
+function failureOf(abs: string, r: Exclude<CascadeResult, CascadeOk>, oldLength: number, traced: object): KtError {
   const data = (extra: Record<string, unknown>) => ({ extra: { path: abs, ...extra, ...traced } });
   switch (r.kind) {
     case "ambiguous": {

@@ -61,5 +61,5 @@ export function atEdges(content: string, match: Candidate, file: string, old: st
   const [nl, nm, nt] = cut(neu, n);
   const inner = rewrite({ ...match, start: match.start + f[0]!, end: match.end - f[1]! }, fm, om, nm);
   if ("refusal" in inner) return inner;
-  return { text: separator(fl, ol, nl, "start") + inner.text + separator(ft, ot, nt, "end") };
+  return { ...inner, text: separator(fl, ol, nl, "start") + inner.text + separator(ft, ot, nt, "end") };
 }

@@ -35,7 +35,7 @@ export interface MergeContext {
 }
 
 export type MergeResult =
-  | { text: string }
+  | { text: string; guessed?: number[] }
   | { doubt: DoubtKind; fileLine: number; expected: string; actual: string };
 
 /** The unguarded merge, for strategies whose alignment is certain (every line equivalent). */
@@ -103,6 +103,8 @@ export function merge(input: MergeInput): MergeResult {
   const out: string[] = [];
   /** Indices in `out` of lines inserted by the model (not the file's, not a change of one). */
   const placed = new Set<number>();
+  /** Those of them whose depth the model's indentation did not give. */
+  const guessed: number[] = [];
   let cursor = 0;
   const flush = (j: number) => {
     while (cursor < j) out.push(S.lines[cursor++]!);
@@ -153,8 +155,13 @@ export function merge(input: MergeInput): MergeResult {
       }
       const inserted = op.removed.every((r) => pairs[r]! < 0);
       if (inserted) {
-        out.push(placeLine(line, neighbours(ops, index, pairs, O.lines, S.lines, input.context?.after), out, placed, style));
+        const near = neighbours(ops, index, pairs, O.lines, S.lines, input.context?.after);
+        // A blank line between this one and the following neighbour: the file's, or one the model adds after it.
+        const blankAfter = near.blankAfter || op.added.slice(k + 1).some((a) => isBlank(N.lines[a]!));
+        const at = placeLine(line, { ...near, blankAfter }, out, placed, style);
+        out.push(at.line);
         placed.add(out.length - 1);
+        if (at.guessed) guessed.push(out.length - 1);
         continue;
       }
       const ref = reference(ops, index, op.removed, pairs, O.lines);
@@ -164,7 +171,7 @@ export function merge(input: MergeInput): MergeResult {
   flush(S.lines.length);
 
   const trail = Number(S.trail) + Number(N.trail) - Number(O.trail) > 0;
-  return { text: out.join("\n") + (trail ? "\n" : "") };
+  return { text: out.join("\n") + (trail ? "\n" : ""), ...(guessed.length > 0 ? { guessed } : {}) };
 }
 
 type Op =
@@ -398,7 +405,7 @@ interface Neighbour {
  */
 function neighbours(
   ops: readonly Op[], index: number, pairs: readonly number[], O: readonly string[], S: readonly string[], after: string | undefined,
-): { prev?: Neighbour; next?: Neighbour; beyond?: string } {
+): Near {
   const at = (k: number): Neighbour | undefined => {
     const op = ops[k]!;
     if (op.kind !== "common" || pairs[op.o]! < 0 || isBlank(O[op.o]!) || isBlank(S[pairs[op.o]!]!)) return undefined;
@@ -407,8 +414,22 @@ function neighbours(
   let prev: Neighbour | undefined;
   for (let k = index - 1; k >= 0 && !prev; k--) prev = at(k);
   let next: Neighbour | undefined;
-  for (let k = index + 1; k < ops.length && !next; k++) next = at(k);
-  return { prev, next, beyond: next ? undefined : after };
+  let blankAfter = false;
+  for (let k = index + 1; k < ops.length && !next; k++) {
+    next = at(k);
+    const op = ops[k]!;
+    if (!next && op.kind === "common" && pairs[op.o]! >= 0 && isBlank(S[pairs[op.o]!]!)) blankAfter = true;
+  }
+  return { prev, next, beyond: next ? undefined : after, blankAfter };
+}
+
+interface Near {
+  prev?: Neighbour;
+  next?: Neighbour;
+  /** The file's next non-blank line past the end of the quote, when the quote has no following neighbour. */
+  beyond?: string;
+  /** A blank line lies between the insertion and its following neighbour. */
+  blankAfter: boolean;
 }
 
 /** A line ending like this opens a block: the line after it belongs inside. */
@@ -416,37 +437,53 @@ const OPENER = /(?:[:{([]|=>|\bdo|\bthen)$/;
 
 /**
  * An inserted line. Without indentation drift, exactly as the model wrote it. Otherwise the
- * model's delta against whichever unchanged neighbour it indented most alike, the following
- * one on a tie (all indentation stripped: the model cannot say, and a line placed before
- * another most often sits at its depth) — and never at or left of a block opener just above
- * it when the block's body is deeper: a Python file must not stop parsing.
+ * model's delta against whichever unchanged neighbour it indented most alike — and never at or
+ * left of a block opener just above it when the block's body is deeper: a Python file must not
+ * stop parsing. Where the model's indentation cannot tell (it ties with both neighbours, as when
+ * all of it was stripped, and they stand at different depths in the file) the depth is a guess,
+ * said in the result, and the guess is the one a careful engineer makes from the blank lines:
+ * a line written straight after a block's last line, with the blank line that closes the block
+ * still after it, continues that block (the preceding neighbour's depth); any other line —
+ * straight before a line, or between two lines with no blank either side — takes the depth of
+ * the line it precedes, the statement it is most often put in front of.
  */
-function placeLine(
-  n: string, near: { prev?: Neighbour; next?: Neighbour; beyond?: string }, out: readonly string[], placed: ReadonlySet<number>, style: Style,
-): string {
-  if (isBlank(n)) return "";
+function placeLine(n: string, near: Near, out: readonly string[], placed: ReadonlySet<number>, style: Style): { line: string; guessed: boolean } {
+  if (isBlank(n)) return { line: "", guessed: false };
   const [nl, nb, nt] = splitLine(n);
   const trail = trailOf(nt, style);
-  if (!style.drift) return nl + nb + trail;
+  if (!style.drift) return { line: nl + nb + trail, guessed: false };
   const { units } = style;
   const cols = columns(nl, units.model);
   const dist = (x?: Neighbour) => (x ? Math.abs(columns(leadOf(x.old), units.model) - cols) : Infinity);
   // The neighbour indented exactly alike first (a quote mixing tabs and spaces makes columns a guess).
   const same = (x?: Neighbour) => x !== undefined && leadOf(x.old) === nl;
-  const ref = same(near.next) ? near.next : same(near.prev) ? near.prev : near.next && dist(near.next) <= dist(near.prev) ? near.next : near.prev;
-  let lead = ref ? leadFor(nl, leadOf(ref.old), leadOf(ref.file), style) : nl;
+  const { prev, next } = near;
+  const leadBy = (x: Neighbour) => leadFor(nl, leadOf(x.old), leadOf(x.file), style);
+  let ref: Neighbour | undefined;
+  let guessed = false;
+  if (same(next) !== same(prev)) ref = same(next) ? next : prev;
+  else if (!same(next) && dist(next) !== dist(prev)) ref = dist(next) < dist(prev) ? next : prev;
+  else if (!prev || !next) ref = next ?? prev;
+  else {
+    const blankBefore = out.length > 0 && isBlank(out[out.length - 1]!);
+    ref = near.blankAfter && !blankBefore ? prev : next;
+    guessed = leadBy(prev) !== leadBy(next);
+  }
   const k = lastSolid(out);
   const above = k < 0 ? undefined : out[k]!;
-  if (above !== undefined && OPENER.test(above.trimEnd())) {
+  const inside = (lead: string): string => {
+    if (above === undefined || !OPENER.test(above.trimEnd())) return lead;
     const openerCols = columns(leadOf(above), units.file);
-    if (columns(lead, units.file) <= openerCols) {
-      // The file's own block body, when the opener is the file's; a block the model opened has none yet.
-      const body = placed.has(k) ? undefined : (near.next?.file ?? near.beyond);
-      if (body === undefined) lead = render(openerCols + units.file.width, units.file, leadOf(above));
-      else if (columns(leadOf(body), units.file) > openerCols) lead = leadOf(body);
-    }
-  }
-  return lead + nb + trail;
+    if (columns(lead, units.file) > openerCols) return lead;
+    // The file's own block body, when the opener is the file's; a block the model opened has none yet.
+    const body = placed.has(k) ? undefined : (next?.file ?? near.beyond);
+    if (body === undefined) return render(openerCols + units.file.width, units.file, leadOf(above));
+    return columns(leadOf(body), units.file) > openerCols ? leadOf(body) : lead;
+  };
+  const lead = inside(ref ? leadBy(ref) : nl);
+  // A guess only where the two readings end at different depths (after an opener both land in its body).
+  if (guessed) guessed = inside(leadBy(prev!)) !== inside(leadBy(next!));
+  return { line: lead + nb + trail, guessed };
 }
 
 function lastSolid(out: readonly string[]): number {

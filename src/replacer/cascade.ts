@@ -6,10 +6,10 @@
 // concerned, so a caller can word it as a not-found with that near-miss (SPEC §4.3 asks for the
 // near-miss prose) while scripts and --trace still see why the edit was refused.
 import type {
-  Candidate, CascadeResult, Edit, Finding, LineRange, ReplaceRequest, Strategy, TraceCandidate, TraceStep,
+  Candidate, CascadeResult, Edit, Finding, GuessedDepth, LineRange, ReplaceRequest, Strategy, TraceCandidate, TraceStep,
 } from "./types.ts";
 import { Haystack } from "./_haystack.ts";
-import { occurrences, splitModel } from "./_text.ts";
+import { isBlank, leadOf, occurrences, splitModel } from "./_text.ts";
 import { nearMiss, describe, focus, type Hint } from "./near-miss.ts";
 import { exact } from "./exact.ts";
 import { trailingWhitespace } from "./trailing-whitespace.ts";
@@ -196,7 +196,8 @@ function cascade(hay: Haystack, req: ReplaceRequest): CascadeResult {
     const score = match.score === undefined ? "" : `, score ${match.score.toFixed(2)}`;
     const variant = match.variant ? ` (${match.variant})` : "";
     step("taken", `1 match at ${lines(match)}${score}${variant}`);
-    return ok(req, strategy, match, [{ start: match.start, end: match.end, text: rewrite.text }], trace);
+    const done = ok(req, strategy, match, [{ start: match.start, end: match.end, text: rewrite.text }], trace);
+    return rewrite.guessed && done.kind === "ok" ? { ...done, guessed: depths(rewrite.text, rewrite.guessed, match.startLine) } : done;
   }
 
   const found = nearMiss(hay, req.oldString, [...boundary, ...hints.sort((a, b) => (b.candidate.score ?? 0) - (a.candidate.score ?? 0))]);
@@ -207,6 +208,24 @@ function cascade(hay: Haystack, req: ReplaceRequest): CascadeResult {
     ...(applied ? { alreadyApplied: applied } : {}),
     trace,
   };
+}
+
+/**
+ * The guessed lines of a rewrite as lines of the new content (the rewrite starts on the match's
+ * first line), each with the nearest non-blank line above or else below it indented alike, if any.
+ */
+function depths(text: string, guessed: readonly number[], startLine: number): GuessedDepth[] {
+  const rows = text.split("\n");
+  const solid = (k: number) => k >= 0 && k < rows.length && !guessed.includes(k) && !isBlank(rows[k]!);
+  return guessed.map((g) => {
+    const lead = leadOf(rows[g]!);
+    let above = g - 1;
+    while (above >= 0 && !solid(above)) above--;
+    let below = g + 1;
+    while (below < rows.length && !solid(below)) below++;
+    const like = [above, below].find((k) => solid(k) && leadOf(rows[k]!) === lead);
+    return { line: startLine + g, lead, ...(like === undefined ? {} : { like: startLine + like }) };
+  });
 }
 
 /** Line breaks in old_string's leading whitespace. */

@@ -100,8 +100,11 @@ export interface Finding {
   note?: string;
 }
 
-/** The replacement text for one match, or the reason writing it would be a guess. */
-export type Rewrite = { text: string } | { refusal: Refusal };
+/**
+ * The replacement text for one match, or the reason writing it would be a guess. `guessed`: the
+ * lines of `text` (0-based) inserted at a depth the model's indentation did not give.
+ */
+export type Rewrite = { text: string; guessed?: number[] } | { refusal: Refusal };
 
 export interface Strategy {
   readonly name: StrategyName;
@@ -150,6 +153,13 @@ export interface Numbered {
   numbering?: { kind: "read" | "cat-n"; prefix: string; partial?: true };
 }
 
+export interface GuessedDepth {
+  line: number;
+  /** The indentation it was given, and the neighbouring line (1-based, new content) indented alike, if one is. */
+  lead: string;
+  like?: number;
+}
+
 export interface CascadeOk extends Numbered {
   kind: "ok";
   strategy: StrategyName;
@@ -162,6 +172,8 @@ export interface CascadeOk extends Numbered {
   /** Lines of the first edit: as matched in the old content, and as written in the new one. */
   matched: LineRange;
   written: LineRange;
+  /** Lines of the new content (1-based) inserted at a depth the quote did not give: the result names them. */
+  guessed?: GuessedDepth[];
   trace: TraceStep[];
 }
 

@@ -13,7 +13,7 @@ import { freshContent, guardedWrite, readIfExists, refuseStateFiles } from "../c
 import { unifiedDiff } from "../core/diff.ts";
 import { notFound } from "../core/suggest.ts";
 import { replace } from "../replacer/index.ts";
-import type { CascadeOk, CascadeResult, Edit, NearMiss, StrategyName, TraceStep } from "../replacer/index.ts";
+import type { CascadeOk, CascadeResult, Edit, GuessedDepth, NearMiss, StrategyName, TraceStep } from "../replacer/index.ts";
 
 /** One change: the text to find and what replaces it. */
 export const EditPair = z.strictObject({
@@ -250,6 +250,7 @@ function report(
         ...(r.variant ? { variant: r.variant } : {}),
         ...(r.score === undefined ? {} : { score: Math.round(r.score * 1000) / 1000 }),
         ...(r.numbering ? { numbering: r.numbering.kind } : {}),
+        ...(r.guessed ? { guessedDepth: r.guessed.map((g) => g.line) } : {}),
       },
     };
   }
@@ -412,7 +413,37 @@ function success(abs: string, r: CascadeOk, replaceAll: boolean, dryRun: boolean
 
 /** What the model should know of how its quote was read, beyond the strategy: one sentence each. */
 function notes(r: CascadeOk): string[] {
-  return r.numbering ? [numberedNote(r.numbering)] : [];
+  return [...(r.numbering ? [numberedNote(r.numbering)] : []), ...guessedNotes(r.guessed ?? [])];
+}
+
+/**
+ * SPEC §8.3 "Guessed depth is said": one sentence per run of consecutive inserted lines given
+ * one depth that old_string's indentation did not give.
+ */
+function guessedNotes(guessed: readonly GuessedDepth[]): string[] {
+  const runs: GuessedDepth[][] = [];
+  for (const g of guessed) {
+    const run = runs[runs.length - 1];
+    const last = run?.[run.length - 1];
+    if (run && last && last.line + 1 === g.line && last.lead === g.lead) run.push(g);
+    else runs.push([g]);
+  }
+  return runs.map((run) => {
+    const first = run[0]!;
+    const last = run[run.length - 1]!;
+    const which = run.length === 1 ? `line ${first.line} goes` : `lines ${first.line}–${last.line} go`;
+    const alike = first.like ?? last.like;
+    const like = alike === undefined ? "" : `, like line ${alike}`;
+    return `old_string's indentation did not say how deep ${which}, so ${run.length === 1 ? "it was" : "they were"} ${depthWords(first.lead)}${like}; check that this is the depth you meant.`;
+  });
+}
+
+function depthWords(lead: string): string {
+  if (lead === "") return "not indented";
+  const tabs = [...lead].filter((c) => c === "\t").length;
+  const spaces = lead.length - tabs;
+  const count = (n: number, unit: string) => `${n} ${unit}${n === 1 ? "" : "s"}`;
+  return `indented ${[tabs > 0 ? count(tabs, "tab") : "", spaces > 0 ? count(spaces, "space") : ""].filter(Boolean).join(" and ")}`;
 }
 
 function display(n: NonNullable<CascadeOk["numbering"]>): string {

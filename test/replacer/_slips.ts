@@ -223,13 +223,17 @@ const OPENER = /(?:[:{([]|=>|\bdo|\bthen)$/;
 /**
  * The depth a careful engineer gives a line inserted before line `at` of the file (block line
  * `gap`): a neighbour's — the following line's unless asked for the previous one, the previous
- * one's after the block — but inside a block that the line above opens.
+ * one's after the block — but inside a block that the line above opens. Where the quote gives
+ * no depth at all (`blind`), the blank lines decide: a line put straight after a block's last
+ * line and before the blank line that closes the block continues that block.
  */
-function depthFor(lines: string[], start: number, block: string[], gap: number, preferPrev: boolean, unit: number): string | undefined {
+function depthFor(lines: string[], start: number, block: string[], gap: number, preferPrev: boolean, unit: number, blind = false): string | undefined {
   let prev: string | undefined;
   for (let i = gap - 1; i >= 0 && prev === undefined; i--) if (!isBlank(block[i]!)) prev = block[i]!;
   let next: string | undefined;
   for (let i = gap; i < block.length && next === undefined; i++) if (!isBlank(block[i]!)) next = block[i]!;
+  const closesBlock = blind && gap > 0 && !isBlank(block[gap - 1]!) && gap < block.length && isBlank(block[gap]!);
+  if (closesBlock) preferPrev = true;
   const chosen = preferPrev && prev !== undefined ? leadOf(prev) : next !== undefined ? leadOf(next) : prev !== undefined ? leadOf(prev) : undefined;
   if (chosen === undefined || prev === undefined || !OPENER.test(prev.trimEnd()) || width(chosen) > width(leadOf(prev))) return chosen;
   let body: string | undefined;
@@ -263,8 +267,9 @@ export function makeCase(source: Source, slipOrSlips: Slip | readonly Slip[], op
     const gap = Math.floor(r() * (len + 1));
     if (gap === typoAt || gap === typoAt + 1) return undefined;
     // Where the model's indentation says where the line goes, it may go at the depth of either
-    // neighbour; with all indentation stripped only the following line's depth can be meant.
-    const depth = depthFor(lines, start, block, gap, !slips.includes("indent-stripped") && r() < 0.3, unitOf(lines));
+    // neighbour; with all indentation stripped the blank lines say it (depthFor).
+    const blind = slips.includes("indent-stripped");
+    const depth = depthFor(lines, start, block, gap, !blind && r() < 0.3, unitOf(lines), blind);
     if (depth === undefined) return undefined;
     const kept = block.map((l, i): [string, number] => [l, i]);
     changed = [...kept.slice(0, gap), [depth + NEW_LINE[lang], -1], ...kept.slice(gap)];

@@ -86,9 +86,11 @@ function indistinct(op: Extract<Op, { kind: "hunk" }>, O: readonly string[], S: 
 
 export function merge(input: MergeInput): MergeResult {
   const S = splitLines(input.file);
-  const O = splitModel(input.old);
   const N = splitModel(input.neu);
-  const pairs = input.pairs ?? O.lines.map((_, i) => (i < S.lines.length ? i : -1));
+  const quoted = splitModel(input.old);
+  const pairs = input.pairs ?? quoted.lines.map((_, i) => (i < S.lines.length ? i : -1));
+  const fileUnit = () => input.context?.unit?.() ?? detectUnit(S.lines);
+  const O = { ...quoted, lines: indentedAsNew(quoted.lines, N.lines, S.lines, pairs, fileUnit) };
   let units: Units | undefined;
   const style: Style = {
     // Units matter only where indentation drifted; most merges never ask.
@@ -172,6 +174,101 @@ export function merge(input: MergeInput): MergeResult {
 
   const trail = Number(S.trail) + Number(N.trail) - Number(O.trail) > 0;
   return { text: out.join("\n") + (trail ? "\n" : ""), ...(guessed.length > 0 ? { guessed } : {}) };
+}
+
+/** How the model's indentation in new_string maps onto the file's, and back (undefined: does not map). */
+interface Relation {
+  map(model: string): string | undefined;
+  back(file: string): string | undefined;
+}
+
+/** The file's indentation with `add` in front instead of `drop` (both suffix-aligned, as uniformShift). */
+function shiftRelation(model: string, file: string): Relation | undefined {
+  let add = "";
+  let drop = "";
+  if (file.endsWith(model)) add = file.slice(0, file.length - model.length);
+  else if (model.endsWith(file)) drop = model.slice(0, model.length - file.length);
+  else return undefined;
+  return {
+    map: (m) => (m.startsWith(drop) ? add + m.slice(drop.length) : undefined),
+    back: (f) => (f.startsWith(add) ? drop + f.slice(add.length) : undefined),
+  };
+}
+
+/** Tabs in the model's indentation where the file has `width` spaces per tab, or the reverse. */
+function unitRelation(modelTabs: boolean, width: number): Relation {
+  const spaces = " ".repeat(width);
+  const toSpaces = (lead: string) => lead.replace(/\t/g, spaces);
+  // Each run of `width` spaces a tab; spaces left over (alignment) stay spaces.
+  const toTabs = (lead: string) => lead.replace(new RegExp(spaces, "g"), "\t");
+  return modelTabs ? { map: toSpaces, back: toTabs } : { map: toTabs, back: toSpaces };
+}
+
+/**
+ * old_string's lines re-indented in new_string's own style, when new_string shows that the model
+ * wrote it in another indentation than it quoted old_string in — above all old_string quoted
+ * without indentation and new_string written with the file's (issue 26). Re-indenting the model's
+ * new lines by old_string's drift would then push them too far. The evidence, all of it needed:
+ *   - a line of new_string that keeps or rewrites one of old_string's (aligned on their trimmed
+ *     text) stands at its file line's depth through one relation: the file's own indentation
+ *     (where a line at a depth of its own is the model moving it and says nothing, but one at
+ *     old_string's says the model wrote in the quote's style), or one uniform shift, or tabs for
+ *     the file's spaces (or the reverse) — every such line for these two;
+ *   - at least one of those lines stands at its depth where old_string's does not — a line it
+ *     keeps, unless at the file's very depth (a rewritten line may move on purpose);
+ *   - no line of new_string lands left of every line of the span in the file (a model nesting its
+ *     quote in a new block writes the new opener at the quote's depth, left of it).
+ * Otherwise old_string as quoted.
+ */
+function indentedAsNew(O: readonly string[], N: readonly string[], S: readonly string[], pairs: readonly number[], unit: () => Unit): string[] {
+  const quoted = pairs.filter((j) => j >= 0).map((j) => S[j]!);
+  if (quoted.every(isBlank)) return [...O];
+  const ops = lineOps(O.map((l) => l.trim()), N.map((l) => l.trim()));
+  const aligned: { o: string; n: string; f: string; kept: boolean }[] = [];
+  const take = (o: number, n: number, kept: boolean) => {
+    const j = pairs[o]!;
+    if (j >= 0 && !isBlank(O[o]!) && !isBlank(N[n]!) && !isBlank(S[j]!)) aligned.push({ o: leadOf(O[o]!), n: leadOf(N[n]!), f: leadOf(S[j]!), kept });
+  };
+  for (const op of ops) {
+    if (op.kind === "common") take(op.o, op.n, true);
+    else op.partner.forEach((o, k) => o >= 0 && take(o, op.added[k]!, false));
+  }
+  if (aligned.length === 0) return [...O];
+  const width = unit().width;
+  const cols = (lead: string) => columns(lead, { tabs: false, width });
+  const fileMin = Math.min(...quoted.filter((l) => !isBlank(l)).map((l) => cols(leadOf(l))));
+  const identity: Relation = { map: (m) => m, back: (f) => f };
+  const candidates: [Relation, boolean][] = [[identity, true]];
+  const first = aligned.find((a) => a.n !== a.f);
+  const shift = first && shiftRelation(first.n, first.f);
+  if (shift) candidates.push([shift, false]);
+  // The model's width for a tab is its own: the file's unit first, then the common ones.
+  for (const w of new Set([width, 2, 4, 8])) candidates.push([unitRelation(true, w), false], [unitRelation(false, w), false]);
+  for (const [rel, lenient] of candidates) {
+    let seen = false;
+    let fits = true;
+    for (const a of aligned) {
+      const mapped = rel.map(a.n);
+      const oFits = rel.map(a.o) === a.f;
+      if (mapped === a.f) {
+        // A rewritten line may move on purpose; only the file's own depth is evidence there.
+        if (!oFits && (a.kept || rel === identity)) seen = true;
+      } else if (!lenient || (a.n === a.o && !oFits)) {
+        fits = false;
+        break;
+      }
+    }
+    if (!fits || !seen) continue;
+    if (N.some((line) => !isBlank(line) && cols(rel.map(leadOf(line)) ?? "") < fileMin)) continue;
+    const lines = O.map((line, o) => {
+      const j = pairs[o]!;
+      if (j < 0 || isBlank(line) || isBlank(S[j]!)) return line;
+      const lead = rel.back(leadOf(S[j]!));
+      return lead === undefined ? undefined : lead + line.slice(leadOf(line).length);
+    });
+    if (lines.every((l) => l !== undefined)) return lines as string[];
+  }
+  return [...O];
 }
 
 type Op =

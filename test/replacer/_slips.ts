@@ -65,6 +65,8 @@ export const SLIPS = [
   "typographic-quotes",
   "escaped",
   "escaped-template",
+  // old_string quoted without its indentation, new_string written with the file's.
+  "indent-stripped-old-only",
 ] as const;
 export type Slip = (typeof SLIPS)[number];
 
@@ -122,6 +124,8 @@ interface Case {
 interface Slipper {
   /** Line `key` (its index in the block, or another number for a new line) as the model quotes it. */
   line(text: string, key: number): string;
+  /** The slip is in old_string only: new_string's lines are written as the file has them. */
+  oldOnly?: boolean;
 }
 
 /** The slip for this block, or undefined when it would change nothing here. */
@@ -182,6 +186,9 @@ function slipper(slip: Slip, block: string[], seed: number, typoAt: number, unit
           return l.replace(/"/g, () => ((open = !open) ? "\u201d" : "\u201c")).replace(/'/g, "\u2019");
         },
       };
+    case "indent-stripped-old-only":
+      if (!solid.some((l) => leadOf(l) !== "")) return undefined;
+      return { line: (l) => l.trimStart(), oldOnly: true };
     case "escaped":
     case "escaped-template":
       return { line: (l) => l };
@@ -301,9 +308,13 @@ export function makeCase(source: Source, slipOrSlips: Slip | readonly Slip[], op
   /** old_string and new_string with some of the slips applied, in order. */
   const quote = (which: readonly number[]): [string, string] | undefined => {
     const line = (l: string, key: number) => which.reduce((text, k) => slippers[k]!.line(text, key), l);
+    const inNew = which.filter((k) => !slippers[k]!.oldOnly);
+    const newLine = (l: string, key: number) => inNew.reduce((text, k) => slippers[k]!.line(text, key), l);
     const oldLines = block.map((l, i) => line(l, i));
-    // A line the model kept is copied from its quote; a changed or new line is its own text, slipped alike.
-    const newLines = changed.map(([text, origin]) => (origin >= 0 && text === block[origin] ? oldLines[origin]! : line(text, origin >= 0 ? origin : 1000)));
+    // A line the model kept is copied from its quote; a changed or new line is its own text, slipped alike
+    // (both without the slips made only in old_string).
+    const newLines = changed.map(([text, origin]) =>
+      origin >= 0 && text === block[origin] && inNew.length === which.length ? oldLines[origin]! : newLine(text, origin >= 0 ? origin : 1000));
     let o: string | undefined = oldLines.join("\n");
     let n: string | undefined = newLines.join("\n");
     for (const k of which) {

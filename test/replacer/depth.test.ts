@@ -45,3 +45,38 @@ describe("guessed depth", () => {
     expect(r.kind === "ok" && r.guessed).toBeUndefined();
   });
 });
+
+// Issue 26's slip: old_string quoted without its indentation, new_string written with the file's.
+describe("new_string in another indentation than old_string's quote", () => {
+  const fn = "def g():\n    x = f(a,\n          b)\n    return x\n";
+
+  test("with the file's own: the continuation line stays where the file has it", () => {
+    const r = run(fn, "x = f(a,\nb)\nreturn x", "    x = f(a, c,\n          b)\n    return x");
+    expect(r.kind === "ok" && r.newContent).toBe("def g():\n    x = f(a, c,\n          b)\n    return x\n");
+  });
+
+  test("with the file's, a line moved deeper on purpose keeps its depth", () => {
+    const flat = "def g():\n    x = f(a)\n    return x\n";
+    const r = run(flat, "x = f(a)\nreturn x", "    if c:\n        x = f(a)\n    return x");
+    expect(r.kind === "ok" && r.newContent).toBe("def g():\n    if c:\n        x = f(a)\n    return x\n");
+  });
+
+  test("must not read it so: a new opener at the quote's depth nests the quote (relative, as before)", () => {
+    const deep = "def g():\n    if a:\n        x = f(a)\n        return x\n";
+    const r = run(deep, "x = f(a)\nreturn x", "if c:\n    x = f(a)\n    return x");
+    expect(r.kind === "ok" && r.newContent).toBe("def g():\n    if a:\n        if c:\n            x = f(a)\n            return x\n");
+  });
+
+  test("must not read it so: new_string keeping old_string's own indentation on a kept line", () => {
+    // Line 2 kept at the quote's depth: the model writes in the quote's style, so line 1's extra
+    // indentation is its own change, relative to the quote.
+    const flat = "def g():\n    x = f(a)\n    y = 1\n    return x\n";
+    const r = run(flat, "x = f(a)\ny = 1\nreturn x", "    x = f(a)\ny = 1\nreturn x");
+    expect(r.kind === "ok" && r.newContent).toBe("def g():\n        x = f(a)\n    y = 1\n    return x\n");
+  });
+
+  test("tabs for the file's spaces, old_string unindented: the file's depths", () => {
+    const r = run(fn, "x = f(a,\nb)\nreturn x", "\tx = f(a, c,\n\t\t  b)\n\treturn x");
+    expect(r.kind === "ok" && r.newContent).toBe("def g():\n    x = f(a, c,\n          b)\n    return x\n");
+  });
+});

@@ -194,7 +194,7 @@ function cascade(hay: Haystack, req: ReplaceRequest): CascadeResult {
       return { kind: "refused", strategy: strategy.name, ...r, ...(near ? { nearMiss: near } : {}), trace };
     }
     const score = match.score === undefined ? "" : `, score ${match.score.toFixed(2)}`;
-    const variant = match.variant ? ` (${match.variant})` : "";
+    const variant = match.variant ? ` (${match.variant}${match.via ? `, ${match.via}` : ""})` : "";
     step("taken", `1 match at ${lines(match)}${score}${variant}`);
     const done = ok(req, strategy, match, [{ start: match.start, end: match.end, text: rewrite.text }], trace);
     return rewrite.guessed && done.kind === "ok" ? { ...done, guessed: depths(rewrite.text, rewrite.guessed, match.startLine) } : done;
@@ -241,6 +241,7 @@ function ok(req: ReplaceRequest, strategy: Strategy, first: Candidate, edits: Ed
     kind: "ok",
     strategy: strategy.name,
     ...(first.variant ? { variant: first.variant } : {}),
+    ...(first.via ? { via: first.via } : {}),
     ...(first.score === undefined ? {} : { score: first.score }),
     replacements: edits.length,
     edits,

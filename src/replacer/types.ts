@@ -44,6 +44,8 @@ export interface Candidate extends LineRange {
   score?: number;
   /** Which reading of old_string matched (escape-normalized: "unescape", "typographic", "unescape+typographic"). */
   variant?: string;
+  /** The line strategy the reading matched through, when it did not occur verbatim (escape-normalized). */
+  via?: StrategyName;
   /**
    * Line alignment for scored strategies: `pairs[i]` is the line of the span (0-based, counted
    * from `startLine`) that line i of old_string stands for, or -1 when the file has no such line.
@@ -164,6 +166,7 @@ export interface CascadeOk extends Numbered {
   kind: "ok";
   strategy: StrategyName;
   variant?: string;
+  via?: StrategyName;
   score?: number;
   replacements: number;
   /** Sorted, non-overlapping spans of `content` and the text that replaces each. */

@@ -248,6 +248,7 @@ function report(
         startLine: r.written.startLine,
         endLine: r.written.endLine,
         ...(r.variant ? { variant: r.variant } : {}),
+        ...(r.via ? { via: r.via } : {}),
         ...(r.score === undefined ? {} : { score: Math.round(r.score * 1000) / 1000 }),
         ...(r.numbering ? { numbering: r.numbering.kind } : {}),
         ...(r.guessed ? { guessedDepth: r.guessed.map((g) => g.line) } : {}),
@@ -391,9 +392,11 @@ const FORGIVEN: Record<StrategyName, string> = {
 /** The parenthesis of the success line: how old_string was found, when not verbatim. */
 function how(r: CascadeOk): string {
   if (r.strategy === "escape-normalized") {
-    if (r.variant === "typographic") return "matched with typographic quotes, dashes and spaces folded";
-    if (r.variant === "unescape+typographic") return "matched after unescaping and folding typographic characters";
-    return "matched after unescaping backslash escapes";
+    // Read line by line as well (two slips at once): how the lines were compared too.
+    const also = r.via ? `, ${LABELS[r.via].replace(/^matched /, "")}` : "";
+    if (r.variant === "typographic") return `matched with typographic quotes, dashes and spaces folded${also}`;
+    if (r.variant === "unescape+typographic") return `matched after unescaping and folding typographic characters${also}`;
+    return `matched after unescaping backslash escapes${also}`;
   }
   if (r.strategy === "block-anchor") return `${LABELS[r.strategy]}, the lines between ${Math.round(r.score! * 100)}% similar`;
   if (r.strategy === "context-aware") return `${LABELS[r.strategy]}, ${Math.round(r.score! * 100)}% of the lines between them equal`;

@@ -77,7 +77,8 @@ function indistinct(op: Extract<Op, { kind: "hunk" }>, O: readonly string[], S: 
   for (const o of op.removed) {
     if (rewritten.has(o) || pairs[o]! < 0) continue;
     for (const k of [o - 1, o + 1]) {
-      if (k < 0 || k >= O.length || O[k] !== O[o] || op.removed.includes(k) || pairs[k]! < 0) continue;
+      // A neighbour the model rewrites is as good as kept: which of the two it deletes is still unknown.
+      if (k < 0 || k >= O.length || O[k] !== O[o] || (op.removed.includes(k) && !rewritten.has(k)) || pairs[k]! < 0) continue;
       if (S[pairs[k]!] !== S[pairs[o]!]) return o;
     }
   }
@@ -214,8 +215,8 @@ function unitRelation(modelTabs: boolean, width: number): Relation {
  *     (where a line at a depth of its own is the model moving it and says nothing, but one at
  *     old_string's says the model wrote in the quote's style), or one uniform shift, or tabs for
  *     the file's spaces (or the reverse) — every such line for these two;
- *   - at least one of those lines stands at its depth where old_string's does not — a line it
- *     keeps, unless at the file's very depth (a rewritten line may move on purpose);
+ *   - at least one of those lines stands at its depth where old_string's does not, and at least
+ *     one of them is a line new_string keeps (a rewritten line alone may have moved on purpose);
  *   - no line of new_string lands left of every line of the span in the file (a model nesting its
  *     quote in a new block writes the new opener at the quote's depth, left of it).
  * Otherwise old_string as quoted.
@@ -238,27 +239,34 @@ function indentedAsNew(O: readonly string[], N: readonly string[], S: readonly s
   const cols = (lead: string) => columns(lead, { tabs: false, width });
   const fileMin = Math.min(...quoted.filter((l) => !isBlank(l)).map((l) => cols(leadOf(l))));
   const identity: Relation = { map: (m) => m, back: (f) => f };
-  const candidates: [Relation, boolean][] = [[identity, true]];
+  // The strict relations first: a line the lenient identity lets pass as moved on purpose may be
+  // one in tabs for the file's spaces.
+  const candidates: [Relation, boolean][] = [];
   const first = aligned.find((a) => a.n !== a.f);
   const shift = first && shiftRelation(first.n, first.f);
   if (shift) candidates.push([shift, false]);
   // The model's width for a tab is its own: the file's unit first, then the common ones.
   for (const w of new Set([width, 2, 4, 8])) candidates.push([unitRelation(true, w), false], [unitRelation(false, w), false]);
+  candidates.push([identity, true]);
   for (const [rel, lenient] of candidates) {
-    let seen = false;
+    let differs = false;
+    let kept = false;
     let fits = true;
     for (const a of aligned) {
       const mapped = rel.map(a.n);
       const oFits = rel.map(a.o) === a.f;
       if (mapped === a.f) {
-        // A rewritten line may move on purpose; only the file's own depth is evidence there.
-        if (!oFits && (a.kept || rel === identity)) seen = true;
+        if (!oFits) differs = true;
+        if (a.kept) kept = true;
       } else if (!lenient || (a.n === a.o && !oFits)) {
         fits = false;
         break;
       }
     }
-    if (!fits || !seen) continue;
+    // A rewritten line may move on purpose: a kept line must stand where the relation puts it too.
+    if (!fits || !differs || !kept) continue;
+    // Tabs for spaces only where new_string has some to convert: else it is the identity, below.
+    if (rel !== identity && aligned.every((a) => rel.map(a.n) === a.n)) continue;
     if (N.some((line) => !isBlank(line) && cols(rel.map(leadOf(line)) ?? "") < fileMin)) continue;
     const lines = O.map((line, o) => {
       const j = pairs[o]!;
@@ -657,7 +665,8 @@ export function detectUnit(lines: readonly string[]): Unit {
     if (isBlank(line)) continue;
     const lead = leadOf(line);
     if (lead.startsWith("\t")) tabs++;
-    else if (lead.length > 0) spaces++;
+    // One space is alignment (a doc comment's " * "), not a level of indentation.
+    else if (lead.length > 1) spaces++;
     const width = lead.startsWith("\t") ? -1 : lead.length;
     if (prev >= 0 && width > prev && width - prev >= 2 && width - prev <= 8) {
       steps.set(width - prev, (steps.get(width - prev) ?? 0) + 1);

@@ -80,3 +80,10 @@ describe("new_string in another indentation than old_string's quote", () => {
     expect(r.kind === "ok" && r.newContent).toBe("def g():\n    x = f(a, c,\n          b)\n    return x\n");
   });
 });
+
+test("deleting one of two lines quoted alike while rewriting the other is refused, not guessed", () => {
+  // Which "}" the model dropped cannot be told from an unindented quote: the file has them at two depths.
+  const go = "func f() {\n\tfor {\n\t\tif ok {\n\t\t\tg()\n\t\t\t}\n\t\t}\n\t\tif err != nil {\n\t\t\treturn\n\t\t}\n\t}\n}\n";
+  const r = run(go, "}\n}\nif err != nil {\nreturn\n}\n}", "  \t\t}\n  \t\tif err != nil {\n  \t\t\treturn\n  \t\t}\n  \t}");
+  expect(r.kind).not.toBe("ok");
+});

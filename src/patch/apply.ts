@@ -11,9 +11,9 @@ import type { Hunk } from "./parse.ts";
  */
 export const PATCH_TIERS = ["exact", "trailing-whitespace", "indentation-flexible", "escape-normalized"] as const;
 
-/** A patch's lines are literal text: of escape-normalized, only the typographic fold applies. */
+/** A patch's lines are literal text: of escape-normalized, only the typographic fold applies (verbatim). */
 function accept(strategy: string, c: Candidate): boolean {
-  return strategy !== "escape-normalized" || c.variant === "typographic";
+  return strategy !== "escape-normalized" || (c.variant === "typographic" && c.via === undefined);
 }
 
 export interface HunkPlacement {

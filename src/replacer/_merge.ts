@@ -6,6 +6,7 @@
 import { diffArrays, diffChars } from "diff";
 import type { Candidate, DoubtKind, Rewrite } from "./types.ts";
 import type { Haystack } from "./_haystack.ts";
+import { atEdges } from "./_edges.ts";
 import { fold, isBlank, isWs, leadOf, looseKey, similarity, splitLine, splitLines, splitModel, withoutWs } from "./_text.ts";
 
 export interface MergeInput {
@@ -34,7 +35,7 @@ export interface MergeContext {
 }
 
 export type MergeResult =
-  | { text: string }
+  | { text: string; guessed?: number[] }
   | { doubt: DoubtKind; fileLine: number; expected: string; actual: string };
 
 /** The unguarded merge, for strategies whose alignment is certain (every line equivalent). */
@@ -44,9 +45,12 @@ export function mergeLoose(file: string, old: string, neu: string, context?: Mer
   throw new Error(`merge doubt ${merged.doubt}: use looseRewrite where a doubt can arise`);
 }
 
-/** The unguarded merge of a strategy's match as the strategy's rewrite: its text, or why writing it would be a guess. */
+/**
+ * The unguarded merge of a strategy's match as the strategy's rewrite: its text, or why writing it
+ * would be a guess. A separator at a mid-line edge of the span is no line's indentation: set aside.
+ */
 export function looseRewrite(hay: Haystack, match: Candidate, old: string, neu: string, file = hay.content.slice(match.start, match.end)): Rewrite {
-  return asRewrite(merge({ file, old, neu, guard: false, context: hay.context(match.start, match.end) }), match);
+  return atEdges(hay.content, match, file, old, neu, (m, f, o, n) => asRewrite(merge({ file: f, old: o, neu: n, guard: false, context: hay.context(m.start, m.end) }), m));
 }
 
 export function asRewrite(merged: MergeResult, match: Candidate): Rewrite {
@@ -73,7 +77,8 @@ function indistinct(op: Extract<Op, { kind: "hunk" }>, O: readonly string[], S: 
   for (const o of op.removed) {
     if (rewritten.has(o) || pairs[o]! < 0) continue;
     for (const k of [o - 1, o + 1]) {
-      if (k < 0 || k >= O.length || O[k] !== O[o] || op.removed.includes(k) || pairs[k]! < 0) continue;
+      // A neighbour the model rewrites is as good as kept: which of the two it deletes is still unknown.
+      if (k < 0 || k >= O.length || O[k] !== O[o] || (op.removed.includes(k) && !rewritten.has(k)) || pairs[k]! < 0) continue;
       if (S[pairs[k]!] !== S[pairs[o]!]) return o;
     }
   }
@@ -82,9 +87,11 @@ function indistinct(op: Extract<Op, { kind: "hunk" }>, O: readonly string[], S: 
 
 export function merge(input: MergeInput): MergeResult {
   const S = splitLines(input.file);
-  const O = splitModel(input.old);
   const N = splitModel(input.neu);
-  const pairs = input.pairs ?? O.lines.map((_, i) => (i < S.lines.length ? i : -1));
+  const quoted = splitModel(input.old);
+  const pairs = input.pairs ?? quoted.lines.map((_, i) => (i < S.lines.length ? i : -1));
+  const fileUnit = () => input.context?.unit?.() ?? detectUnit(S.lines);
+  const O = { ...quoted, lines: indentedAsNew(quoted.lines, N.lines, S.lines, pairs, fileUnit) };
   let units: Units | undefined;
   const style: Style = {
     // Units matter only where indentation drifted; most merges never ask.
@@ -99,6 +106,8 @@ export function merge(input: MergeInput): MergeResult {
   const out: string[] = [];
   /** Indices in `out` of lines inserted by the model (not the file's, not a change of one). */
   const placed = new Set<number>();
+  /** Those of them whose depth the model's indentation did not give. */
+  const guessed: number[] = [];
   let cursor = 0;
   const flush = (j: number) => {
     while (cursor < j) out.push(S.lines[cursor++]!);
@@ -149,8 +158,13 @@ export function merge(input: MergeInput): MergeResult {
       }
       const inserted = op.removed.every((r) => pairs[r]! < 0);
       if (inserted) {
-        out.push(placeLine(line, neighbours(ops, index, pairs, O.lines, S.lines, input.context?.after), out, placed, style));
+        const near = neighbours(ops, index, pairs, O.lines, S.lines, input.context?.after);
+        // A blank line between this one and the following neighbour: the file's, or one the model adds after it.
+        const blankAfter = near.blankAfter || op.added.slice(k + 1).some((a) => isBlank(N.lines[a]!));
+        const at = placeLine(line, { ...near, blankAfter }, out, placed, style);
+        out.push(at.line);
         placed.add(out.length - 1);
+        if (at.guessed) guessed.push(out.length - 1);
         continue;
       }
       const ref = reference(ops, index, op.removed, pairs, O.lines);
@@ -160,7 +174,109 @@ export function merge(input: MergeInput): MergeResult {
   flush(S.lines.length);
 
   const trail = Number(S.trail) + Number(N.trail) - Number(O.trail) > 0;
-  return { text: out.join("\n") + (trail ? "\n" : "") };
+  return { text: out.join("\n") + (trail ? "\n" : ""), ...(guessed.length > 0 ? { guessed } : {}) };
+}
+
+/** How the model's indentation in new_string maps onto the file's, and back (undefined: does not map). */
+interface Relation {
+  map(model: string): string | undefined;
+  back(file: string): string | undefined;
+}
+
+/** The file's indentation with `add` in front instead of `drop` (both suffix-aligned, as uniformShift). */
+function shiftRelation(model: string, file: string): Relation | undefined {
+  let add = "";
+  let drop = "";
+  if (file.endsWith(model)) add = file.slice(0, file.length - model.length);
+  else if (model.endsWith(file)) drop = model.slice(0, model.length - file.length);
+  else return undefined;
+  return {
+    map: (m) => (m.startsWith(drop) ? add + m.slice(drop.length) : undefined),
+    back: (f) => (f.startsWith(add) ? drop + f.slice(add.length) : undefined),
+  };
+}
+
+/** Tabs in the model's indentation where the file has `width` spaces per tab, or the reverse. */
+function unitRelation(modelTabs: boolean, width: number): Relation {
+  const spaces = " ".repeat(width);
+  const toSpaces = (lead: string) => lead.replace(/\t/g, spaces);
+  // Each run of `width` spaces a tab; spaces left over (alignment) stay spaces.
+  const toTabs = (lead: string) => lead.replace(new RegExp(spaces, "g"), "\t");
+  return modelTabs ? { map: toSpaces, back: toTabs } : { map: toTabs, back: toSpaces };
+}
+
+/**
+ * old_string's lines re-indented in new_string's own style, when new_string shows that the model
+ * wrote it in another indentation than it quoted old_string in — above all old_string quoted
+ * without indentation and new_string written with the file's (issue 26). Re-indenting the model's
+ * new lines by old_string's drift would then push them too far. The evidence, all of it needed:
+ *   - a line of new_string that keeps or rewrites one of old_string's (aligned on their trimmed
+ *     text) stands at its file line's depth through one relation: the file's own indentation
+ *     (where a line at a depth of its own is the model moving it and says nothing, but one at
+ *     old_string's says the model wrote in the quote's style), or one uniform shift, or tabs for
+ *     the file's spaces (or the reverse) — every such line for these two;
+ *   - at least one of those lines stands at its depth where old_string's does not, and at least
+ *     one of them is a line new_string keeps (a rewritten line alone may have moved on purpose);
+ *   - no line of new_string lands left of every line of the span in the file (a model nesting its
+ *     quote in a new block writes the new opener at the quote's depth, left of it).
+ * Otherwise old_string as quoted.
+ */
+function indentedAsNew(O: readonly string[], N: readonly string[], S: readonly string[], pairs: readonly number[], unit: () => Unit): string[] {
+  const quoted = pairs.filter((j) => j >= 0).map((j) => S[j]!);
+  if (quoted.every(isBlank)) return [...O];
+  const ops = lineOps(O.map((l) => l.trim()), N.map((l) => l.trim()));
+  const aligned: { o: string; n: string; f: string; kept: boolean }[] = [];
+  const take = (o: number, n: number, kept: boolean) => {
+    const j = pairs[o]!;
+    if (j >= 0 && !isBlank(O[o]!) && !isBlank(N[n]!) && !isBlank(S[j]!)) aligned.push({ o: leadOf(O[o]!), n: leadOf(N[n]!), f: leadOf(S[j]!), kept });
+  };
+  for (const op of ops) {
+    if (op.kind === "common") take(op.o, op.n, true);
+    else op.partner.forEach((o, k) => o >= 0 && take(o, op.added[k]!, false));
+  }
+  if (aligned.length === 0) return [...O];
+  const width = unit().width;
+  const cols = (lead: string) => columns(lead, { tabs: false, width });
+  const fileMin = Math.min(...quoted.filter((l) => !isBlank(l)).map((l) => cols(leadOf(l))));
+  const identity: Relation = { map: (m) => m, back: (f) => f };
+  // The strict relations first: a line the lenient identity lets pass as moved on purpose may be
+  // one in tabs for the file's spaces.
+  const candidates: [Relation, boolean][] = [];
+  const first = aligned.find((a) => a.n !== a.f);
+  const shift = first && shiftRelation(first.n, first.f);
+  if (shift) candidates.push([shift, false]);
+  // The model's width for a tab is its own: the file's unit first, then the common ones.
+  for (const w of new Set([width, 2, 4, 8])) candidates.push([unitRelation(true, w), false], [unitRelation(false, w), false]);
+  candidates.push([identity, true]);
+  for (const [rel, lenient] of candidates) {
+    let differs = false;
+    let kept = false;
+    let fits = true;
+    for (const a of aligned) {
+      const mapped = rel.map(a.n);
+      const oFits = rel.map(a.o) === a.f;
+      if (mapped === a.f) {
+        if (!oFits) differs = true;
+        if (a.kept) kept = true;
+      } else if (!lenient || (a.n === a.o && !oFits)) {
+        fits = false;
+        break;
+      }
+    }
+    // A rewritten line may move on purpose: a kept line must stand where the relation puts it too.
+    if (!fits || !differs || !kept) continue;
+    // Tabs for spaces only where new_string has some to convert: else it is the identity, below.
+    if (rel !== identity && aligned.every((a) => rel.map(a.n) === a.n)) continue;
+    if (N.some((line) => !isBlank(line) && cols(rel.map(leadOf(line)) ?? "") < fileMin)) continue;
+    const lines = O.map((line, o) => {
+      const j = pairs[o]!;
+      if (j < 0 || isBlank(line) || isBlank(S[j]!)) return line;
+      const lead = rel.back(leadOf(S[j]!));
+      return lead === undefined ? undefined : lead + line.slice(leadOf(line).length);
+    });
+    if (lines.every((l) => l !== undefined)) return lines as string[];
+  }
+  return [...O];
 }
 
 type Op =
@@ -394,7 +510,7 @@ interface Neighbour {
  */
 function neighbours(
   ops: readonly Op[], index: number, pairs: readonly number[], O: readonly string[], S: readonly string[], after: string | undefined,
-): { prev?: Neighbour; next?: Neighbour; beyond?: string } {
+): Near {
   const at = (k: number): Neighbour | undefined => {
     const op = ops[k]!;
     if (op.kind !== "common" || pairs[op.o]! < 0 || isBlank(O[op.o]!) || isBlank(S[pairs[op.o]!]!)) return undefined;
@@ -403,8 +519,22 @@ function neighbours(
   let prev: Neighbour | undefined;
   for (let k = index - 1; k >= 0 && !prev; k--) prev = at(k);
   let next: Neighbour | undefined;
-  for (let k = index + 1; k < ops.length && !next; k++) next = at(k);
-  return { prev, next, beyond: next ? undefined : after };
+  let blankAfter = false;
+  for (let k = index + 1; k < ops.length && !next; k++) {
+    next = at(k);
+    const op = ops[k]!;
+    if (!next && op.kind === "common" && pairs[op.o]! >= 0 && isBlank(S[pairs[op.o]!]!)) blankAfter = true;
+  }
+  return { prev, next, beyond: next ? undefined : after, blankAfter };
+}
+
+interface Near {
+  prev?: Neighbour;
+  next?: Neighbour;
+  /** The file's next non-blank line past the end of the quote, when the quote has no following neighbour. */
+  beyond?: string;
+  /** A blank line lies between the insertion and its following neighbour. */
+  blankAfter: boolean;
 }
 
 /** A line ending like this opens a block: the line after it belongs inside. */
@@ -412,37 +542,53 @@ const OPENER = /(?:[:{([]|=>|\bdo|\bthen)$/;
 
 /**
  * An inserted line. Without indentation drift, exactly as the model wrote it. Otherwise the
- * model's delta against whichever unchanged neighbour it indented most alike, the following
- * one on a tie (all indentation stripped: the model cannot say, and a line placed before
- * another most often sits at its depth) — and never at or left of a block opener just above
- * it when the block's body is deeper: a Python file must not stop parsing.
+ * model's delta against whichever unchanged neighbour it indented most alike — and never at or
+ * left of a block opener just above it when the block's body is deeper: a Python file must not
+ * stop parsing. Where the model's indentation cannot tell (it ties with both neighbours, as when
+ * all of it was stripped, and they stand at different depths in the file) the depth is a guess,
+ * said in the result, and the guess is the one a careful engineer makes from the blank lines:
+ * a line written straight after a block's last line, with the blank line that closes the block
+ * still after it, continues that block (the preceding neighbour's depth); any other line —
+ * straight before a line, or between two lines with no blank either side — takes the depth of
+ * the line it precedes, the statement it is most often put in front of.
  */
-function placeLine(
-  n: string, near: { prev?: Neighbour; next?: Neighbour; beyond?: string }, out: readonly string[], placed: ReadonlySet<number>, style: Style,
-): string {
-  if (isBlank(n)) return "";
+function placeLine(n: string, near: Near, out: readonly string[], placed: ReadonlySet<number>, style: Style): { line: string; guessed: boolean } {
+  if (isBlank(n)) return { line: "", guessed: false };
   const [nl, nb, nt] = splitLine(n);
   const trail = trailOf(nt, style);
-  if (!style.drift) return nl + nb + trail;
+  if (!style.drift) return { line: nl + nb + trail, guessed: false };
   const { units } = style;
   const cols = columns(nl, units.model);
   const dist = (x?: Neighbour) => (x ? Math.abs(columns(leadOf(x.old), units.model) - cols) : Infinity);
   // The neighbour indented exactly alike first (a quote mixing tabs and spaces makes columns a guess).
   const same = (x?: Neighbour) => x !== undefined && leadOf(x.old) === nl;
-  const ref = same(near.next) ? near.next : same(near.prev) ? near.prev : near.next && dist(near.next) <= dist(near.prev) ? near.next : near.prev;
-  let lead = ref ? leadFor(nl, leadOf(ref.old), leadOf(ref.file), style) : nl;
+  const { prev, next } = near;
+  const leadBy = (x: Neighbour) => leadFor(nl, leadOf(x.old), leadOf(x.file), style);
+  let ref: Neighbour | undefined;
+  let guessed = false;
+  if (same(next) !== same(prev)) ref = same(next) ? next : prev;
+  else if (!same(next) && dist(next) !== dist(prev)) ref = dist(next) < dist(prev) ? next : prev;
+  else if (!prev || !next) ref = next ?? prev;
+  else {
+    const blankBefore = out.length > 0 && isBlank(out[out.length - 1]!);
+    ref = near.blankAfter && !blankBefore ? prev : next;
+    guessed = leadBy(prev) !== leadBy(next);
+  }
   const k = lastSolid(out);
   const above = k < 0 ? undefined : out[k]!;
-  if (above !== undefined && OPENER.test(above.trimEnd())) {
+  const inside = (lead: string): string => {
+    if (above === undefined || !OPENER.test(above.trimEnd())) return lead;
     const openerCols = columns(leadOf(above), units.file);
-    if (columns(lead, units.file) <= openerCols) {
-      // The file's own block body, when the opener is the file's; a block the model opened has none yet.
-      const body = placed.has(k) ? undefined : (near.next?.file ?? near.beyond);
-      if (body === undefined) lead = render(openerCols + units.file.width, units.file, leadOf(above));
-      else if (columns(leadOf(body), units.file) > openerCols) lead = leadOf(body);
-    }
-  }
-  return lead + nb + trail;
+    if (columns(lead, units.file) > openerCols) return lead;
+    // The file's own block body, when the opener is the file's; a block the model opened has none yet.
+    const body = placed.has(k) ? undefined : (next?.file ?? near.beyond);
+    if (body === undefined) return render(openerCols + units.file.width, units.file, leadOf(above));
+    return columns(leadOf(body), units.file) > openerCols ? leadOf(body) : lead;
+  };
+  const lead = inside(ref ? leadBy(ref) : nl);
+  // A guess only where the two readings end at different depths (after an opener both land in its body).
+  if (guessed) guessed = inside(leadBy(prev!)) !== inside(leadBy(next!));
+  return { line: lead + nb + trail, guessed };
 }
 
 function lastSolid(out: readonly string[]): number {
@@ -519,7 +665,8 @@ export function detectUnit(lines: readonly string[]): Unit {
     if (isBlank(line)) continue;
     const lead = leadOf(line);
     if (lead.startsWith("\t")) tabs++;
-    else if (lead.length > 0) spaces++;
+    // One space is alignment (a doc comment's " * "), not a level of indentation.
+    else if (lead.length > 1) spaces++;
     const width = lead.startsWith("\t") ? -1 : lead.length;
     if (prev >= 0 && width > prev && width - prev >= 2 && width - prev <= 8) {
       steps.set(width - prev, (steps.get(width - prev) ?? 0) + 1);

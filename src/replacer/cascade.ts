@@ -6,10 +6,10 @@
 // concerned, so a caller can word it as a not-found with that near-miss (SPEC §4.3 asks for the
 // near-miss prose) while scripts and --trace still see why the edit was refused.
 import type {
-  Candidate, CascadeResult, Edit, Finding, LineRange, ReplaceRequest, Strategy, TraceCandidate, TraceStep,
+  Candidate, CascadeResult, Edit, Finding, GuessedDepth, LineRange, ReplaceRequest, Strategy, TraceCandidate, TraceStep,
 } from "./types.ts";
 import { Haystack } from "./_haystack.ts";
-import { occurrences, splitModel } from "./_text.ts";
+import { isBlank, leadOf, occurrences, splitModel } from "./_text.ts";
 import { nearMiss, describe, focus, type Hint } from "./near-miss.ts";
 import { exact } from "./exact.ts";
 import { trailingWhitespace } from "./trailing-whitespace.ts";
@@ -20,6 +20,7 @@ import { trimmedBoundary } from "./trimmed-boundary.ts";
 import { blockAnchor } from "./block-anchor.ts";
 import { contextAware } from "./context-aware.ts";
 import { multiOccurrence } from "./multi-occurrence.ts";
+import { someNumbered, unnumbered } from "./line-numbers.ts";
 
 /** SPEC §4.3, in order. */
 export const CASCADE: readonly Strategy[] = [
@@ -91,8 +92,30 @@ function written(startLine: number, text: string): LineRange {
   return { startLine, endLine: startLine + Math.max(0, breaks) };
 }
 
+/**
+ * The cascade on old_string as given; when it is found nowhere and every line of it carries a
+ * display's line numbers (read's `   435→`, cat -n's), on the quote without them — taken only
+ * where the bare quote starts a line, as the text after a display's number does.
+ */
 export function replace(req: ReplaceRequest): CascadeResult {
   const hay = new Haystack(req.content);
+  const first = cascade(hay, req);
+  if (first.kind !== "not-found" || req.strict) return first;
+  const bare = unnumbered(req.oldString, req.newString);
+  if (!bare) {
+    const some = someNumbered(req.oldString);
+    return some ? { ...first, numbering: { kind: some.numbering, prefix: some.prefix, partial: true } } : first;
+  }
+  const numbering = { kind: bare.numbering, prefix: bare.prefix };
+  const second = cascade(hay, { ...req, oldString: bare.old, newString: bare.neu });
+  const trace = [...first.trace, ...second.trace];
+  if (second.kind === "ok" && !second.edits.every((e) => e.start === 0 || req.content.charCodeAt(e.start - 1) === 10)) {
+    return { ...first, numbering, trace };
+  }
+  return { ...second, numbering, trace };
+}
+
+function cascade(hay: Haystack, req: ReplaceRequest): CascadeResult {
   const trace: TraceStep[] = [];
   const hints: Hint[] = [];
   const boundary: Hint[] = [];
@@ -171,9 +194,10 @@ export function replace(req: ReplaceRequest): CascadeResult {
       return { kind: "refused", strategy: strategy.name, ...r, ...(near ? { nearMiss: near } : {}), trace };
     }
     const score = match.score === undefined ? "" : `, score ${match.score.toFixed(2)}`;
-    const variant = match.variant ? ` (${match.variant})` : "";
+    const variant = match.variant ? ` (${match.variant}${match.via ? `, ${match.via}` : ""})` : "";
     step("taken", `1 match at ${lines(match)}${score}${variant}`);
-    return ok(req, strategy, match, [{ start: match.start, end: match.end, text: rewrite.text }], trace);
+    const done = ok(req, strategy, match, [{ start: match.start, end: match.end, text: rewrite.text }], trace);
+    return rewrite.guessed && done.kind === "ok" ? { ...done, guessed: depths(rewrite.text, rewrite.guessed, match.startLine) } : done;
   }
 
   const found = nearMiss(hay, req.oldString, [...boundary, ...hints.sort((a, b) => (b.candidate.score ?? 0) - (a.candidate.score ?? 0))]);
@@ -184,6 +208,24 @@ export function replace(req: ReplaceRequest): CascadeResult {
     ...(applied ? { alreadyApplied: applied } : {}),
     trace,
   };
+}
+
+/**
+ * The guessed lines of a rewrite as lines of the new content (the rewrite starts on the match's
+ * first line), each with the nearest non-blank line above or else below it indented alike, if any.
+ */
+function depths(text: string, guessed: readonly number[], startLine: number): GuessedDepth[] {
+  const rows = text.split("\n");
+  const solid = (k: number) => k >= 0 && k < rows.length && !guessed.includes(k) && !isBlank(rows[k]!);
+  return guessed.map((g) => {
+    const lead = leadOf(rows[g]!);
+    let above = g - 1;
+    while (above >= 0 && !solid(above)) above--;
+    let below = g + 1;
+    while (below < rows.length && !solid(below)) below++;
+    const like = [above, below].find((k) => solid(k) && leadOf(rows[k]!) === lead);
+    return { line: startLine + g, lead, ...(like === undefined ? {} : { like: startLine + like }) };
+  });
 }
 
 /** Line breaks in old_string's leading whitespace. */
@@ -199,6 +241,7 @@ function ok(req: ReplaceRequest, strategy: Strategy, first: Candidate, edits: Ed
     kind: "ok",
     strategy: strategy.name,
     ...(first.variant ? { variant: first.variant } : {}),
+    ...(first.via ? { via: first.via } : {}),
     ...(first.score === undefined ? {} : { score: first.score }),
     replacements: edits.length,
     edits,

@@ -9,6 +9,14 @@ import { commonPrefix, commonSuffix, isWs, occurrences } from "./_text.ts";
 import { spanCandidate } from "./_span.ts";
 import { MAX_LISTED } from "./exact.ts";
 
+/** Whether the file has a separator at `at` (before it, dir -1; after it, dir 1): spaces between the span and other text on its line. */
+function separated(text: string, at: number, dir: 1 | -1): boolean {
+  let i = dir === 1 ? at : at - 1;
+  if (i < 0 || i >= text.length || text.charCodeAt(i) === 10 || !isWs(text.charCodeAt(i))) return false;
+  while (i >= 0 && i < text.length && text.charCodeAt(i) !== 10 && isWs(text.charCodeAt(i))) i += dir;
+  return i >= 0 && i < text.length && text.charCodeAt(i) !== 10;
+}
+
 export const trimmedBoundary: Strategy = {
   name: "trimmed-boundary",
   fuzzy: true,
@@ -35,7 +43,7 @@ export const trimmedBoundary: Strategy = {
         : offsets.length === 0 ? "old_string does not occur even without its boundary whitespace" : undefined,
     };
   },
-  rewrite(_hay, _match, old, neu) {
+  rewrite(hay, match, old, neu) {
     const lead = old.slice(0, old.length - old.trimStart().length);
     const trail = old.slice(old.trimEnd().length);
     const neuLead = neu.slice(0, neu.length - neu.trimStart().length);
@@ -44,6 +52,12 @@ export const trimmedBoundary: Strategy = {
     let text = neu.slice(drop);
     const keep = text.length - Math.min(commonSuffix(trail, neuTrail), text.length);
     text = text.slice(0, keep);
+    // Inside a line the file's separator stays next to the span: old_string's boundary was not
+    // it (else an earlier strategy matched), so new_string's spaces there would only double it
+    // (_edges.ts's rule: a separator quoted otherwise than the file has it is the file's).
+    const content = hay.content;
+    if (lead !== "" && separated(content, match.start, -1)) text = text.replace(/^[^\S\n]+/, "");
+    if (trail !== "" && separated(content, match.end, 1)) text = text.replace(/[^\S\n]+$/, "");
     return { text };
   },
 };

@@ -44,6 +44,8 @@ export interface Candidate extends LineRange {
   score?: number;
   /** Which reading of old_string matched (escape-normalized: "unescape", "typographic", "unescape+typographic"). */
   variant?: string;
+  /** The line strategy the reading matched through, when it did not occur verbatim (escape-normalized). */
+  via?: StrategyName;
   /**
    * Line alignment for scored strategies: `pairs[i]` is the line of the span (0-based, counted
    * from `startLine`) that line i of old_string stands for, or -1 when the file has no such line.
@@ -100,8 +102,11 @@ export interface Finding {
   note?: string;
 }
 
-/** The replacement text for one match, or the reason writing it would be a guess. */
-export type Rewrite = { text: string } | { refusal: Refusal };
+/**
+ * The replacement text for one match, or the reason writing it would be a guess. `guessed`: the
+ * lines of `text` (0-based) inserted at a depth the model's indentation did not give.
+ */
+export type Rewrite = { text: string; guessed?: number[] } | { refusal: Refusal };
 
 export interface Strategy {
   readonly name: StrategyName;
@@ -142,10 +147,26 @@ export interface NearMiss extends LineRange {
   score: number;
 }
 
-export interface CascadeOk {
+/**
+ * old_string carried a display's line numbers on every line and was looked for without them —
+ * or, with `partial`, on some lines only, and was not.
+ */
+export interface Numbered {
+  numbering?: { kind: "read" | "cat-n"; prefix: string; partial?: true };
+}
+
+export interface GuessedDepth {
+  line: number;
+  /** The indentation it was given, and the neighbouring line (1-based, new content) indented alike, if one is. */
+  lead: string;
+  like?: number;
+}
+
+export interface CascadeOk extends Numbered {
   kind: "ok";
   strategy: StrategyName;
   variant?: string;
+  via?: StrategyName;
   score?: number;
   replacements: number;
   /** Sorted, non-overlapping spans of `content` and the text that replaces each. */
@@ -154,10 +175,12 @@ export interface CascadeOk {
   /** Lines of the first edit: as matched in the old content, and as written in the new one. */
   matched: LineRange;
   written: LineRange;
+  /** Lines of the new content (1-based) inserted at a depth the quote did not give: the result names them. */
+  guessed?: GuessedDepth[];
   trace: TraceStep[];
 }
 
-export interface CascadeNotFound {
+export interface CascadeNotFound extends Numbered {
   kind: "not-found";
   nearMiss?: NearMiss;
   /** new_string already occurs exactly once: the edit was probably applied before. */
@@ -165,7 +188,7 @@ export interface CascadeNotFound {
   trace: TraceStep[];
 }
 
-export interface CascadeAmbiguous {
+export interface CascadeAmbiguous extends Numbered {
   kind: "ambiguous";
   strategy: StrategyName;
   /** Number of distinct match positions (may exceed `lines.length` when capped). */
@@ -175,7 +198,7 @@ export interface CascadeAmbiguous {
   trace: TraceStep[];
 }
 
-export type CascadeRefused = {
+export type CascadeRefused = Numbered & {
   kind: "refused";
   strategy: StrategyName;
   /** The region the model should re-read, when one is known. */

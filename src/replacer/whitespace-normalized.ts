@@ -6,6 +6,7 @@ import type { Candidate, Finding, Strategy } from "./types.ts";
 import { isWs, looseKey, splitLines, splitModel } from "./_text.ts";
 import { spanCandidate } from "./_span.ts";
 import { looseRewrite } from "./_merge.ts";
+import { atEdges } from "./_edges.ts";
 import { MAX_LISTED } from "./exact.ts";
 
 /**
@@ -89,14 +90,16 @@ export const whitespaceNormalized: Strategy = {
     return { matches, total, note: total === 0 ? "no text equals old_string once whitespace runs are collapsed" : undefined };
   },
   rewrite(hay, match, old, neu) {
-    const file = hay.content.slice(match.start, match.end);
-    const S = splitLines(file).lines;
-    const O = splitModel(old).lines;
-    // Line by line only when the file breaks lines where the model did; otherwise the model's
-    // text wholesale, since no line of it corresponds to one line of the file.
-    // The indentation the span took in front of old_string's first token stays in front of the model's text.
-    const taken = /^\S/.test(old) ? file.slice(0, file.length - file.trimStart().length) : "";
-    if (S.length !== O.length || S.some((line, i) => looseKey(line) !== looseKey(O[i]!))) return { text: taken + neu };
-    return looseRewrite(hay, match, old, neu, file);
+    // The separators at mid-line edges first: the span's boundary whitespace there is no line's.
+    return atEdges(hay.content, match, hay.content.slice(match.start, match.end), old, neu, (m, file, o, n) => {
+      const S = splitLines(file).lines;
+      const O = splitModel(o).lines;
+      // Line by line only when the file breaks lines where the model did; otherwise the model's
+      // text wholesale, since no line of it corresponds to one line of the file.
+      // The indentation the span took in front of old_string's first token stays in front of the model's text.
+      const taken = /^\S/.test(o) ? file.slice(0, file.length - file.trimStart().length) : "";
+      if (S.length !== O.length || S.some((line, i) => looseKey(line) !== looseKey(O[i]!))) return { text: taken + n };
+      return looseRewrite(hay, m, o, n, file);
+    });
   },
 };

@@ -18,7 +18,7 @@ import { withDiagnostics } from "./diagnostics.ts";
 import { notFound } from "../core/suggest.ts";
 import { applyEdits, replace } from "../replacer/index.ts";
 import { notebookEdit, type NotebookPlan } from "./_notebook.ts";
-import type { CascadeOk, CascadeResult, Edit, NearMiss, StrategyName, TraceStep } from "../replacer/index.ts";
+import type { CascadeOk, CascadeResult, Edit, GuessedDepth, NearMiss, StrategyName, TraceStep } from "../replacer/index.ts";
 
 /** One change: the text to find and what replaces it. */
 export const EditPair = z.strictObject({
@@ -263,7 +263,10 @@ function report(
         startLine: r.written.startLine,
         endLine: r.written.endLine,
         ...(r.variant ? { variant: r.variant } : {}),
+        ...(r.via ? { via: r.via } : {}),
         ...(r.score === undefined ? {} : { score: Math.round(r.score * 1000) / 1000 }),
+        ...(r.numbering ? { numbering: r.numbering.kind } : {}),
+        ...(r.guessed ? { guessedDepth: r.guessed.map((g) => g.line) } : {}),
       },
     };
   }
@@ -272,8 +275,9 @@ function report(
   const matched = fuzzy.length > 0 ? fuzzy.join("; ") : steps.length === 1 ? "matched exactly" : "all matched exactly";
   const region = changedRegion(before.replace(/\r\n/g, "\n"), lf);
   const head = `Edited ${abs} (${steps.length} ${steps.length === 1 ? "edit" : "edits"}, ${replacements} ${replacements === 1 ? "replacement" : "replacements"}; ${matched}).${dry}`;
+  const said = steps.flatMap((s, i) => (s.result ? notes(s.result).map((n) => `edits[${i}]: ${n}`) : []));
   return {
-    content: [head, snippet(lf, region.startLine, region.endLine), "Review the changes. Edit the file again if the result is not what you intended."].join("\n"),
+    content: [head, ...said, snippet(lf, region.startLine, region.endLine), "Review the changes. Edit the file again if the result is not what you intended."].join("\n"),
     extra: {
       replacements,
       startLine: region.startLine,
@@ -394,9 +398,11 @@ const FORGIVEN: Record<StrategyName, string> = {
 /** The parenthesis of the success line: how old_string was found, when not verbatim. */
 function how(r: CascadeOk): string {
   if (r.strategy === "escape-normalized") {
-    if (r.variant === "typographic") return "matched with typographic quotes, dashes and spaces folded";
-    if (r.variant === "unescape+typographic") return "matched after unescaping and folding typographic characters";
-    return "matched after unescaping backslash escapes";
+    // Read line by line as well (two slips at once): how the lines were compared too.
+    const also = r.via ? `, ${LABELS[r.via].replace(/^matched /, "")}` : "";
+    if (r.variant === "typographic") return `matched with typographic quotes, dashes and spaces folded${also}`;
+    if (r.variant === "unescape+typographic") return `matched after unescaping and folding typographic characters${also}`;
+    return `matched after unescaping backslash escapes${also}`;
   }
   if (r.strategy === "block-anchor") return `${LABELS[r.strategy]}, the lines between ${Math.round(r.score! * 100)}% similar`;
   if (r.strategy === "context-aware") return `${LABELS[r.strategy]}, ${Math.round(r.score! * 100)}% of the lines between them equal`;
@@ -408,9 +414,62 @@ function success(abs: string, r: CascadeOk, replaceAll: boolean, dryRun: boolean
   const head = replaceAll ? `Edited ${abs} (${count}).` : `Edited ${abs} (${count}, ${how(r)}).`;
   return [
     dryRun ? `${head} (dry run: nothing was written)` : head,
+    ...notes(r),
     snippet(r.newContent, r.written.startLine, r.written.endLine),
     "Review the changes. Edit the file again if the result is not what you intended.",
   ].join("\n");
+}
+
+/** What the model should know of how its quote was read, beyond the strategy: one sentence each. */
+function notes(r: CascadeOk): string[] {
+  return [...(r.numbering ? [numberedNote(r.numbering)] : []), ...guessedNotes(r.guessed ?? [])];
+}
+
+/**
+ * SPEC §8.3 "Guessed depth is said": one sentence per run of consecutive inserted lines given
+ * one depth that old_string's indentation did not give.
+ */
+function guessedNotes(guessed: readonly GuessedDepth[]): string[] {
+  const runs: GuessedDepth[][] = [];
+  for (const g of guessed) {
+    const run = runs[runs.length - 1];
+    const last = run?.[run.length - 1];
+    if (run && last && last.line + 1 === g.line && last.lead === g.lead) run.push(g);
+    else runs.push([g]);
+  }
+  return runs.map((run) => {
+    const first = run[0]!;
+    const last = run[run.length - 1]!;
+    const which = run.length === 1 ? `line ${first.line} goes` : `lines ${first.line}–${last.line} go`;
+    const alike = first.like ?? last.like;
+    const like = alike === undefined ? "" : `, like line ${alike}`;
+    return `old_string's indentation did not say how deep ${which}, so ${run.length === 1 ? "it was" : "they were"} ${depthWords(first.lead)}${like}; check that this is the depth you meant.`;
+  });
+}
+
+function depthWords(lead: string): string {
+  if (lead === "") return "not indented";
+  const tabs = [...lead].filter((c) => c === "\t").length;
+  const spaces = lead.length - tabs;
+  const count = (n: number, unit: string) => `${n} ${unit}${n === 1 ? "" : "s"}`;
+  return `indented ${[tabs > 0 ? count(tabs, "tab") : "", spaces > 0 ? count(spaces, "space") : ""].filter(Boolean).join(" and ")}`;
+}
+
+function display(n: NonNullable<CascadeOk["numbering"]>): string {
+  return `line numbers as ${n.kind === "read" ? "read shows them" : "cat -n prints them"} ("${visible(n.prefix)}")`;
+}
+
+/** SPEC §8.3: old_string pasted with a display's line numbers was matched without them. */
+function numberedNote(n: NonNullable<CascadeOk["numbering"]>): string {
+  return `old_string's lines began with ${display(n)}, which are not part of the file: it was matched without them, and new_string was written without them.`;
+}
+
+/** The same, when even without them old_string was not found (or not uniquely). */
+function numberedFailure(n: NonNullable<CascadeOk["numbering"]>): string {
+  if (n.partial) {
+    return `old_string has ${display(n)}, which are not part of the file; they were left in, since they do not number each of its lines in sequence. Leave them out of old_string and new_string.`;
+  }
+  return `old_string's lines began with ${display(n)}, which are not part of the file, so it was also looked for without them. Leave them out of old_string and new_string.`;
 }
 
 /** The edited region ± SNIPPET_CONTEXT lines with real line numbers, middle elided past SNIPPET_MAX lines. */
@@ -457,6 +516,13 @@ export function snippetOf({ lines, total }: SnippetLines, startLine: number, end
 const NOT_PERFORMED = "No replacement was performed:";
 
 function failure(abs: string, r: Exclude<CascadeResult, CascadeOk>, oldLength: number, traced: object): KtError {
+  const error = failureOf(abs, r, oldLength, traced);
+  if (!r.numbering) return error;
+  const extra = { ...(error.metadata.extra ?? {}), numbering: r.numbering.kind };
+  return new KtError(error.code, `${error.message} ${numberedFailure(r.numbering)}`, { ...error.metadata, extra });
+}
+
+function failureOf(abs: string, r: Exclude<CascadeResult, CascadeOk>, oldLength: number, traced: object): KtError {
   const data = (extra: Record<string, unknown>) => ({ extra: { path: abs, ...extra, ...traced } });
   switch (r.kind) {
     case "ambiguous": {

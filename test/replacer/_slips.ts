@@ -65,6 +65,8 @@ export const SLIPS = [
   "typographic-quotes",
   "escaped",
   "escaped-template",
+  // old_string quoted without its indentation, new_string written with the file's.
+  "indent-stripped-old-only",
 ] as const;
 export type Slip = (typeof SLIPS)[number];
 
@@ -122,6 +124,8 @@ interface Case {
 interface Slipper {
   /** Line `key` (its index in the block, or another number for a new line) as the model quotes it. */
   line(text: string, key: number): string;
+  /** The slip is in old_string only: new_string's lines are written as the file has them. */
+  oldOnly?: boolean;
 }
 
 /** The slip for this block, or undefined when it would change nothing here. */
@@ -182,6 +186,9 @@ function slipper(slip: Slip, block: string[], seed: number, typoAt: number, unit
           return l.replace(/"/g, () => ((open = !open) ? "\u201d" : "\u201c")).replace(/'/g, "\u2019");
         },
       };
+    case "indent-stripped-old-only":
+      if (!solid.some((l) => leadOf(l) !== "")) return undefined;
+      return { line: (l) => l.trimStart(), oldOnly: true };
     case "escaped":
     case "escaped-template":
       return { line: (l) => l };
@@ -223,13 +230,17 @@ const OPENER = /(?:[:{([]|=>|\bdo|\bthen)$/;
 /**
  * The depth a careful engineer gives a line inserted before line `at` of the file (block line
  * `gap`): a neighbour's — the following line's unless asked for the previous one, the previous
- * one's after the block — but inside a block that the line above opens.
+ * one's after the block — but inside a block that the line above opens. Where the quote gives
+ * no depth at all (`blind`), the blank lines decide: a line put straight after a block's last
+ * line and before the blank line that closes the block continues that block.
  */
-function depthFor(lines: string[], start: number, block: string[], gap: number, preferPrev: boolean, unit: number): string | undefined {
+function depthFor(lines: string[], start: number, block: string[], gap: number, preferPrev: boolean, unit: number, blind = false): string | undefined {
   let prev: string | undefined;
   for (let i = gap - 1; i >= 0 && prev === undefined; i--) if (!isBlank(block[i]!)) prev = block[i]!;
   let next: string | undefined;
   for (let i = gap; i < block.length && next === undefined; i++) if (!isBlank(block[i]!)) next = block[i]!;
+  const closesBlock = blind && gap > 0 && !isBlank(block[gap - 1]!) && gap < block.length && isBlank(block[gap]!);
+  if (closesBlock) preferPrev = true;
   const chosen = preferPrev && prev !== undefined ? leadOf(prev) : next !== undefined ? leadOf(next) : prev !== undefined ? leadOf(prev) : undefined;
   if (chosen === undefined || prev === undefined || !OPENER.test(prev.trimEnd()) || width(chosen) > width(leadOf(prev))) return chosen;
   let body: string | undefined;
@@ -263,8 +274,9 @@ export function makeCase(source: Source, slipOrSlips: Slip | readonly Slip[], op
     const gap = Math.floor(r() * (len + 1));
     if (gap === typoAt || gap === typoAt + 1) return undefined;
     // Where the model's indentation says where the line goes, it may go at the depth of either
-    // neighbour; with all indentation stripped only the following line's depth can be meant.
-    const depth = depthFor(lines, start, block, gap, !slips.includes("indent-stripped") && r() < 0.3, unitOf(lines));
+    // neighbour; with all indentation stripped the blank lines say it (depthFor).
+    const blind = slips.includes("indent-stripped");
+    const depth = depthFor(lines, start, block, gap, !blind && r() < 0.3, unitOf(lines), blind);
     if (depth === undefined) return undefined;
     const kept = block.map((l, i): [string, number] => [l, i]);
     changed = [...kept.slice(0, gap), [depth + NEW_LINE[lang], -1], ...kept.slice(gap)];
@@ -296,9 +308,13 @@ export function makeCase(source: Source, slipOrSlips: Slip | readonly Slip[], op
   /** old_string and new_string with some of the slips applied, in order. */
   const quote = (which: readonly number[]): [string, string] | undefined => {
     const line = (l: string, key: number) => which.reduce((text, k) => slippers[k]!.line(text, key), l);
+    const inNew = which.filter((k) => !slippers[k]!.oldOnly);
+    const newLine = (l: string, key: number) => inNew.reduce((text, k) => slippers[k]!.line(text, key), l);
     const oldLines = block.map((l, i) => line(l, i));
-    // A line the model kept is copied from its quote; a changed or new line is its own text, slipped alike.
-    const newLines = changed.map(([text, origin]) => (origin >= 0 && text === block[origin] ? oldLines[origin]! : line(text, origin >= 0 ? origin : 1000)));
+    // A line the model kept is copied from its quote; a changed or new line is its own text, slipped alike
+    // (both without the slips made only in old_string).
+    const newLines = changed.map(([text, origin]) =>
+      origin >= 0 && text === block[origin] && inNew.length === which.length ? oldLines[origin]! : newLine(text, origin >= 0 ? origin : 1000));
     let o: string | undefined = oldLines.join("\n");
     let n: string | undefined = newLines.join("\n");
     for (const k of which) {

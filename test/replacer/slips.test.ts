@@ -77,11 +77,12 @@ describe("property: slips in quotes of real files in several languages", () => {
     expect(total.intended / total.cases).toBeGreaterThanOrEqual(0.97);
   }, 120_000);
 
-  test("two slips at once: still exactly the intended file or refused, never another", () => {
+  test("two slips at once: exactly the intended file in nine cases of ten, else refused, never another", () => {
     const r = rng(SEED + 1);
     const per = Math.max(2, Math.round(CASES / 8));
     let cases = 0;
     let intended = 0;
+    let refused = 0;
     const wrong: string[] = [];
     const python: { intended: string; result: string; where: string }[] = [];
     for (let a = 0; a < SLIPS.length; a++) {
@@ -95,7 +96,10 @@ describe("property: slips in quotes of real files in several languages", () => {
             made++;
             cases++;
             const result = apply(c);
-            if (result.kind !== "ok") continue;
+            if (result.kind !== "ok") {
+              refused++;
+              continue;
+            }
             const where = `${source.path}:${c.start + 1} ${SLIPS[a]}+${SLIPS[b]} ${op}`;
             if (result.newContent === c.intended) intended++;
             else wrong.push(`${where} via ${result.strategy}\n  old ${JSON.stringify(c.oldString)}\n  new ${JSON.stringify(c.newString)}\n  wrote ${JSON.stringify(result.edits.map((e) => e.text))}`);
@@ -108,10 +112,13 @@ describe("property: slips in quotes of real files in several languages", () => {
     const parses = pythonParses(texts);
     expect(parses, "python3 runs (CI installs it)").toBeDefined();
     const ok = new Map(texts.map((t, i) => [t, parses![i]!]));
-    if (process.env.KT_TALLY) console.log(`two slips: ${cases} cases, ${((100 * intended) / cases).toFixed(1)}% exactly intended, ${wrong.length} wrong`);
+    const broken = python.filter((p) => ok.get(p.intended) && !ok.get(p.result)).map((p) => p.where);
+    if (process.env.KT_TALLY) {
+      console.log(`two slips: ${cases} cases, ${((100 * intended) / cases).toFixed(1)}% exactly intended, ${refused} refused, ${wrong.length} wrong; python results checked with ast.parse: ${python.length}, broken: ${broken.length}`);
+    }
     expect(wrong).toEqual([]);
-    expect(python.filter((p) => ok.get(p.intended) && !ok.get(p.result)).map((p) => p.where)).toEqual([]);
-    // Not vacuous: many pairs of slips are still within the cascade's reach.
-    expect(intended / cases).toBeGreaterThan(0.5);
+    expect(broken).toEqual([]);
+    // SPEC §8.3: two slips at once are still exactly intended in nine cases of ten.
+    expect(intended / cases).toBeGreaterThanOrEqual(0.9);
   }, 120_000);
 });

@@ -160,9 +160,9 @@ function readImage(ctx: ToolContext, real: string, abs: string, st: Stats, fd: n
  * is not a notebook kt can show (then it reads as the JSON text it is).
  */
 function readNotebook(ctx: ToolContext, real: string, abs: string, st: Stats, bytes: Uint8Array, offset: number, limit: number, defaultLimit: boolean): ToolOutput | undefined {
-  const text = decodeUtf8(bytes);
-  if (text === null) return undefined;
-  const nb = parseNotebook(text.startsWith("\uFEFF") ? text.slice(1) : text);
+  const decoded = decodeFile(real, bytes);
+  if (decoded.kind !== "text") return undefined;
+  const nb = parseNotebook(decoded.text);
   if (typeof nb === "string") return undefined;
   const header = `${abs} · notebook, ${nb.cells.length} cell${nb.cells.length === 1 ? "" : "s"}${nb.language ? ` (${nb.language})` : ""}`;
   noteRead(ctx, real, { mtimeMs: st.mtimeMs, size: st.size, sha256: sha256(bytes) });

@@ -9,4 +9,5 @@ export const EXPECTED_ANNOTATIONS: Record<string, { readOnlyHint: boolean; destr
   bash: { readOnlyHint: false, destructiveHint: true },
   process: { readOnlyHint: false, destructiveHint: true },
   apply_patch: { readOnlyHint: false, destructiveHint: true },
+  replace: { readOnlyHint: false, destructiveHint: true },
 };

@@ -46,9 +46,9 @@ export function contextFrom(options: Options, env = process.env): ToolContext {
 }
 
 /** Prints a result the way the options ask and returns the exit code. */
-export function emit(result: ToolResult, options: Pick<Options, "json">): number {
+export function emit(result: ToolResult, options: Pick<Options, "json">, tool?: string): number {
   writeAll(1, options.json ? `${JSON.stringify(result)}\n` : `${onTerminal(result.content)}\n`);
-  return exitCode(result);
+  return exitCode(result, tool);
 }
 
 const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;

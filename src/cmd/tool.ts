@@ -19,29 +19,29 @@ export function toolCommand(tool: Tool): CommandDef {
 
 export async function runTool(tool: Tool, argv: readonly string[]): Promise<number> {
   const parsed = parseToolArgv(tool, argv);
-  if (parsed.problem) return finish(errorResult(tool.name, parsed.problem), parsed.options);
+  if (parsed.problem) return finish(errorResult(tool.name, parsed.problem), parsed.options, tool.name);
   let raw: unknown = parsed.input;
   if (!parsed.given) {
     if (stdinIsTerminal()) throw new UsageError(`no input: give ${tool.primary.toUpperCase()} or flags, or pipe a JSON object on stdin (kt ${tool.name} --help)`);
     const text = strictText(readFileSync(0), "stdin", tool.name);
-    if (text instanceof KtError) return finish(errorResult(tool.name, text), parsed.options);
+    if (text instanceof KtError) return finish(errorResult(tool.name, text), parsed.options, tool.name);
     const decoded = decodeJson(tool.name, text);
-    if (decoded instanceof KtError) return finish(errorResult(tool.name, decoded), parsed.options);
+    if (decoded instanceof KtError) return finish(errorResult(tool.name, decoded), parsed.options, tool.name);
     raw = decoded;
   }
   let ctx;
   try {
     ctx = contextFrom(parsed.options);
   } catch (error) {
-    if (error instanceof KtError) return finish(errorResult(tool.name, error), parsed.options);
+    if (error instanceof KtError) return finish(errorResult(tool.name, error), parsed.options, tool.name);
     throw error;
   }
   const result = await tool.run(raw, ctx);
-  return finish(result, parsed.options);
+  return finish(result, parsed.options, tool.name);
 }
 
-function finish(result: ToolResult, options: Options): number {
-  return emit(result, options);
+function finish(result: ToolResult, options: Options, tool: string): number {
+  return emit(result, options, tool);
 }
 
 /** True when stdin is a terminal (nothing will be piped). node:tty is costly to load, so it is asked only about character devices. */

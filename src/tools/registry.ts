@@ -10,6 +10,7 @@ const loaders: Record<string, () => Promise<{ default: Tool }>> = {
   bash: () => import("./bash.ts"),
   ps: () => import("./ps.ts"),
   patch: () => import("./patch.ts"),
+  replace: () => import("./replace.ts"),
 };
 
 /** Subcommand names, in the order help and `kt schema` list them. */

@@ -93,7 +93,7 @@ describe("kt replace on a real package (picomatch, copied from node_modules)", (
     expect(real.exitCode).toBe(0);
     expect((JSON.parse(real.stdout) as { metadata: { diff: string } }).metadata.diff).toBe(planned.metadata.diff);
     writeFileSync(join(tmp.path, "change.diff"), planned.metadata.diff);
-    const git = Bun.spawnSync(["git", "apply", "-p0", join(tmp.path, "change.diff")], { cwd: copy, stderr: "pipe" });
+    const git = Bun.spawnSync(["git", "apply", join(tmp.path, "change.diff")], { cwd: copy, stderr: "pipe" });
     expect(git.stderr.toString()).toBe("");
     expect(git.exitCode).toBe(0);
     expect(snapshot(copy)).toEqual(snapshot(pkg));

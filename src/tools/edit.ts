@@ -10,7 +10,7 @@ import { sha256 } from "../core/stamps.ts";
 import { BOM_BYTES, countLines, decodeUtf8, dominantEol, hasBom, linesOf, MAX_FILE_BYTES, MAX_LINE_CHARS, sniffBinary } from "../core/text.ts";
 import { formatBytes } from "../core/truncate.ts";
 import { freshContent, guardedWrite, readIfExists, refuseStateFiles } from "../core/writer.ts";
-import { unifiedDiff } from "../core/diff.ts";
+import { diffPath, unifiedDiff } from "../core/diff.ts";
 import { notFound } from "../core/suggest.ts";
 import { replace } from "../replacer/index.ts";
 import type { CascadeOk, CascadeResult, Edit, NearMiss, StrategyName, TraceStep } from "../replacer/index.ts";
@@ -167,7 +167,7 @@ export default defineTool({
       }).note;
     }
     const { text, current, steps, traces } = planned;
-    const diff = unifiedDiff(abs, text, current);
+    const diff = unifiedDiff(diffPath(ctx, abs), text, current, { change: created ? "create" : "update" });
     const traced = ctx.flags.trace ? { trace: multi ? traces : traces[0] } : {};
     const done = report(abs, text, current, steps, { multi, created, dryRun: ctx.flags.dryRun });
     return {

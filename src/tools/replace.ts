@@ -20,7 +20,7 @@ import { getStamp, sha256 } from "../core/stamps.ts";
 import { BOM_BYTES, decodeUtf8, hasBom, MAX_FILE_BYTES } from "../core/text.ts";
 import { freshContent, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
-import { unifiedDiff } from "../core/diff.ts";
+import { diffPath, unifiedDiff } from "../core/diff.ts";
 import { compilePattern, escapeLiteral, type Cases } from "../search/regex.ts";
 import { count, makePlan, quoted, shownPath, timeLimitMs } from "../search/plan.ts";
 import { chooseEngine, search } from "../search/engine.ts";
@@ -102,7 +102,7 @@ export default defineTool({
       for (const rel of rels) {
         const abs = plan.file ? plan.real : join(plan.real, rel);
         const real = realPath(ctx, abs);
-        if (!found.has(real)) found.set(real, { real, display: shownPath(ctx, plan, rel) });
+        if (!found.has(real)) found.set(real, { real, abs, display: shownPath(ctx, plan, rel) });
       }
     }
     const candidates = [...found.values()].sort((a, b) => (a.display < b.display ? -1 : a.display > b.display ? 1 : 0));
@@ -152,6 +152,7 @@ export default defineTool({
 
 interface Candidate {
   real: string;
+  abs: string;
   display: string;
 }
 
@@ -201,14 +202,14 @@ function compute(ctx: ToolContext, c: Candidate, matcher: Matcher, skipped: Skip
   }
   // A file the session has read must not have changed since (SPEC §3.4, as for patch).
   if (getStamp(ctx, c.real)) bytes = freshContent(ctx, c.display, c.real, bytes, "change");
-  const once = fromBytes(c, bytes, matcher);
+  const once = fromBytes(ctx, c, bytes, matcher);
   if (once === null) return null;
   // Worked out again from the file a parallel kt call of this session left (SPEC §7.5).
-  once.change.redo = (now: Uint8Array) => fromBytes(c, now, matcher)?.change.bytes ?? now;
+  once.change.redo = (now: Uint8Array) => fromBytes(ctx, c, now, matcher)?.change.bytes ?? now;
   return once;
 }
 
-function fromBytes(c: Candidate, bytes: Uint8Array, matcher: Matcher): Done | null {
+function fromBytes(ctx: ToolContext, c: Candidate, bytes: Uint8Array, matcher: Matcher): Done | null {
   const text = decodeUtf8(bytes);
   if (text === null) return null;
   const spans = matcher(text);
@@ -221,7 +222,7 @@ function fromBytes(c: Candidate, bytes: Uint8Array, matcher: Matcher): Done | nu
     display: c.display,
     replacements: spans.length,
     change: { display: c.display, real: c.real, baseSha: sha256(bytes), previous: bytes, bytes: next },
-    diff: unifiedDiff(c.display, text, after),
+    diff: unifiedDiff(diffPath(ctx, c.abs), text, after),
   };
 }
 

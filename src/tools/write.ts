@@ -7,7 +7,7 @@ import { absolutePath, fsError, notRegular, onOneLine, realPath } from "../core/
 import { sha256 } from "../core/stamps.ts";
 import { BOM_BYTES, countLines, decodeLenient, dominantEol, hasBom, linesOf } from "../core/text.ts";
 import { freshContent, guardedWrite, readIfExists, refuseStateFiles } from "../core/writer.ts";
-import { unifiedDiff } from "../core/diff.ts";
+import { diffPath, unifiedDiff } from "../core/diff.ts";
 
 export const Parameters = z.strictObject({
   file_path: z.string().check(z.describe("Path of the file to write (absolute preferred).")),
@@ -45,7 +45,7 @@ export default defineTool({
     // parallel calls may be another call's write (SPEC §7.5).
     const plan = (now: Uint8Array | null) => {
       const before = now === null ? "" : decodeLenient(now);
-      return { bytes: encode(input.content, now), created: now === null, before, diff: unifiedDiff(abs, before, input.content) };
+      return { bytes: encode(input.content, now), created: now === null, before, diff: unifiedDiff(diffPath(ctx, abs), before, input.content, { change: now === null ? "create" : "update" }) };
     };
     let planned = plan(base);
     let written: { note?: string } = {};
@@ -59,7 +59,9 @@ export default defineTool({
     const said = planned.created
       ? `Wrote ${abs} (${linesOf(lines)}).${dry}`
       : `Replaced ${abs} (was ${linesOf(countLines(before))}, now ${linesOf(lines)}).${dry}`;
-    const content = written.note ? `${said}\n${written.note}` : said;
+    // A dry run shows what would be written as edit's and patch's do: the diff after a blank line.
+    const shown = ctx.flags.dryRun && diff.patch !== "" ? `${said}\n\n${diff.patch.trimEnd()}` : said;
+    const content = written.note ? `${shown}\n${written.note}` : shown;
     return {
       content,
       title: planned.created ? `Write ${abs} · new file · ${linesOf(lines)}` : `Write ${abs} · +${diff.additions} −${diff.deletions}`,

@@ -129,7 +129,7 @@ describe("kt replace: all or nothing", () => {
     await Bun.sleep(700);
     writeFileSync(join(work, "b.txt"), "old b, changed by someone else\n");
     const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
-    expect(out).toBe("Refusing to change b.txt: the file changed on disk after you last read it (content hash mismatch). Someone else may be editing it. Re-read the file and reapply your change.\n");
+    expect(out).toBe(`Refusing to change ${work}/b.txt: the file changed on disk after you last read it (content hash mismatch). Someone else may be editing it. Re-read the file and reapply your change.\n`);
     expect(code).toBe(2);
     expect(snapshot(work)).toEqual({ "a.txt": "old a\n", "b.txt": "old b, changed by someone else\n", "c.txt": "old c\n" });
     // Nothing was recorded either.
@@ -146,7 +146,7 @@ describe("kt replace: all or nothing", () => {
     expect(kt(["read", "b.txt"], { cwd: work, stateDir: state }).exitCode).toBe(0);
     writeFileSync(join(work, "b.txt"), "old b, edited outside kt\n");
     const r = run(["old", "new"], work, state);
-    expect(r).toEqual({ stdout: "Refusing to change b.txt: the file changed on disk after you last read it (content hash mismatch). Someone else may be editing it. Re-read the file and reapply your change.\n", stderr: "", exitCode: 2 });
+    expect(r).toEqual({ stdout: `Refusing to change ${work}/b.txt: the file changed on disk after you last read it (content hash mismatch). Someone else may be editing it. Re-read the file and reapply your change.\n`, stderr: "", exitCode: 2 });
     expect(snapshot(work)).toEqual({ "a.txt": "old a\n", "b.txt": "old b, edited outside kt\n" });
   });
 

@@ -22,7 +22,8 @@ export async function runTool(tool: Tool, argv: readonly string[]): Promise<numb
   if (parsed.problem) return finish(errorResult(tool.name, parsed.problem), parsed.options, tool.name);
   let raw: unknown = parsed.input;
   if (!parsed.given) {
-    if (stdinIsTerminal()) throw new UsageError(`no input: give ${tool.primary.toUpperCase()} or flags, or pipe a JSON object on stdin (kt ${tool.name} --help)`);
+    // The help to run is said once, by the usage error's own last line.
+    if (stdinIsTerminal()) throw new UsageError(`no input: give ${tool.primary.toUpperCase()} or flags, or pipe a JSON object on stdin`);
     const text = strictText(readFileSync(0), "stdin", tool.name);
     if (text instanceof KtError) return finish(errorResult(tool.name, text), parsed.options, tool.name);
     const decoded = decodeJson(tool.name, text);

@@ -183,8 +183,8 @@ function matcherOf(input: Input, source: string, cases: Cases): Matcher {
 
 /** One file's change, or null when it has no match (or is skipped, with a note). */
 function compute(ctx: ToolContext, c: Candidate, matcher: Matcher, skipped: Skipped): Done | null {
-  refuseStateFiles(ctx, c.real, c.display);
-  let bytes = readIfExists(c.real, c.display, ctx);
+  refuseStateFiles(ctx, c.real, onOneLine(c.abs));
+  let bytes = readIfExists(c.real, onOneLine(c.abs), ctx);
   if (bytes === null) return null;
   if (bytes.length > MAX_FILE_BYTES) {
     skipped.tooLarge.push(c.display);
@@ -201,7 +201,7 @@ function compute(ctx: ToolContext, c: Candidate, matcher: Matcher, skipped: Skip
     return null;
   }
   // A file the session has read must not have changed since (SPEC §3.4, as for patch).
-  if (getStamp(ctx, c.real)) bytes = freshContent(ctx, c.display, c.real, bytes, "change");
+  if (getStamp(ctx, c.real)) bytes = freshContent(ctx, onOneLine(c.abs), c.real, bytes, "change");
   const once = fromBytes(ctx, c, bytes, matcher);
   if (once === null) return null;
   // Worked out again from the file a parallel kt call of this session left (SPEC §7.5).
@@ -221,7 +221,8 @@ function fromBytes(ctx: ToolContext, c: Candidate, bytes: Uint8Array, matcher: M
   return {
     display: c.display,
     replacements: spans.length,
-    change: { display: c.display, real: c.real, baseSha: sha256(bytes), previous: bytes, bytes: next },
+    // Named absolutely in history and in the commit's prose, as patch names its files.
+    change: { display: onOneLine(c.abs), real: c.real, baseSha: sha256(bytes), previous: bytes, bytes: next },
     diff: unifiedDiff(diffPath(ctx, c.abs), text, after),
   };
 }

@@ -7,6 +7,10 @@ import { invalidInput, REWRITE } from "../core/result.ts";
 import { fieldKinds, parseToolArgv, strictText, UsageError, type Options } from "./_args.ts";
 import { contextFrom, emit } from "./_run.ts";
 import { switchArgs } from "./switches.ts";
+import { isTerminal, progress, streamTo } from "./terminal.ts";
+
+/** Subcommands that walk a tree and may take a while: progress on a terminal after 1 s. */
+const SEARCHES: ReadonlySet<string> = new Set(["grep", "glob", "replace"]);
 
 /** The citty command for one tool; `run` returns the exit code through `result`. */
 export function toolCommand(tool: Tool): CommandDef {
@@ -37,7 +41,15 @@ export async function runTool(tool: Tool, argv: readonly string[]): Promise<numb
     if (error instanceof KtError) return finish(errorResult(tool.name, error), parsed.options, tool.name);
     throw error;
   }
-  const result = await tool.run(raw, ctx);
+  // A person at a terminal sees bash's output as it comes, and that a long search is going on (stderr).
+  if (tool.name === "bash" && isTerminal(2)) ctx.stream = streamTo(2);
+  const stop = SEARCHES.has(tool.name) && isTerminal(2) ? progress(`kt ${tool.name}: searching`) : undefined;
+  let result: ToolResult;
+  try {
+    result = await tool.run(raw, ctx);
+  } finally {
+    stop?.();
+  }
   return finish(result, parsed.options, tool.name);
 }
 

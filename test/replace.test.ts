@@ -310,6 +310,26 @@ describe("replacement templates as ripgrep reads them (rg -r is the reference)",
   });
 });
 
+describe("kt replace's diff, worked out from its spans", () => {
+  test("matches on the first and last lines, several on a line, on adjacent and distant lines: git apply of the diff gives the file", () => {
+    using tmp = tempDir();
+    const lines = ["x first x", "keep", "x", "x x x", "keep", "keep", "keep", "keep", "keep", "keep", "keep", "x far", "keep", "last x"];
+    const text = `${lines.join("\n")}\n`;
+    const work = join(tmp.path, "w");
+    const copy = join(tmp.path, "c");
+    mkdirSync(work);
+    mkdirSync(copy);
+    writeFileSync(join(work, "f.txt"), text);
+    writeFileSync(join(copy, "f.txt"), text);
+    const r = kt(["replace", "x", "yy", "--json"], { cwd: work, stateDir: join(tmp.path, ".s") });
+    const diff = (JSON.parse(r.stdout) as { metadata: { diff: string } }).metadata.diff;
+    writeFileSync(join(tmp.path, "d.diff"), diff);
+    expect(Bun.spawnSync(["git", "apply", join(tmp.path, "d.diff")], { cwd: copy }).exitCode).toBe(0);
+    expect(readFileSync(join(copy, "f.txt"), "utf8")).toBe(readFileSync(join(work, "f.txt"), "utf8"));
+    expect(readFileSync(join(work, "f.txt"), "utf8")).toBe(text.replaceAll("x", "yy"));
+  });
+});
+
 describe("kt replace keeps what edit keeps", () => {
   test("CRLF line endings, a BOM and the file's mode", () => {
     using tmp = tempDir();

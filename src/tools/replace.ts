@@ -21,6 +21,7 @@ import { BOM_BYTES, decodeUtf8, hasBom, MAX_FILE_BYTES } from "../core/text.ts";
 import { freshContent, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
 import { diffPath, unifiedDiff } from "../core/diff.ts";
+import { editsDiff } from "../patch/diff.ts";
 import { compilePattern, escapeLiteral, type Cases } from "../search/regex.ts";
 import { count, makePlan, quoted, shownPath, timeLimitMs } from "../search/plan.ts";
 import { chooseEngine, search } from "../search/engine.ts";
@@ -223,8 +224,47 @@ function fromBytes(ctx: ToolContext, c: Candidate, bytes: Uint8Array, matcher: M
     replacements: spans.length,
     // Named absolutely in history and in the commit's prose, as patch names its files.
     change: { display: onOneLine(c.abs), real: c.real, baseSha: sha256(bytes), previous: bytes, bytes: next },
-    diff: unifiedDiff(diffPath(ctx, c.abs), text, after),
+    diff: diffOf(diffPath(ctx, c.abs), text, after, spans),
   };
+}
+
+/**
+ * The diff of a replace, from its spans: the lines they touch are diffed, not the whole
+ * file (a whole-file diff of every file cost more than the rest of a replace). Text with
+ * CRLF line endings or without a final newline gets the whole-file diff.
+ */
+function diffOf(path: string, before: string, after: string, spans: readonly Span[]): ReturnType<typeof unifiedDiff> {
+  if (!before.endsWith("\n") || !after.endsWith("\n") || before.includes("\r")) return unifiedDiff(path, before, after);
+  const edits: { start: number; end: number; text: string }[] = [];
+  const lines: number[] = [];
+  let line = 0;
+  let counted = 0;
+  for (const s of spans) {
+    const start = before.lastIndexOf("\n", s.start - 1) + 1;
+    // A match never holds a line break: its line ends at the next one.
+    const end = before.indexOf("\n", s.end) + 1 || before.length;
+    const last = edits[edits.length - 1];
+    if (last && start <= last.end) {
+      // The same or an adjacent line run: one edit.
+      last.end = Math.max(last.end, end);
+      (last as { spans: Span[] } & typeof last).spans.push(s);
+      continue;
+    }
+    for (let i = before.indexOf("\n", counted); i !== -1 && i < start; i = before.indexOf("\n", i + 1)) line++;
+    counted = start;
+    lines.push(line);
+    edits.push(Object.assign({ start, end, text: "" }, { spans: [s] }));
+  }
+  for (const e of edits as ({ spans: Span[] } & (typeof edits)[number])[]) {
+    let text = "";
+    let at = e.start;
+    for (const s of e.spans) {
+      text += before.slice(at, s.start) + s.replacement;
+      at = s.end;
+    }
+    e.text = text + before.slice(at, e.end);
+  }
+  return editsDiff(path, before, edits, lines);
 }
 
 function listed(paths: readonly string[]): string {

@@ -221,6 +221,20 @@ describe("kt replace: what it says (golden)", () => {
     expect(readFileSync(join(tmp.path, "a.txt"), "utf8")).toBe("x\n");
   });
 
+  for (const engine of ["rg", "builtin"]) {
+    test(`${engine}: a search stopped by the time limit changes nothing (a replace is whole or not at all)`, () => {
+      using tmp = tempDir();
+      writeFileSync(join(tmp.path, "a.txt"), "a\n");
+      const r = run(["a", "b"], tmp.path, join(tmp.path, ".state"), { KT_GREP_ENGINE: engine, KT_GREP_TIMEOUT_MS: "0" });
+      expect(r).toEqual({
+        stdout: `Nothing was changed: finding the files to change stopped at the 0 s time limit in ${tmp.path}, and a replace is made whole or not at all. Narrow the paths, include or type to search fewer files.\n`,
+        stderr: "",
+        exitCode: 2,
+      });
+      expect(readFileSync(join(tmp.path, "a.txt"), "utf8")).toBe("a\n");
+    });
+  }
+
   test("usage: a missing replacement is the schema's prose", () => {
     using tmp = tempDir();
     const r = run(["x"], tmp.path, join(tmp.path, ".state"));

@@ -6,11 +6,12 @@
 // directory. Both sides run under `bash -c`, so each pays the same shell start. sd exits
 // non-zero on a file it cannot take (not UTF-8): the pipeline's status is ignored.
 //   npm run build && bun bench/replace.ts            (KT_BENCH_RUNS=N, default 10)
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readdirSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { hyperfine, table } from "./_hyperfine.ts";
-import { KT, nodeModulesTree } from "./_search.ts";
+import { KT, ROOT } from "./_search.ts";
+import { NOISE } from "../src/core/noise.ts";
 
 if (!existsSync(KT)) throw new Error("build first: npm run build");
 for (const tool of ["rg", "sd"]) if (!Bun.which(tool)) throw new Error(`bench/replace needs ${tool} on PATH`);
@@ -25,6 +26,21 @@ function pythonTree(): string | null {
   if (!lib) return null;
   const dest = join(work, "py-pristine");
   cpSync(join("/usr/lib", lib), dest, { recursive: true, filter: (src) => !src.endsWith("__pycache__") && !src.includes("/site-packages") && !src.includes("/dist-packages") });
+  return dest;
+}
+
+/**
+ * A copy of this repository's node_modules (through its symbolic link, if a worktree has
+ * one), with every directory of a noise name renamed, so that kt's noise rule does not make
+ * it search less than rg does.
+ */
+function nodeModules(): string {
+  const dest = join(work, "nm-pristine");
+  const cp = Bun.spawnSync(["cp", "-r", realpathSync(join(ROOT, "node_modules")), dest]);
+  if (cp.exitCode !== 0) throw new Error(`cp failed: ${cp.stderr.toString()}`);
+  const names = NOISE.flatMap((n, i) => (i === 0 ? ["-name", n] : ["-o", "-name", n]));
+  const find = Bun.spawnSync(["find", dest, "-mindepth", "1", "-depth", "-type", "d", "(", ...names, ")"], { stdout: "pipe" });
+  for (const dir of find.stdout.toString().split("\n").filter(Boolean)) renameSync(dir, `${dir}_`);
   return dest;
 }
 
@@ -93,7 +109,7 @@ try {
       py,
     );
   } else console.log("no /usr/lib/python3.X: the Python cases are skipped");
-  const nm = nodeModulesTree(1);
+  const nm = nodeModules();
   runCase({ tree: nm, label: "node_modules", fixed: true, pattern: "Object.defineProperty(exports", replacement: "Object.defineProperty(module.exports" }, nm);
   runCase({ tree: nm, label: "node_modules", fixed: false, pattern: "require\\(\"([a-z]+)\"\\)", replacement: "require('$1')" }, nm);
 } finally {

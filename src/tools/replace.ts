@@ -23,7 +23,7 @@ import { commitChanges, type Change } from "../core/commit.ts";
 import { diffPath, unifiedDiff } from "../core/diff.ts";
 import { editsDiff } from "../patch/diff.ts";
 import { compilePattern, escapeLiteral, type Cases } from "../search/regex.ts";
-import { count, makePlan, quoted, shownPath, timeLimitMs } from "../search/plan.ts";
+import { count, makePlan, pathShower, quoted, shownPath, timeLimitMs } from "../search/plan.ts";
 import { chooseEngine, search } from "../search/engine.ts";
 import { applySpans, findLiteral, findReplacements, parseTemplate, type Span } from "../replacer/substitute.ts";
 
@@ -100,10 +100,11 @@ export default defineTool({
       unreadable.push(...run.outcome.unreadable.map((rel) => shownPath(ctx, plan, rel)));
       // A file named as a path is looked at whatever grep says of it: a binary one gets its note.
       const rels = plan.file ? [""] : run.collector.files.map((f) => f.rel);
+      const show = pathShower(ctx, plan);
       for (const rel of rels) {
         const abs = plan.file ? plan.real : join(plan.real, rel);
         const real = realPath(ctx, abs);
-        if (!found.has(real)) found.set(real, { real, abs, display: shownPath(ctx, plan, rel) });
+        if (!found.has(real)) found.set(real, { real, abs, display: show(rel) });
       }
     }
     const candidates = [...found.values()].sort((a, b) => (a.display < b.display ? -1 : a.display > b.display ? 1 : 0));

@@ -67,9 +67,10 @@ async function main(argv: string[]): Promise<number> {
     return EXIT.ok;
   }
   if (first === undefined || first === "--help" || first === "-h" || first === "help") {
-    const { renderUsage } = await loadCitty(first === undefined ? 2 : 1);
-    const usage = await renderUsage(mainCommand());
-    writeAll(first === undefined ? 2 : 1, `${usage}\n`);
+    const fd = first === undefined ? 2 : 1;
+    const [{ renderUsage }, { fitHelp, terminalWidth }] = await Promise.all([loadCitty(fd), import("./cmd/terminal.ts")]);
+    const usage = fitHelp(await renderUsage(mainCommand()), terminalWidth(fd));
+    writeAll(fd, `${usage}\n`);
     return first === undefined ? EXIT.usage : EXIT.ok;
   }
   const load = TOOL_NAMES.includes(first) ? () => toolSubcommand(first) : Object.hasOwn(OTHER, first) ? OTHER[first] : undefined;
@@ -78,8 +79,8 @@ async function main(argv: string[]): Promise<number> {
   if (first === "ps" && rest.includes("--orphans") && !wantsHelp(rest)) return (await import("./cmd/orphans.ts")).run(rest);
   const sub = await load();
   if (wantsHelp(rest)) {
-    const { renderUsage } = await loadCitty(1);
-    writeAll(1, `${await renderUsage(sub.command, mainCommand())}\n${sub.helpTail ?? ""}`);
+    const [{ renderUsage }, { fitHelp, terminalWidth }] = await Promise.all([loadCitty(1), import("./cmd/terminal.ts")]);
+    writeAll(1, `${fitHelp(await renderUsage(sub.command, mainCommand()), terminalWidth(1))}\n${sub.helpTail ?? ""}`);
     return EXIT.ok;
   }
   return sub.run(rest);

@@ -11,4 +11,5 @@ export const EXPECTED_ANNOTATIONS: Record<string, { readOnlyHint: boolean; destr
   apply_patch: { readOnlyHint: false, destructiveHint: true },
   // rename changes files (through the same commit as apply_patch).
   code: { readOnlyHint: false, destructiveHint: true },
+  replace: { readOnlyHint: false, destructiveHint: true },
 };

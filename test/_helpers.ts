@@ -118,9 +118,10 @@ export async function call(mode: Mode, name: string, input: unknown, opts: CallO
     return result;
   }
   const run = kt([...toolArgs(name, opts), "--json"], { cwd: opts.cwd, stateDir: opts.stateDir, stdin: JSON.stringify(input), ...(opts.env ? { env: opts.env } : {}) });
-  if (run.exitCode !== 0 && run.exitCode !== 1) throw new Error(`kt ${name} exited ${run.exitCode}: ${run.stderr}`);
+  if (run.exitCode !== 0 && run.exitCode !== 1 && run.exitCode !== 2) throw new Error(`kt ${name} exited ${run.exitCode}: ${run.stderr}`);
   const result = JSON.parse(run.stdout) as ToolResult;
-  if ((run.exitCode === 1) !== result.isError) throw new Error(`exit code ${run.exitCode} disagrees with isError ${result.isError}`);
+  const want = expectedExit(name, result);
+  if (run.exitCode !== want) throw new Error(`exit code ${run.exitCode} disagrees with isError ${result.isError} (expected ${want})`);
   return result;
 }
 
@@ -155,4 +156,14 @@ export function typecheck(source: string): { exitCode: number; output: string } 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The exit code a tool subcommand must end with for `r` (SPEC §1, §8.6): grep, glob and
+ * replace as ripgrep (0 matched, 1 nothing matched, 2 error, 3 internal), the others 0 or 1.
+ */
+export function expectedExit(tool: string, r: Pick<ToolResult, "isError" | "error" | "metadata">): number {
+  if (!["grep", "glob", "replace"].includes(tool)) return r.isError ? 1 : 0;
+  if (r.isError) return r.error?.code === "INTERNAL" ? 3 : 2;
+  return (tool === "glob" ? r.metadata.files : r.metadata.matches) === 0 ? 1 : 0;
 }

@@ -28,7 +28,7 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { call, callTool, kt, MODES, tempDir, toolArgs, type CallOptions, type Mode } from "./_helpers.ts";
+import { call, callTool, expectedExit, kt, MODES, tempDir, toolArgs, type CallOptions, type Mode } from "./_helpers.ts";
 import { RG } from "./_search.ts";
 import type { ToolFlags, ToolResult } from "../src/tools/tool.ts";
 
@@ -185,7 +185,7 @@ async function runScenario(tool: string, name: string, mode: Mode, engine: strin
     expect(existsSync(join(expectedDir, "tree")), "a stdout.txt scenario must change no file").toBe(false);
     const text = kt(toolArgs(tool, opts), { cwd, stateDir, stdin: JSON.stringify(input), ...(opts.env ? { env: opts.env } : {}) });
     expect(normalize(text.stdout)).toBe(readFileSync(stdoutGolden, "utf8").replaceAll("<ROOT>", "{dir}"));
-    expect(text.exitCode).toBe(expectedResult.isError ? 1 : 0);
+    expect(text.exitCode).toBe(expectedExit(tool, r));
   }
 
   expect(tree(work)).toEqual(existsSync(join(expectedDir, "tree")) ? tree(join(expectedDir, "tree"), true) : before);

@@ -111,9 +111,10 @@ describe("kt CLI", () => {
     using tmp = tempDir();
     const o = { cwd: tmp.path, stateDir: join(tmp.path, ".s") };
     writeFileSync(join(tmp.path, "f.txt"), "alpha\n");
+    // SPEC §8.6: grep's errors exit 2, as ripgrep's do; the other tools' exit 1.
     const envelope = (args: string[], stdin?: string) => {
       const r = kt([...args, "--json"], stdin === undefined ? o : { ...o, stdin });
-      expect(r.exitCode).toBe(1);
+      expect(r.exitCode).toBe(args[0] === "grep" ? 2 : 1);
       const env = JSON.parse(r.stdout);
       env.metadata.durationMs = 0;
       return JSON.stringify(env).replaceAll(tmp.path, "$TMP");
@@ -136,7 +137,7 @@ describe("kt CLI", () => {
     expect(JSON.parse(envelope(["grep", "a(b"])).error).toEqual({ name: "PatternError", code: "INVALID_REGEX" });
     expect(JSON.parse(envelope(["ps", "stop", "no-such-process"])).error).toEqual({ name: "ProcessError", code: "UNKNOWN_PROCESS" });
     expect(envelope(["call"], '{"tool":"raed","input":{}}')).toBe(
-      `{"content":"Unknown tool \\"raed\\". Did you mean \\"read\\"? The available tools are: read, write, edit, grep, glob, bash, process, apply_patch. Call one of them by its exact name.","isError":true,"error":{"name":"ToolNotFoundError","code":"UNKNOWN_TOOL"},"metadata":{"title":"raed failed · UNKNOWN_TOOL","durationMs":0}}`,
+      `{"content":"Unknown tool \\"raed\\". Did you mean \\"read\\"? The available tools are: read, write, edit, grep, glob, bash, process, apply_patch, replace. Call one of them by its exact name.","isError":true,"error":{"name":"ToolNotFoundError","code":"UNKNOWN_TOOL"},"metadata":{"title":"raed failed · UNKNOWN_TOOL","durationMs":0}}`,
     );
   });
 

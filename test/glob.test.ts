@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { callTool, KT, kt, tempDir } from "./_helpers.ts";
+import { callTool, expectedExit, KT, kt, tempDir } from "./_helpers.ts";
 import { ageInOrder, writeTree } from "./_search.ts";
 import picomatch from "picomatch";
 import { fixedDepth, globMatcher, scanGlob } from "../src/search/globscan.ts";
@@ -27,7 +27,7 @@ async function glob(root: string, input: Record<string, unknown>, env: Record<st
   }
   const cli = kt(["glob", "--call-id", "g1"], { cwd: root, stateDir, stdin: JSON.stringify(input), env });
   expect(cli.stdout).toBe(`${r.content}\n`);
-  expect(cli.exitCode).toBe(r.isError ? 1 : 0);
+  expect(cli.exitCode).toBe(expectedExit("glob", r));
   return r;
 }
 

@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { callTool, KT, kt, tempDir } from "./_helpers.ts";
+import { callTool, expectedExit, KT, kt, tempDir } from "./_helpers.ts";
 import { ageInOrder, RG, writeTree } from "./_search.ts";
 import type { ToolMetadata } from "../src/tools/tool.ts";
 import { grepWalk, grepWalkConfig } from "../src/search/builtin.ts";
@@ -48,7 +48,7 @@ async function grep(root: string, input: Record<string, unknown>, opts: { env?: 
     if (!r.isError) expect(r.metadata.extra?.engine).toBe(engine);
     const cli = kt(["grep", "--call-id", "g1"], { cwd: root, stateDir, stdin: JSON.stringify(input), env });
     expect(cli.stdout).toBe(`${r.content}\n`);
-    expect(cli.exitCode).toBe(r.isError ? 1 : 0);
+    expect(cli.exitCode).toBe(expectedExit("grep", r));
     if (first) expect({ engine, content: ran.content }).toEqual({ engine, content: first.content });
     first ??= ran;
   }
@@ -277,7 +277,7 @@ describe("limits and permissions", () => {
     symlinkSync(join(tmp.path, "out"), join(root, "link"));
     const r = kt(["grep", "needle", "--include", "link/*.txt", "--root", root], { cwd: root, stateDir: join(tmp.path, "state") });
     expect(r.stdout).toBe(`Refusing to access ${root}/link (through a symbolic link, its real path is ${tmp.path}/out): it is outside the root directory ${root}, and kt is confined to that directory. Use a path inside ${root}.\n`);
-    expect(r.exitCode).toBe(1);
+    expect(r.exitCode).toBe(2);
   });
 
   test("the time limit marks partial results (KT_GREP_TIMEOUT_MS, for tests)", async () => {
@@ -482,7 +482,7 @@ describe("command line and engines", () => {
     mkdirSync(join(tmp.path, "in"));
     const r = kt(["grep", "x", "/etc", "--root", join(tmp.path, "in")], { cwd: join(tmp.path, "in"), stateDir: join(tmp.path, "state") });
     expect(r.stdout).toBe(`Refusing to access /etc: it is outside the root directory ${join(tmp.path, "in")}, and kt is confined to that directory. Use a path inside ${join(tmp.path, "in")}.\n`);
-    expect(r.exitCode).toBe(1);
+    expect(r.exitCode).toBe(2);
   });
 
   test("a very long pattern is repeated cut to 200 characters", async () => {

@@ -117,6 +117,8 @@ describe("kt mcp with the official SDK client", () => {
       ["apply_patch", { patch: "*** Begin Patch\n*** Add File: p.txt\n+p\n*** End Patch\n" }],
       ["apply_patch", { patch: "*** Begin Patch\n*** Update File: a.txt\n@@\n-not there\n+x\n*** End Patch\n" }],
       ["bash", { command: "echo hi; exit 3" }],
+      ["replace", { pattern: "gamma", replacement: "delta", paths: ["a.txt"] }],
+      ["replace", { pattern: "(", replacement: "x", regex: true }],
       ["process", { action: "start", command: "sleep 30" }],
       ["process", { action: "list" }],
       ["process", { action: "stop", id: "p1" }],

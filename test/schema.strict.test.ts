@@ -110,6 +110,7 @@ describe("null means absent (SPEC §7.5)", () => {
     process: { action: "list" },
     apply_patch: { patch: "*** Begin Patch\n*** Update File: a.txt\n@@\n alpha\n-beta\n+gamma\n*** End Patch\n" },
     code: { action: "diagnostics" },
+    replace: { pattern: "beta", replacement: "gamma" },
   };
 
   for (const mode of MODES) {

@@ -23,10 +23,14 @@ const SECTION_7_4: Record<string, string[]> = {
   bash: ["command", "timeout_ms", "workdir", "tty", "cols", "rows"],
   process: ["action", "command", "id", "input", "offset", "keys", "screen", "tty", "cols", "rows"],
 };
-/** Where §7 (which wins over §4) gives a tool more than five fields, exactly those. */
 /** SPEC §8.7 (which wins over §7) gives process's wait its pattern and timeout_ms. */
 const SECTION_8_7: Record<string, string[]> = { process: [...SECTION_7_4.process!, "pattern", "timeout_ms"] };
-const SECTION_7: Record<string, string[]> = { ...SECTION_7_3, ...SECTION_7_4, ...SECTION_8_7 };
+/** SPEC §8.6: replace's pattern and replacement, the file set grep would search (paths, include, type) and its three matching options. */
+const SECTION_8_6: Record<string, string[]> = {
+  replace: ["pattern", "replacement", "paths", "include", "type", "regex", "word", "ignore_case"],
+};
+/** Where §7 or §8 (which win over §4) give a tool more than five fields, exactly those. */
+const SECTION_7: Record<string, string[]> = { ...SECTION_7_3, ...SECTION_7_4, ...SECTION_8_7, ...SECTION_8_6 };
 
 describe("kt schema snapshots", () => {
   for (const tool of tools) {

@@ -125,7 +125,9 @@ describe("kt undo PATH", () => {
     expect(kt(["undo"], opts).exitCode).toBe(2);
     expect(kt(["undo", "x.txt", "--last"], opts).exitCode).toBe(2);
     expect(kt(["undo", "x.txt", "--steps", "0"], opts).exitCode).toBe(2);
-    expect(kt(["history"], opts).exitCode).toBe(2);
+    // SPEC §8.6: kt history without a path lists the session's changes (no longer a usage error).
+    expect(kt(["history"], opts)).toEqual({ stdout: 'kt has kept no changes in session "default" (it has changed no file, or its history is older than 7 days).\n', stderr: "", exitCode: 0 });
+    expect(kt(["history", "a", "b"], opts).exitCode).toBe(2);
   });
 });
 

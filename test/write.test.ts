@@ -145,7 +145,8 @@ describe.each(MODES)("write (%s)", (mode) => {
     const { tmp, work, opts } = setup();
     using _ = tmp;
     const r = await call(mode, "write", { file_path: "dry.txt", content: "a\n" }, { ...opts, flags: { dryRun: true } });
-    expect(r.content).toBe(`Wrote ${work}/dry.txt (1 line). (dry run: nothing was written)`);
+    // Issue 28: a dry run shows the diff it would write, as edit and patch do (a deliberate change of this golden).
+    expect(r.content).toBe(`Wrote ${work}/dry.txt (1 line). (dry run: nothing was written)\n\n--- /dev/null\n+++ b/dry.txt\n@@ -0,0 +1,1 @@\n+a`);
     expect(() => statSync(join(work, "dry.txt"))).toThrow();
   });
 

@@ -136,6 +136,11 @@ function mapPositionals(tool: Tool, positionals: string[], input: Record<string,
     const kinds = fieldKinds(tool);
     for (const [field, value] of Object.entries(tool.positionals(positionals))) {
       if (field in input) throw new UsageError(`"${field}" was given both as an argument and as --${field.replace(/_/g, "-")}`);
+      // A list field (replace's paths) takes the rest of the arguments as they are.
+      if (Array.isArray(value)) {
+        input[field] = value;
+        continue;
+      }
       const n = Number(value);
       input[field] = kinds.get(field) === "number" && value.trim() !== "" && Number.isFinite(n) ? n : value;
     }

@@ -9,6 +9,7 @@ import { KtError, type ToolContext, type ToolResult } from "../tools/tool.ts";
 import type { Options } from "./_args.ts";
 import { log } from "./_log.ts";
 import { exitCode, writeAll } from "./exit.ts";
+import { colourOn, paintDryRun, paintTrace } from "./terminal.ts";
 
 export { EXIT, writeAll } from "./exit.ts";
 
@@ -51,7 +52,7 @@ export function contextFrom(options: Options, env = process.env, sandboxDefault:
     ...(sandbox ? { sandbox } : {}),
     flags: { skipReadCheck: options.skipReadCheck, dryRun: options.dryRun, trace: options.trace, strict: options.strict, ...(options.noDiagnostics ? { noDiagnostics: true } : {}) },
     warn: (message) => log().warn(message),
-    info: (message) => log().log(message),
+    info: (message) => log().log(colourOn(2) ? paintTrace(message) : message),
   };
 }
 
@@ -77,9 +78,11 @@ function sandboxFrom(options: Options, env: Record<string, string | undefined>, 
 }
 
 /** Prints a result the way the options ask and returns the exit code. */
-export function emit(result: ToolResult, options: Pick<Options, "json">): number {
-  writeAll(1, options.json ? `${JSON.stringify(result)}\n` : `${onTerminal(result.content)}\n`);
-  return exitCode(result);
+export function emit(result: ToolResult, options: Pick<Options, "json"> & Partial<Pick<Options, "dryRun">>, tool?: string): number {
+  // A dry run's diff is coloured for a person at a terminal; a pipe gets the text as it is.
+  const shown = options.dryRun && !result.isError && colourOn(1) ? paintDryRun(onTerminal(result.content)) : onTerminal(result.content);
+  writeAll(1, options.json ? `${JSON.stringify(result)}\n` : `${shown}\n`);
+  return exitCode(result, tool);
 }
 
 const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;

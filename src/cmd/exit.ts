@@ -1,18 +1,35 @@
 // How kt ends (SPEC §1), decided here and only here: 0 success, 1 the tool returned an
 // error (its repair prose is on stdout), 2 kt was called wrongly, 3 an internal fault or a
-// state directory kt cannot use. Only the bin entry (src/main.ts) calls process.exit.
+// state directory kt cannot use. grep, glob and replace follow ripgrep instead (SPEC §8.6):
+// 0 something matched, 1 nothing matched, 2 an error (prose on stdout, or a usage error), 3
+// an internal fault. Only the bin entry (src/main.ts) calls process.exit.
 import { writeSync } from "node:fs";
 
-export const EXIT = { ok: 0, toolError: 1, usage: 2, internal: 3 } as const;
+export const EXIT = { ok: 0, toolError: 1, usage: 2, internal: 3, noMatch: 1, searchError: 2 } as const;
+
+/** The subcommands whose exit codes are ripgrep's. */
+const AS_RIPGREP: ReadonlySet<string> = new Set(["grep", "glob", "replace"]);
 
 /** kt was called wrongly (an unknown flag, a missing argument): exit 2, with the help to run. */
 export class UsageError extends Error {
   override name = "UsageError";
 }
 
-/** The exit code of a command that printed a tool result (or something that failed like one). */
-export function exitCode(result: { isError: boolean }): number {
-  return result.isError ? EXIT.toolError : EXIT.ok;
+interface Ended {
+  isError: boolean;
+  error?: { code: string };
+  metadata?: { matches?: number; files?: number };
+}
+
+/**
+ * The exit code of a command that printed a tool result (or something that failed like
+ * one); `sub`: the subcommand, when it is a tool's (kt call and kt mcp give none).
+ */
+export function exitCode(result: Ended, sub?: string): number {
+  if (sub === undefined || !AS_RIPGREP.has(sub)) return result.isError ? EXIT.toolError : EXIT.ok;
+  if (result.isError) return result.error?.code === "INTERNAL" ? EXIT.internal : EXIT.searchError;
+  const found = sub === "glob" ? result.metadata?.files : result.metadata?.matches;
+  return found === 0 ? EXIT.noMatch : EXIT.ok;
 }
 
 /**

@@ -111,6 +111,12 @@ async function endOwnSession(ctx: { stateDir: string; session: string; warn(mess
   const { endSession } = await import("../process/teardown.ts");
   const ended = await endSession(ctx, (line) => log().warn(`kt mcp: ${line}`));
   if (verbose) log().info(`kt mcp: ended session ${ctx.session} (${ended.stopped} processes stopped, ${ended.files} files removed)`);
+  // What the agent changed outlives the server (SPEC §8.6): say how to find and revert it.
+  const [{ index }, { HISTORY_DAYS, sessionChanges }] = await Promise.all([import("../core/state.ts"), import("../core/history.ts")]);
+  const changes = sessionChanges(ctx, index(ctx)).filter((c) => c.state === "live").length;
+  if (changes > 0) {
+    log().warn(`kt mcp: session ${ctx.session} made ${changes} ${changes === 1 ? "change" : "changes"}, kept for ${HISTORY_DAYS} days: kt history --session ${ctx.session} lists them, kt undo --last --session ${ctx.session} reverts the newest.`);
+  }
 }
 
 /** Anything that would print to stdout through console goes to stderr: stdout is the protocol's. */

@@ -69,9 +69,13 @@ export const SWITCHES: readonly Switch[] = [
   },
   {
     name: "dry-run",
-    commands: ["write", "edit", "patch", "call"],
+    commands: ["write", "edit", "patch", "replace", "call"],
     help: "Do everything but write; print the result and the diff",
-    helpOf: { patch: "Do everything but write; print the result and the diff of the whole change", call: "write/edit/patch: do everything but write" },
+    helpOf: {
+      patch: "Do everything but write; print the result and the diff of the whole change",
+      replace: "Do everything but write; print the summary and the diff of the whole change",
+      call: "write/edit/patch/replace: do everything but write",
+    },
   },
   {
     name: "trace",

@@ -8,6 +8,10 @@ import { fieldKinds, parseToolArgv, strictText, UsageError, type Options } from 
 import { contextFrom, emit } from "./_run.ts";
 import { switchArgs } from "./switches.ts";
 import { routing } from "../lsp/gate.ts";
+import { isTerminal, progress, streamTo } from "./terminal.ts";
+
+/** Subcommands that walk a tree and may take a while: progress on a terminal after 1 s. */
+const SEARCHES: ReadonlySet<string> = new Set(["grep", "glob", "replace"]);
 
 /** The citty command for one tool; `run` returns the exit code through `result`. */
 export function toolCommand(tool: Tool): CommandDef {
@@ -20,31 +24,40 @@ export function toolCommand(tool: Tool): CommandDef {
 
 export async function runTool(tool: Tool, argv: readonly string[]): Promise<number> {
   const parsed = parseToolArgv(tool, argv);
-  if (parsed.problem) return finish(errorResult(tool.name, parsed.problem), parsed.options);
+  if (parsed.problem) return finish(errorResult(tool.name, parsed.problem), parsed.options, tool.name);
   let raw: unknown = parsed.input;
   if (!parsed.given) {
-    if (stdinIsTerminal()) throw new UsageError(`no input: give ${tool.primary.toUpperCase()} or flags, or pipe a JSON object on stdin (kt ${tool.name} --help)`);
+    // The help to run is said once, by the usage error's own last line.
+    if (stdinIsTerminal()) throw new UsageError(`no input: give ${tool.primary.toUpperCase()} or flags, or pipe a JSON object on stdin`);
     const text = strictText(readFileSync(0), "stdin", tool.name);
-    if (text instanceof KtError) return finish(errorResult(tool.name, text), parsed.options);
+    if (text instanceof KtError) return finish(errorResult(tool.name, text), parsed.options, tool.name);
     const decoded = decodeJson(tool.name, text);
-    if (decoded instanceof KtError) return finish(errorResult(tool.name, decoded), parsed.options);
+    if (decoded instanceof KtError) return finish(errorResult(tool.name, decoded), parsed.options, tool.name);
     raw = decoded;
   }
   let ctx;
   try {
     ctx = contextFrom(parsed.options);
   } catch (error) {
-    if (error instanceof KtError) return finish(errorResult(tool.name, error), parsed.options);
+    if (error instanceof KtError) return finish(errorResult(tool.name, error), parsed.options, tool.name);
     throw error;
   }
   // A one-shot call: the language servers stay warm in the session's host, not in this process.
   routing.host = true;
-  const result = await tool.run(raw, ctx);
-  return finish(result, parsed.options);
+  // A person at a terminal sees bash's output as it comes, and that a long search is going on (stderr).
+  if (tool.name === "bash" && isTerminal(2)) ctx.stream = streamTo(2);
+  const stop = SEARCHES.has(tool.name) && isTerminal(2) ? progress(`kt ${tool.name}: searching`) : undefined;
+  let result: ToolResult;
+  try {
+    result = await tool.run(raw, ctx);
+  } finally {
+    stop?.();
+  }
+  return finish(result, parsed.options, tool.name);
 }
 
-function finish(result: ToolResult, options: Options): number {
-  return emit(result, options);
+function finish(result: ToolResult, options: Options, tool: string): number {
+  return emit(result, options, tool);
 }
 
 /** True when stdin is a terminal (nothing will be piped). node:tty is costly to load, so it is asked only about character devices. */

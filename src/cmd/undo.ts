@@ -3,12 +3,13 @@
 // multi-file commit (so it is kept in history too), refused when the file changed since kt
 // last wrote it unless --force.
 import type { CommandDef } from "citty";
-import { absolutePath, realPath } from "../core/paths.ts";
+import { statSync } from "node:fs";
+import { absolutePath, onOneLine, realPath } from "../core/paths.ts";
 import { index } from "../core/state.ts";
 import { sha256 } from "../core/stamps.ts";
 import { readIfExists } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
-import { fileHistory, interruptedChanges, keptBytes, lastLiveGroup, removeJournal, type HistoryRow, type Journal } from "../core/history.ts";
+import { fileHistory, HISTORY_DAYS, interruptedChanges, keptBytes, lastLiveGroup, removeJournal, sessionChanges, type HistoryRow, type Journal } from "../core/history.ts";
 import { KtError, type ToolContext } from "../tools/tool.ts";
 import { baseOptions, UsageError, type Options } from "./_args.ts";
 import { refuseWrite } from "../sandbox/policy.ts";
@@ -19,8 +20,8 @@ import { diagnoseChange } from "../tools/diagnostics.ts";
 import { parseSwitches, switchArgs } from "./switches.ts";
 
 export const historyCommand: CommandDef = {
-  meta: { name: "history", description: "List the versions of a file kt kept before changing it in this session" },
-  args: { path: { type: "positional", required: true, description: "The file" }, ...switchArgs("history") },
+  meta: { name: "history", description: "List the session's changes, or the versions of a file kt kept before changing it" },
+  args: { path: { type: "positional", required: false, description: "The file (none: every change of the session)" }, ...switchArgs("history") },
 };
 
 export const undoCommand: CommandDef = {
@@ -110,11 +111,17 @@ function what(row: HistoryRow): string {
 
 export async function runHistory(argv: string[]): Promise<number> {
   const args = parse(argv, "history");
-  if (args.path === undefined) throw new UsageError("missing PATH: kt history PATH");
   const ctx = context(args);
+  if (args.path === undefined) return guarded(() => sessionHistory(ctx));
   return guarded(() => {
     const abs = absolutePath(ctx, args.path!);
     const real = realPath(ctx, abs);
+    if (isDirectory(real)) {
+      throw new KtError(
+        "IS_DIRECTORY",
+        `${onOneLine(abs)} is a directory: kt history lists the versions of one file (kt history PATH), or, without a path, every change of the session (kt history).`,
+      );
+    }
     const rows = fileHistory(ctx, index(ctx), real);
     if (rows.length === 0) return `kt has kept no versions of ${abs} in session "${ctx.session}": it has not changed that file in this session.`;
     const lines = rows.map((r, i) => {
@@ -127,6 +134,32 @@ export async function runHistory(argv: string[]): Promise<number> {
       : `kt undo ${abs} restores the version before the newest change that is not undone${live > 1 ? `; --steps N goes back N such changes (at most ${live})` : ""}.`;
     return [`${rows.length} ${rows.length === 1 ? "change" : "changes"} kt made to ${abs} in session "${ctx.session}", newest first (the version before each is kept):`, ...lines, tail].join("\n");
   });
+}
+
+/** `kt history` without a path: the session's changes, newest first (SPEC §8.6). */
+function sessionHistory(ctx: ToolContext): string {
+  const changes = sessionChanges(ctx, index(ctx));
+  if (changes.length === 0) return `kt has kept no changes in session "${ctx.session}" (it has changed no file, or its history is older than ${HISTORY_DAYS} days).`;
+  const tools = Math.max(...changes.map((c) => c.tool.length));
+  const lines = changes.map((c, i) => {
+    const files = `${c.files.length} ${c.files.length === 1 ? "file " : "files"}`;
+    const shown = c.files.slice(0, 3).join(", ") + (c.files.length > 3 ? `, … ${c.files.length - 3} more` : "");
+    const state = c.state === "undone" ? " (undone)" : "";
+    return `${String(i + 1).padStart(3)}. ${when(c.at)}  ${c.tool.padEnd(tools)}  ${files}  +${c.added} −${c.removed}  ${shown}${state}`;
+  });
+  const live = changes.some((c) => c.state === "live");
+  const tail = live
+    ? `kt undo --last${ctx.session === "default" ? "" : ` --session ${ctx.session}`} reverts the newest change that is not undone (every file of it); kt history PATH lists one file's versions. Kept for ${HISTORY_DAYS} days.`
+    : "Every change listed is undone already or is itself an undo.";
+  return [`kt made ${changes.length} ${changes.length === 1 ? "change" : "changes"} in session "${ctx.session}", newest first:`, ...lines, tail].join("\n");
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 export { undoCommand as command, runUndo as run };

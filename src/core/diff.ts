@@ -8,6 +8,8 @@
 // stay two small hunks. Only texts without such anchors get the one coarse hunk: everything
 // between the common head and tail replaced.
 import { diffArrays, formatPatch, structuredPatch, type StructuredPatch } from "diff";
+import { isAbsolute, relative } from "node:path";
+import { onOneLine } from "./paths.ts";
 
 export interface Diff {
   patch: string;
@@ -22,7 +24,43 @@ const MAX_MS = 100;
 const MIN_EDIT_LENGTH = 64;
 const CONTEXT = 3;
 
-export function unifiedDiff(path: string, before: string, after: string, opts: { precise?: boolean } = {}): Diff {
+/** What a diff does to its file: git writes a created file's old side, and a removed file's new side, as /dev/null. */
+export type DiffChange = "update" | "create" | "remove";
+
+/**
+ * The path a diff names a file by (SPEC §8.6, as git writes it): relative to the root, or to
+ * the working directory without one, so that `git apply` and `patch -p1` take the diff there;
+ * absolute when the file lies outside that directory. On one line: a newline in a name must
+ * not forge a header.
+ */
+export function diffPath(ctx: { cwd: string; root?: string }, abs: string): string {
+  const rel = relative(ctx.root ?? ctx.cwd, abs);
+  return onOneLine(rel === "" || rel === ".." || rel.startsWith("../") || isAbsolute(rel) ? abs : rel);
+}
+
+/**
+ * A structured patch as git writes one: "--- a/PATH" and "+++ b/PATH" (/dev/null for the
+ * side that does not exist), then the hunks; `from` names the old side of a move, with git's
+ * rename lines. No hunks and no move: no diff at all.
+ */
+export function formatDiff(patch: StructuredPatch, change: DiffChange = "update", from?: string): string {
+  const moved = from !== undefined && from !== patch.newFileName;
+  if (patch.hunks.length === 0 && !moved) return "";
+  const text = formatPatch(patch);
+  const at = text.indexOf("\n@@");
+  const hunks = at === -1 ? "" : text.slice(at + 1);
+  const side = (prefix: string, path: string) => (isAbsolute(path) ? path : `${prefix}${path}`);
+  const old = from ?? patch.oldFileName ?? "";
+  const neu = patch.newFileName ?? old;
+  const rename = moved ? `diff --git ${side("a/", old)} ${side("b/", neu)}\nrename from ${old}\nrename to ${neu}\n` : "";
+  if (hunks === "") return rename;
+  const a = change === "create" ? "/dev/null" : side("a/", old);
+  const b = change === "remove" ? "/dev/null" : side("b/", neu);
+  return `${rename}--- ${a}\n+++ ${b}\n${hunks}`;
+}
+
+/** `path`: the file as diffPath names it. */
+export function unifiedDiff(path: string, before: string, after: string, opts: { precise?: boolean; change?: DiffChange; from?: string } = {}): Diff {
   const a = before.replace(/\r\n/g, "\n");
   const b = after.replace(/\r\n/g, "\n");
   const span = changedSpan(a, b);
@@ -36,7 +74,7 @@ export function unifiedDiff(path: string, before: string, after: string, opts: {
       else if (line.startsWith("-")) deletions++;
     }
   }
-  return { patch: formatPatch(patch), additions, deletions };
+  return { patch: formatDiff(patch, opts.change, opts.from), additions, deletions };
 }
 
 /**

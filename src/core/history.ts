@@ -353,9 +353,64 @@ function putBlob(dir: string, sha: string, bytes: Uint8Array): void {
   }
 }
 
-/** Removes a session's history rows (kt session end); its blobs go with the session folder. */
+/** Removes a session's history rows; its blobs go with the session folder. */
 export function dropHistory(db: Database, session: string): void {
   table(db).query("DELETE FROM history WHERE session = ?").run(session);
+}
+
+/** How long kept versions outlive the change that kept them, ended session or not (SPEC §8.6). */
+export const HISTORY_DAYS = 7;
+
+/**
+ * Forgets, in every session, the changes made more than HISTORY_DAYS ago, and the kept
+ * bytes only they referred to. Call inside the write lock. The size cap may remove blobs
+ * sooner (undo then says the version is no longer kept).
+ */
+export function expireHistory(stateDir: string, db: Database, now = Date.now()): number {
+  const before = now - HISTORY_DAYS * 24 * 3600 * 1000;
+  const old = table(db).query("SELECT seq, session, prev_sha FROM history WHERE at < ?").all(before) as { seq: number; session: string; prev_sha: string | null }[];
+  for (const row of old) {
+    db.query("DELETE FROM history WHERE seq = ?").run(row.seq);
+    if (row.prev_sha === null) continue;
+    const used = db.query("SELECT 1 FROM history WHERE session = ? AND prev_sha = ? LIMIT 1").get(row.session, row.prev_sha);
+    if (!used) {
+      try {
+        unlinkSync(join(blobDir({ stateDir, session: row.session }), row.prev_sha));
+      } catch {
+        // Removed already (the size cap).
+      }
+    }
+  }
+  return old.length;
+}
+
+/** One change of the session (all the files one call changed), as `kt history` lists it. */
+export interface SessionChange {
+  grp: number;
+  tool: string;
+  at: number;
+  files: string[];
+  added: number;
+  removed: number;
+  state: HistoryState;
+}
+
+/** The session's changes, newest first. */
+export function sessionChanges(ctx: Ctx, db: Database): SessionChange[] {
+  const rows = (table(db).query("SELECT * FROM history WHERE session = ? ORDER BY seq DESC").all(ctx.session) as Record<string, unknown>[]).map(rowOf);
+  const byGroup = new Map<number, SessionChange>();
+  for (const r of rows) {
+    let c = byGroup.get(r.grp);
+    if (!c) {
+      c = { grp: r.grp, tool: r.tool, at: r.at, files: [], added: 0, removed: 0, state: r.state };
+      byGroup.set(r.grp, c);
+    }
+    c.files.unshift(r.display);
+    c.added += r.added;
+    c.removed += r.removed;
+    c.at = Math.min(c.at, r.at);
+  }
+  return [...byGroup.values()];
 }
 
 // A multi-file change whose process is killed while installing leaves some files new and

@@ -188,6 +188,8 @@ export interface ToolContext {
   warn(message: string): void;
   /** Human-facing output a person asked for, such as --trace (stderr, unlabelled). Optional for embedders. */
   info?(message: string): void;
+  /** A person watches a terminal: a command's output, as it comes (kt bash; stderr). */
+  stream?(bytes: Uint8Array): void;
 }
 
 /** The next step INVALID_ARGS prose gives unless a caller knows a more precise one. */

@@ -54,7 +54,7 @@ export function noteRead(ctx: Pick<ToolContext, "stateDir" | "warn" | "session">
   }
 }
 
-export type Verb = "overwrite" | "edit" | "patch" | "undo" | "rename";
+export type Verb = "overwrite" | "edit" | "patch" | "undo" | "rename" | "change";
 
 /**
  * Refuses a write to an existing file kt has not read (NOT_READ) or whose content

@@ -2,9 +2,9 @@
 // whole-file diff: only each replaced span is diffed (a few lines), then the hunks are laid out
 // with three lines of context as `diff -u` does. A whole-file diff of 20 files cost more than
 // locating all their hunks.
-import { diffArrays, formatPatch } from "diff";
+import { diffArrays } from "diff";
 import type { Edit } from "../replacer/index.ts";
-import { lineChangesPatch, type Diff, type LineChange } from "../core/diff.ts";
+import { formatDiff, lineChangesPatch, type Diff, type LineChange } from "../core/diff.ts";
 
 const CONTEXT = 3;
 
@@ -21,7 +21,7 @@ function lines(text: string): string[] {
  * `editLines`, when the caller knows them, are the 0-based lines the edits start on (else
  * they are counted here).
  */
-export function editsDiff(path: string, work: string, edits: readonly Edit[], editLines?: readonly number[]): Diff {
+export function editsDiff(path: string, work: string, edits: readonly Edit[], editLines?: readonly number[], from?: string): Diff {
   const old = lines(work);
   const changes: Change[] = [];
   let line = 0;
@@ -50,5 +50,5 @@ export function editsDiff(path: string, work: string, edits: readonly Edit[], ed
     additions += c.added.length;
     deletions += c.removed.length;
   }
-  return { patch: formatPatch(lineChangesPatch(path, old, changes)), additions, deletions };
+  return { patch: formatDiff(lineChangesPatch(path, old, changes), "update", from), additions, deletions };
 }

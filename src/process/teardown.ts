@@ -4,7 +4,7 @@ import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { index, safeName, withWriteLock } from "../core/state.ts";
 import { privateSubdir } from "../core/statefs.ts";
-import { dropHistory } from "../core/history.ts";
+import { expireHistory } from "../core/history.ts";
 import { shortCommand } from "./format.ts";
 import { forgetSession, isFinal, reconcile, sessionRows } from "./registry.ts";
 import { marked } from "./descendants.ts";
@@ -40,15 +40,34 @@ export async function endSession(ctx: { stateDir: string; session: string; warn(
   const swept = found.length > 0 ? await terminate(strays) : { escaped: [] };
   const escaped = [...stopped.flatMap((s) => s.escaped), ...swept.escaped];
   if (escaped.length > 0) say(escapedSentence(escaped));
+  // The session's history stays (SPEC §8.6): kept versions outlive it for HISTORY_DAYS, within
+  // the cap, so that `kt undo --last --session ID` can still revert what it did.
   const stamps = withWriteLock(db, () => {
     forgetSession(db, ctx.session);
-    dropHistory(db, ctx.session);
+    expireHistory(ctx.stateDir, db);
     return db.query("DELETE FROM stamps WHERE session = ?").run(ctx.session).changes;
   });
   // Checked as every use checks it (a real directory of this user's): removal never goes through a link.
   const dir = join(privateSubdir(ctx.stateDir, "sessions"), safeName(ctx.session));
-  const { files, bytes } = measure(dir);
-  rmSync(dir, { recursive: true, force: true });
+  let files = 0;
+  let bytes = 0;
+  for (const name of entries(dir)) {
+    if (name === "history") continue;
+    const path = join(dir, name);
+    let st;
+    try {
+      st = statSync(path);
+    } catch {
+      continue;
+    }
+    // Counted as before: regular files only (a socket or FIFO is no file kept).
+    const measured = st.isDirectory() ? measure(path) : st.isFile() ? { files: 1, bytes: st.size } : { files: 0, bytes: 0 };
+    files += measured.files;
+    bytes += measured.bytes;
+    rmSync(join(dir, name), { recursive: true, force: true });
+  }
+  // Nothing kept: the session's folder goes too.
+  if (entries(dir).length === 0) rmSync(dir, { recursive: true, force: true });
   return { stopped: live.length, strays: found.length, escaped: escaped.length, stamps, files, bytes };
 }
 
@@ -71,6 +90,14 @@ export function sessionNames(stateDir: string): string[] {
   const known = new Set([...names].map(safeName));
   for (const d of dirs) if (!known.has(d)) names.add(d);
   return [...names].sort();
+}
+
+function entries(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
 }
 
 function measure(dir: string): { files: number; bytes: number } {

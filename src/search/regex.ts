@@ -4,7 +4,8 @@
 //   --crlf treats "\r" as part of the line ending), "^"/"$" are line anchors, "$" also
 //   before "\r\n";
 // - \d \w \s \b are ASCII ([0-9], [0-9A-Za-z_], [\t\v\f ], ASCII word boundary);
-// - capture groups become plain groups (grep reports lines, not groups);
+// - capture groups become plain groups (grep reports lines, not groups), unless asked to
+//   stay capturing in the JavaScript (replace);
 // - constructs one engine lacks (look-around, backreferences, atomic groups, possessive
 //   quantifiers, inline flags, POSIX classes, \A \z \Q) are refused with a named
 //   alternative, as is anything malformed. Lone "{", "}" and "]" are literals.
@@ -64,21 +65,21 @@ export type Cases = "smart" | "insensitive" | "sensitive";
  * `multiline`: matches may span lines (rg -U --multiline-dotall): "." and negated classes
  * match line endings too, \s matches them, and \n and \r may be written.
  */
-export function compilePattern(pattern: string, cases: Cases = "smart", multiline = false): Compiled {
+export function compilePattern(pattern: string, cases: Cases = "smart", multiline = false, captures = false): Compiled {
   const [invalidNever, validNever] = multiline ? [NEVER_INVALID_MULTILINE, NEVER_VALID_MULTILINE] : [NEVER_INVALID, NEVER_VALID];
   // A first parse decides the case; the JavaScript written depends on it (see Parser.fold).
   const first = new Parser(pattern, invalidNever, false, multiline);
   first.parse();
   const smart = first.inlineI || (first.anyLiteral && !first.upper);
   const caseInsensitive = cases === "smart" ? smart : cases === "insensitive";
-  const parser = new Parser(pattern, invalidNever, caseInsensitive, multiline);
+  const parser = new Parser(pattern, invalidNever, caseInsensitive, multiline, captures);
   const { js, rs, required } = parser.parse();
   const flags = caseInsensitive ? "giu" : "gu";
   let re: RegExp;
   let reValid: RegExp;
   try {
     re = new RegExp(js, flags);
-    reValid = new RegExp(new Parser(pattern, validNever, caseInsensitive, multiline).parse().js, flags);
+    reValid = new RegExp(new Parser(pattern, validNever, caseInsensitive, multiline, captures).parse().js, flags);
   } catch (error) {
     throw invalid(pattern, `${(error as Error).message.replace(/^Invalid regular expression: /, "")}`, "Check the syntax.");
   }
@@ -156,6 +157,8 @@ class Parser {
     private readonly never: string,
     private readonly fold: boolean,
     private readonly multiline = false,
+    /** Groups stay capturing in the JavaScript (replace's $1 and ${name}); grep's are plain. */
+    private readonly captures = false,
   ) {}
 
   /** A shorthand's members: \s holds the line endings too when matches span lines. */
@@ -345,7 +348,9 @@ class Parser {
     this.pos++;
     this.literal = false;
     const rest = this.src.slice(this.pos);
+    let open = this.captures ? "(" : "(?:";
     if (rest.startsWith("?")) {
+      open = "(?:";
       if (rest.startsWith("?:")) this.pos += 2;
       else if (rest.startsWith("?=")) this.refuse("look-ahead (?=…)", "Match the following text directly (foo(?=bar) → foobar), or search for the wider text and read the lines.");
       else if (rest.startsWith("?!")) this.refuse("negative look-ahead (?!…)", "Search for the text itself and narrow the results with path or include, or read the lines around the matches.");
@@ -355,7 +360,10 @@ class Parser {
       else if (rest.startsWith("?#")) this.refuse("the comment group (?#…)", "Remove the comment from the pattern.");
       else {
         const named = /^\?P?<([A-Za-z_][A-Za-z0-9_]*)>/.exec(rest);
-        if (named) this.pos += named[0].length;
+        if (named) {
+          this.pos += named[0].length;
+          if (this.captures) open = `(?<${named[1]}>`;
+        }
         else if (/^\?[a-zA-Z-]*[:)]/.test(rest)) {
           this.refuse(
             `the inline flag group (${rest.slice(0, rest.search(/[:)]/) + 1)}`,
@@ -368,7 +376,7 @@ class Parser {
     const inner = this.alternation(1);
     if (this.src[this.pos] !== ")") this.fail("unclosed (", "Balance the parentheses, or escape a literal one as \\(.", start);
     this.pos++;
-    return { js: `(?:${inner.js})`, rs: `(?:${inner.rs})`, atom: true, repeats: this.repetitions > before };
+    return { js: `${open}${inner.js})`, rs: `(?:${inner.rs})`, atom: true, repeats: this.repetitions > before };
   }
 
   private escape(): Piece {

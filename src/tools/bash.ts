@@ -3,7 +3,7 @@
 // reaching the time budget only means this call stops waiting: the command carries on as
 // process pN with its output continuing in the same log, nothing lost or duplicated.
 import * as z from "zod/mini";
-import { renameSync, statSync } from "node:fs";
+import { closeSync, openSync, readSync, renameSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import description from "./bash.txt" with { type: "text" };
 import { defineTool, invalidArgs, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
@@ -78,8 +78,11 @@ export default defineTool({
     }
     const { row, exited, unref } = launched;
     const interrupt = interruption(ctx.signal);
+    const following = ctx.stream ? follow(row.log_path, ctx.stream) : undefined;
     try {
       const outcome = await waitForSupervisor(exited, timeout, interrupt.signal, () => leaderEnded(byKey(db, row.key)));
+      // The rest of the output is sent before the answer is worked out (which may remove the log).
+      following?.();
       if (outcome === "cancelled") return await cancel(ctx, row);
       if (outcome === "left") return await leftBehind(ctx, row);
       if (outcome === "exited") {
@@ -88,11 +91,48 @@ export default defineTool({
       }
       return await handOver(ctx, row, timeout);
     } finally {
+      following?.();
       interrupt.dispose();
       unref();
     }
   },
 });
+
+/**
+ * Sends what a command writes to its log, as it comes, to a person watching (kt bash on a
+ * terminal; the model's text is still the whole answer at the end). Returns the function
+ * that sends the rest and stops.
+ */
+function follow(path: string, send: (bytes: Uint8Array) => void): () => void {
+  let offset = 0;
+  const pump = () => {
+    let fd: number;
+    try {
+      fd = openSync(path, "r");
+    } catch {
+      return; // Not there yet.
+    }
+    try {
+      const buf = Buffer.allocUnsafe(64 * 1024);
+      for (let n = readSync(fd, buf, 0, buf.length, offset); n > 0; n = readSync(fd, buf, 0, buf.length, offset)) {
+        offset += n;
+        send(buf.subarray(0, n));
+      }
+    } catch {
+      // Moved or cut meanwhile: what was sent stays sent.
+    } finally {
+      closeSync(fd);
+    }
+  };
+  const timer = setInterval(pump, 100);
+  let stopped = false;
+  return () => {
+    if (stopped) return;
+    stopped = true;
+    clearInterval(timer);
+    pump();
+  };
+}
 
 function workdir(ctx: ToolContext, given: string | undefined): string {
   if (given === undefined || given === "") return ctx.cwd;

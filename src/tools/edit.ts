@@ -12,7 +12,7 @@ import { decodeFile, describe, encodeText, UTF8, type Encoding } from "../core/e
 import { spliceKeepingEndings } from "../core/eol.ts";
 import { formatBytes } from "../core/truncate.ts";
 import { freshContent, guardedWrite, readIfExists, refuseStateFiles } from "../core/writer.ts";
-import { unifiedDiff } from "../core/diff.ts";
+import { diffPath, unifiedDiff } from "../core/diff.ts";
 import { refuseWrite } from "../sandbox/policy.ts";
 import { withDiagnostics } from "./diagnostics.ts";
 import { notFound } from "../core/suggest.ts";
@@ -181,7 +181,7 @@ export default defineTool({
       }).note;
     }
     const { text, current, steps, traces, notes } = planned;
-    const diff = unifiedDiff(abs, text, current);
+    const diff = unifiedDiff(diffPath(ctx, abs), text, current, { change: created ? "create" : "update" });
     const traced = ctx.flags.trace ? { trace: multi ? traces : traces[0] } : {};
     const reported = report(abs, text, current, steps, { multi, created, dryRun: ctx.flags.dryRun });
     const done = notes ? { ...reported, content: `${reported.content}\n${notes}` } : reported;

@@ -2,8 +2,8 @@
 // new content, and only then write them all through the multi-file commit — or nothing.
 // All model-facing patch prose is here.
 import * as z from "zod/mini";
-import { lstatSync, statSync, type Stats } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { existsSync, lstatSync, statSync, type Stats } from "node:fs";
+import { basename, dirname, isAbsolute, join } from "node:path";
 import description from "./patch.txt" with { type: "text" };
 import { defineTool, KtError, type ToolContext } from "./tool.ts";
 import { absolutePath, fsError, onOneLine, realPath } from "../core/paths.ts";
@@ -14,7 +14,7 @@ import { formatBytes } from "../core/truncate.ts";
 import { freshContent, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
 import { withDiagnostics } from "./diagnostics.ts";
-import { unifiedDiff } from "../core/diff.ts";
+import { diffPath, unifiedDiff } from "../core/diff.ts";
 import { refuseWrite } from "../sandbox/policy.ts";
 import { suggestions } from "../core/suggest.ts";
 import { excerpt, Lf, SNIPPET_CONTEXT, snippetOf, SnippetLines } from "./edit.ts";
@@ -50,7 +50,8 @@ export default defineTool({
   async execute(input, ctx) {
     const parsed = parsePatch(input.patch);
     if (!parsed.ok) throw parseFailure(parsed, input.patch.trim() === "");
-    const plans = parsed.ops.map((op) => resolve(ctx, op));
+    const base = parsed.form === "unified" ? patchBase(ctx, parsed.ops) : ctx;
+    const plans = parsed.ops.map((op) => resolve(base, op));
     duplicates(plans);
     const done = plans.map((plan) => compute(ctx, plan, parsed.form));
 
@@ -107,7 +108,7 @@ interface Plan {
   given: string;
   real: string;
   /** Move destination. */
-  to?: { abs: string; real: string };
+  to?: { abs: string; given: string; real: string };
 }
 
 type Action = "add" | "update" | "delete" | "move";
@@ -121,6 +122,29 @@ interface Done {
   /** The new text (LF), for snippets. */
   lf?: string;
   diff: ReturnType<typeof unifiedDiff>;
+}
+
+/**
+ * Where a unified diff's paths are resolved (SPEC §8.6): from the working directory, unless
+ * a file it changes or removes is not there but every such file is there from the top of the
+ * enclosing git repository — a `git diff` names its files from the top, and `git apply` in a
+ * subdirectory reads them so.
+ */
+function patchBase(ctx: ToolContext, ops: readonly FileOp[]): ToolContext {
+  const existing = ops.filter((op) => op.kind !== "add" && !isAbsolute(op.path));
+  const here = (dir: string, op: FileOp) => exists(join(dir, op.path)) || (op.kind === "update" && op.altPath !== undefined && exists(join(dir, op.altPath)));
+  if (existing.length === 0 || existing.every((op) => here(ctx.cwd, op))) return ctx;
+  const top = gitTop(ctx.cwd);
+  if (top === null || top === ctx.cwd || !existing.every((op) => here(top, op))) return ctx;
+  return { ...ctx, cwd: top };
+}
+
+/** The top of the git work tree holding `dir` (the nearest directory with a .git), or null. */
+function gitTop(dir: string): string | null {
+  for (let d = dir; ; d = dirname(d)) {
+    if (existsSync(join(d, ".git"))) return d;
+    if (dirname(d) === d) return null;
+  }
 }
 
 function resolve(ctx: ToolContext, op: FileOp): Plan {
@@ -141,7 +165,7 @@ function resolve(ctx: ToolContext, op: FileOp): Plan {
     const toReal = realPath(ctx, toAbs);
     refuseStateFiles(ctx, toReal, onOneLine(toAbs));
     refuseWrite(ctx, toReal, onOneLine(toAbs));
-    return { op, abs: shown, given: abs, real, removal: removalPath(ctx, abs, real), to: { abs: onOneLine(toAbs), real: toReal } };
+    return { op, abs: shown, given: abs, real, removal: removalPath(ctx, abs, real), to: { abs: onOneLine(toAbs), given: toAbs, real: toReal } };
   }
   return { op, abs: shown, given: abs, real, removal: op.kind === "delete" ? removalPath(ctx, abs, real) : real };
 }
@@ -201,7 +225,7 @@ function compute(ctx: ToolContext, plan: Plan, form: PatchForm): Done {
       changes: [{ display: abs, real, baseSha: null, previous: null, bytes, ...(op.mode !== undefined ? { mode: op.mode } : {}) }],
       placements: [],
       lf: op.content,
-      diff: unifiedDiff(abs, "", op.content),
+      diff: unifiedDiff(diffPath(ctx, plan.given), "", op.content, { change: "create" }),
     };
   }
 
@@ -250,7 +274,7 @@ function fromBytes(ctx: ToolContext, plan: Plan, op: Exclude<FileOp, { kind: "ad
       abs,
       changes: [{ display: abs, real: plan.removal, baseSha, previous: bytes, bytes: null }],
       placements: [],
-      diff: unifiedDiff(abs, file.kind === "text" ? file.text : "", ""),
+      diff: unifiedDiff(diffPath(ctx, plan.given), file.kind === "text" ? file.text : "", "", { change: "remove" }),
     };
   }
 
@@ -275,7 +299,11 @@ function fromBytes(ctx: ToolContext, plan: Plan, op: Exclude<FileOp, { kind: "ad
   let after = (hadNewline ? mapped : Lf.of(before + eol)).apply(applied.edits);
   if (!applied.finalNewline) after = after.replace(/\r?\n$/, "");
   const newBytes = encodeText(after, file.encoding, abs);
-  const diffOf = (path: string) => (hadNewline && applied.finalNewline ? editsDiff(path, lf, applied.edits, applied.editLines) : unifiedDiff(path, before, after));
+  // Named as git names them (relative to the root or the working directory); a move from its old name.
+  const diffOf = (abs: string, from?: string) => {
+    const path = diffPath(ctx, abs);
+    return hadNewline && applied.finalNewline ? editsDiff(path, lf, applied.edits, applied.editLines, from) : unifiedDiff(path, before, after, from === undefined ? {} : { from });
+  };
 
   if (plan.to && plan.to.real !== real) {
     const dest = statOrNull(plan.to.real, plan.to.abs);
@@ -295,7 +323,7 @@ function fromBytes(ctx: ToolContext, plan: Plan, op: Exclude<FileOp, { kind: "ad
       ],
       placements: applied.placements,
       lf: applied.lf,
-      diff: diffOf(plan.to.abs),
+      diff: diffOf(plan.to.given, diffPath(ctx, plan.given)),
     };
   }
   return {
@@ -304,7 +332,7 @@ function fromBytes(ctx: ToolContext, plan: Plan, op: Exclude<FileOp, { kind: "ad
     changes: [{ display: abs, real, baseSha, previous: bytes, bytes: newBytes }],
     placements: applied.placements,
     lf: applied.lf,
-    diff: diffOf(abs),
+    diff: diffOf(plan.given),
   };
 }
 

@@ -492,8 +492,9 @@ async function write(input: Input, ctx: ToolContext): Promise<ToolOutput> {
     throw new KtError("PROCESS_EXITED", `Cannot write to ${id}: it has just ended. ${statusSentence(ended)}`, { processId: id });
   }
   const what = tty ? `${id}'s terminal${keys.length > 0 ? ` (${input.input ? "the input, then " : ""}keys ${keys.map((k) => onOneLine(k)).join(" ")})` : ""}` : `${id} stdin`;
-  const head = `Sent ${sent} bytes to ${what}.${sent < bytes.length ? ` Only ${sent} of ${bytes.length} bytes fit: the program is not reading its input.` : ""}`;
-  return answer(ctx, row, head, `Process write ${id} · ${sent} bytes`, { bytes: sent });
+  const sentBytes = `${sent} ${sent === 1 ? "byte" : "bytes"}`;
+  const head = `Sent ${sentBytes} to ${what}.${sent < bytes.length ? ` Only ${sent} of ${bytes.length} bytes fit: the program is not reading its input.` : ""}`;
+  return answer(ctx, row, head, `Process write ${id} · ${sentBytes}`, { bytes: sent });
 }
 
 /** Gives the program a moment to answer what it was sent (stopping early if that ended it) and reports under `head`. */

@@ -11,6 +11,7 @@ const loaders: Record<string, () => Promise<{ default: Tool }>> = {
   ps: () => import("./ps.ts"),
   patch: () => import("./patch.ts"),
   code: () => import("./code.ts"),
+  replace: () => import("./replace.ts"),
 };
 
 /** Subcommand names, in the order help and `kt schema` list them. */

@@ -31,7 +31,7 @@ export interface ToolSpec<S extends z.ZodMiniObject> {
    * How command-line positionals map onto fields: a list (first positional → first field …;
    * defaults to [primary]) or a function for tools whose positionals depend on each other.
    */
-  positionals?: readonly string[] | ((args: string[]) => Record<string, string>);
+  positionals?: readonly string[] | ((args: string[]) => Record<string, string | string[]>);
   /** Command lines shown under EXAMPLES in `kt <tool> --help`. */
   examples?: readonly string[];
   /** Spellings of other frameworks → canonical field name. */

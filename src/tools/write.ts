@@ -9,7 +9,7 @@ import { countLines, decodeLenient, linesOf } from "../core/text.ts";
 import { decodeFile, encodeText, UTF8, type Encoding } from "../core/encoding.ts";
 import { spliceKeepingEndings } from "../core/eol.ts";
 import { freshContent, guardedWrite, readIfExists, refuseStateFiles } from "../core/writer.ts";
-import { unifiedDiff } from "../core/diff.ts";
+import { diffPath, unifiedDiff } from "../core/diff.ts";
 import { refuseWrite } from "../sandbox/policy.ts";
 import { withDiagnostics } from "./diagnostics.ts";
 
@@ -53,7 +53,7 @@ export default defineTool({
       const before = file?.kind === "text" || file?.kind === "undecodable" ? file.text : now === null ? "" : decodeLenient(now);
       // A whole new content keeps the file's encoding even where its old bytes did not decode cleanly.
       const keep = file?.kind === "text" || file?.kind === "undecodable" ? file : null;
-      return { bytes: encode(input.content, keep, abs), created: now === null, before, diff: unifiedDiff(abs, before, input.content) };
+      return { bytes: encode(input.content, keep, abs), created: now === null, before, diff: unifiedDiff(diffPath(ctx, abs), before, input.content, { change: now === null ? "create" : "update" }) };
     };
     let planned = plan(base);
     let written: { note?: string } = {};
@@ -67,7 +67,9 @@ export default defineTool({
     const said = planned.created
       ? `Wrote ${abs} (${linesOf(lines)}).${dry}`
       : `Replaced ${abs} (was ${linesOf(countLines(before))}, now ${linesOf(lines)}).${dry}`;
-    const content = written.note ? `${said}\n${written.note}` : said;
+    // A dry run shows what would be written as edit's and patch's do: the diff after a blank line.
+    const shown = ctx.flags.dryRun && diff.patch !== "" ? `${said}\n\n${diff.patch.trimEnd()}` : said;
+    const content = written.note ? `${shown}\n${written.note}` : shown;
     return withDiagnostics(ctx, {
       content,
       title: planned.created ? `Write ${abs} · new file · ${linesOf(lines)}` : `Write ${abs} · +${diff.additions} −${diff.deletions}`,

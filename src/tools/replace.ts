@@ -1,0 +1,302 @@
+// replace (SPEC §8.6): one change across every file grep would search. grep's own search
+// (search/engine.ts: rg or the built-in engine, its walk, ignore rules, include and type)
+// finds the files; the pure matcher (replacer/substitute.ts) works out each file's new
+// content; the multi-file commit of apply_patch (core/commit.ts) installs them all or none,
+// as one history entry. All model-facing replace prose is here.
+//
+// Read-before-write: a file the session has read must not have changed since (STALE_FILE,
+// as for patch); a file it never read may be changed. The pattern names the change and the
+// new content is computed from the file as it is on disk, so no content the caller has not
+// seen is overwritten — that is what NOT_READ guards against for write and edit. A script's
+// replace across files it never opened is the point of the command, and the model's replace
+// tool is held to the same rule as its apply_patch (SPEC §7.1); every change is in history
+// (`kt undo --last` reverts all its files) and --dry-run shows the diff first.
+import * as z from "zod/mini";
+import { join } from "node:path";
+import description from "./replace.txt" with { type: "text" };
+import { defineTool, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
+import { onOneLine, realPath } from "../core/paths.ts";
+import { getStamp, sha256 } from "../core/stamps.ts";
+import { BOM_BYTES, decodeUtf8, hasBom, MAX_FILE_BYTES } from "../core/text.ts";
+import { freshContent, readIfExists, refuseStateFiles } from "../core/writer.ts";
+import { commitChanges, type Change } from "../core/commit.ts";
+import { diffPath, unifiedDiff } from "../core/diff.ts";
+import { editsDiff } from "../patch/diff.ts";
+import { compilePattern, escapeLiteral, type Cases } from "../search/regex.ts";
+import { count, makePlan, pathShower, quoted, shownPath, timeLimitMs } from "../search/plan.ts";
+import { chooseEngine, search } from "../search/engine.ts";
+import { applySpans, findLiteral, findReplacements, parseTemplate, type Span } from "../replacer/substitute.ts";
+
+export const Parameters = z.strictObject({
+  pattern: z.string().check(z.minLength(1), z.describe("The text to find: literal text, or with regex: true a regular expression (the syntax ripgrep and JavaScript share). Matches never span lines.")),
+  replacement: z.string().check(
+    z.describe('What each match becomes (may be empty). With regex: true, $1 or ${1} inserts a group by number, $name or ${name} a named group, $$ a dollar sign; without regex it is inserted as written.'),
+  ),
+  paths: z.optional(z.array(z.string()).check(z.describe("Files or directories to change. Defaults to the working directory."))),
+  include: z.optional(z.string().check(z.describe('Glob filter for file names, e.g. "*.ts" or "src/**/*.py", as grep\'s include.'))),
+  type: z.optional(z.string().check(z.describe('File type, as ripgrep names them: "py", "js", "ts", "rust", "go", …'))),
+  regex: z.optional(z.boolean().check(z.describe("Treat pattern as a regular expression (default: literal text)."))),
+  word: z.optional(z.boolean().check(z.describe("Match only whole words: no letter, digit or _ just before or after a match."))),
+  ignore_case: z.optional(z.boolean().check(z.describe("Match letters in either case (default: exact case)."))),
+});
+
+type Input = z.infer<typeof Parameters>;
+
+/** Files listed by name in the answer; the rest are counted. */
+const MAX_LISTED = 100;
+
+/** A single path may be given as "path" (grep's name for it). */
+function normalize(input: Record<string, unknown>): string | null {
+  if (!("path" in input)) return null;
+  if ("paths" in input) return 'parameters "paths" and "path" are the same field. Please rewrite the input with only "paths"';
+  const path = input.path;
+  delete input.path;
+  input.paths = typeof path === "string" ? [path] : path;
+  return null;
+}
+
+export default defineTool({
+  name: "replace",
+  description: description.trim(),
+  parameters: Parameters,
+  primary: "pattern",
+  positionals: (args) => ({ pattern: args[0]!, ...(args.length > 1 ? { replacement: args[1]! } : {}), ...(args.length > 2 ? { paths: args.slice(2) } : {}) }),
+  examples: [
+    "kt replace oldName newName src --word --dry-run",
+    "kt replace 'fetch\\((\\w+)\\)' 'get($1)' --regex --include '*.ts'",
+    "kt replace 'Copyright 2024' 'Copyright 2025' --type py",
+  ],
+  aliases: { glob: "include" },
+  normalize,
+  annotations: { readOnlyHint: false, destructiveHint: true },
+  async execute(input, ctx) {
+    const started = performance.now();
+    const cases: Cases = input.ignore_case ? "insensitive" : "sensitive";
+    const source = input.regex ? input.pattern : escapeLiteral(input.pattern);
+    const compiled = compilePattern(source, cases);
+    const matcher = matcherOf(input, source, cases);
+    const engine = chooseEngine(ctx);
+    const found = new Map<string, Candidate>();
+    const unreadable: string[] = [];
+    const scopes: string[] = [];
+    for (const path of input.paths?.length ? input.paths : ["."]) {
+      const plan = makePlan(ctx, { tool: "grep", path, glob: input.include, basename: true, type: input.type }, started);
+      scopes.push(onOneLine(plan.abs));
+      const run = await search(engine, plan, compiled, ctx);
+      if (run.outcome.timedOut) {
+        throw new KtError("CANCELLED", `Nothing was changed: finding the files to change stopped at the ${Math.round(timeLimitMs() / 100) / 10} s time limit in ${plan.abs}, and a replace is made whole or not at all. Narrow the paths, include or type to search fewer files.`);
+      }
+      const skipped = run.outcome.skipped ?? [];
+      if (skipped.length > 0) {
+        const list = listed(skipped.map((rel) => shownPath(ctx, plan, rel)));
+        throw new KtError("INVALID_REGEX", `Nothing was changed: ${list} could not be searched completely (the pattern backtracked too long on a line, or reading failed), so the replace could miss matches there. Simplify the pattern (no nested repetition such as (a+)+), or leave those files out with paths or include.`);
+      }
+      if (run.collector.fileCount > run.collector.files.length) {
+        throw new KtError(
+          "INVALID_ARGS",
+          `Nothing was changed: "${quoted(input.pattern)}" matches ${run.collector.lines.toLocaleString("en-US")} lines in ${count(run.collector.fileCount, "file", "files")} under ${plan.abs}, more than one replace can list. Replace in parts: narrow the paths, include or type.`,
+        );
+      }
+      unreadable.push(...run.outcome.unreadable.map((rel) => shownPath(ctx, plan, rel)));
+      // A file named as a path is looked at whatever grep says of it: a binary one gets its note.
+      const rels = plan.file ? [""] : run.collector.files.map((f) => f.rel);
+      const show = pathShower(ctx, plan);
+      for (const rel of rels) {
+        const abs = plan.file ? plan.real : join(plan.real, rel);
+        const real = realPath(ctx, abs);
+        if (!found.has(real)) found.set(real, { real, abs, display: show(rel) });
+      }
+    }
+    const candidates = [...found.values()].sort((a, b) => (a.display < b.display ? -1 : a.display > b.display ? 1 : 0));
+    const skipped: Skipped = { binary: [], notUtf8: [], tooLarge: [] };
+    const done: Done[] = [];
+    for (const c of candidates) {
+      const d = compute(ctx, c, matcher, skipped);
+      if (d) done.push(d);
+    }
+    const notes = notesOf(skipped, unreadable);
+    const total = done.reduce((n, d) => n + d.replacements, 0);
+    const shownPattern = quoted(input.pattern);
+    if (done.length === 0) {
+      const scope = scopes.join(", ");
+      const filter = [input.include !== undefined ? `include "${input.include}"` : "", input.type !== undefined ? `type ${input.type}` : ""].filter(Boolean).join(", ");
+      return {
+        content: [`No matches for "${shownPattern}" in ${scope}${filter ? ` (${filter})` : ""}; nothing was changed.`, ...notes].join("\n"),
+        title: `Replace "${shownPattern}" · no matches`,
+        matches: 0,
+        files: 0,
+        extra: extraOf(done, skipped, ctx.flags.dryRun),
+      };
+    }
+    pauseForTests();
+    if (!ctx.flags.dryRun) await commitChanges(ctx, done.map((d) => d.change), { tool: "replace", verb: "change" });
+    const diff = done.map((d) => d.diff.patch).join("");
+    const additions = done.reduce((n, d) => n + d.diff.additions, 0);
+    const deletions = done.reduce((n, d) => n + d.diff.deletions, 0);
+    const what = `${count(total, "replacement", "replacements")} in ${count(done.length, "file", "files")}`;
+    const head = ctx.flags.dryRun ? `Dry run: ${what} for "${shownPattern}"; nothing was written:` : `Replaced "${shownPattern}": ${what}:`;
+    const lines = done.slice(0, MAX_LISTED).map((d) => `M ${d.display} (${d.replacements})`);
+    if (done.length > MAX_LISTED) lines.push(`… and ${count(done.length - MAX_LISTED, "more file", "more files")} (metadata.extra.files lists all).`);
+    const body = [head, ...lines, ...notes].join("\n");
+    const output: ToolOutput = {
+      content: ctx.flags.dryRun ? `${body}\n\n${diff.trimEnd()}` : body,
+      title: `Replace "${shownPattern}" · ${what} · +${additions} −${deletions}`,
+      diff,
+      additions,
+      deletions,
+      matches: total,
+      files: done.length,
+      extra: extraOf(done, skipped, ctx.flags.dryRun),
+    };
+    return output;
+  },
+});
+
+interface Candidate {
+  real: string;
+  abs: string;
+  display: string;
+}
+
+interface Done {
+  display: string;
+  replacements: number;
+  change: Change;
+  diff: ReturnType<typeof unifiedDiff>;
+}
+
+interface Skipped {
+  binary: string[];
+  notUtf8: string[];
+  tooLarge: string[];
+}
+
+type Matcher = (text: string) => Span[];
+
+/** How matches are found in a file's text: plain indexOf for exact literal text, else the regex. */
+function matcherOf(input: Input, source: string, cases: Cases): Matcher {
+  if (!input.regex && !input.word && cases === "sensitive") return (text) => findLiteral(text, input.pattern, input.replacement);
+  const re = compilePattern(source, cases, false, true).jsValid;
+  // Whole words as rg -w takes them: no word character just before or just after.
+  const js = input.word ? new RegExp(`(?<![0-9A-Za-z_])(?:${re.source})(?![0-9A-Za-z_])`, re.flags) : re;
+  const replacement = input.regex ? { parts: parseTemplate(input.replacement) } : { literal: input.replacement };
+  return (text) => findReplacements(text, js, replacement);
+}
+
+/** One file's change, or null when it has no match (or is skipped, with a note). */
+function compute(ctx: ToolContext, c: Candidate, matcher: Matcher, skipped: Skipped): Done | null {
+  refuseStateFiles(ctx, c.real, onOneLine(c.abs));
+  let bytes = readIfExists(c.real, onOneLine(c.abs), ctx);
+  if (bytes === null) return null;
+  if (bytes.length > MAX_FILE_BYTES) {
+    skipped.tooLarge.push(c.display);
+    return null;
+  }
+  // Binary as grep means it: a NUL byte anywhere.
+  if (bytes.indexOf(0) !== -1) {
+    skipped.binary.push(c.display);
+    return null;
+  }
+  const text = decodeUtf8(bytes);
+  if (text === null) {
+    skipped.notUtf8.push(c.display);
+    return null;
+  }
+  // A file the session has read must not have changed since (SPEC §3.4, as for patch).
+  if (getStamp(ctx, c.real)) bytes = freshContent(ctx, onOneLine(c.abs), c.real, bytes, "change");
+  const once = fromBytes(ctx, c, bytes, matcher);
+  if (once === null) return null;
+  // Worked out again from the file a parallel kt call of this session left (SPEC §7.5).
+  once.change.redo = (now: Uint8Array) => fromBytes(ctx, c, now, matcher)?.change.bytes ?? now;
+  return once;
+}
+
+function fromBytes(ctx: ToolContext, c: Candidate, bytes: Uint8Array, matcher: Matcher): Done | null {
+  const text = decodeUtf8(bytes);
+  if (text === null) return null;
+  const spans = matcher(text);
+  if (spans.length === 0) return null;
+  const after = applySpans(text, spans);
+  if (after === text) return null;
+  const out = Buffer.from(after, "utf8");
+  const next = hasBom(bytes) ? Buffer.concat([BOM_BYTES, out]) : out;
+  return {
+    display: c.display,
+    replacements: spans.length,
+    // Named absolutely in history and in the commit's prose, as patch names its files.
+    change: { display: onOneLine(c.abs), real: c.real, baseSha: sha256(bytes), previous: bytes, bytes: next },
+    diff: diffOf(diffPath(ctx, c.abs), text, after, spans),
+  };
+}
+
+/**
+ * The diff of a replace, from its spans: the lines they touch are diffed, not the whole
+ * file (a whole-file diff of every file cost more than the rest of a replace). Text with
+ * CRLF line endings or without a final newline gets the whole-file diff.
+ */
+function diffOf(path: string, before: string, after: string, spans: readonly Span[]): ReturnType<typeof unifiedDiff> {
+  if (!before.endsWith("\n") || !after.endsWith("\n") || before.includes("\r")) return unifiedDiff(path, before, after);
+  const edits: { start: number; end: number; text: string }[] = [];
+  const lines: number[] = [];
+  let line = 0;
+  let counted = 0;
+  for (const s of spans) {
+    const start = before.lastIndexOf("\n", s.start - 1) + 1;
+    // A match never holds a line break: its line ends at the next one.
+    const end = before.indexOf("\n", s.end) + 1 || before.length;
+    const last = edits[edits.length - 1];
+    if (last && start <= last.end) {
+      // The same or an adjacent line run: one edit.
+      last.end = Math.max(last.end, end);
+      (last as { spans: Span[] } & typeof last).spans.push(s);
+      continue;
+    }
+    for (let i = before.indexOf("\n", counted); i !== -1 && i < start; i = before.indexOf("\n", i + 1)) line++;
+    counted = start;
+    lines.push(line);
+    edits.push(Object.assign({ start, end, text: "" }, { spans: [s] }));
+  }
+  for (const e of edits as ({ spans: Span[] } & (typeof edits)[number])[]) {
+    let text = "";
+    let at = e.start;
+    for (const s of e.spans) {
+      text += before.slice(at, s.start) + s.replacement;
+      at = s.end;
+    }
+    e.text = text + before.slice(at, e.end);
+  }
+  return editsDiff(path, before, edits, lines);
+}
+
+function listed(paths: readonly string[]): string {
+  const sorted = [...paths].sort();
+  return sorted.slice(0, 5).join(", ") + (sorted.length > 5 ? ` and ${sorted.length - 5} more` : "");
+}
+
+function notesOf(skipped: Skipped, unreadable: readonly string[]): string[] {
+  const out: string[] = [];
+  const { binary, notUtf8, tooLarge } = skipped;
+  if (binary.length > 0) out.push(`[Left alone: ${count(binary.length, "binary file", "binary files")} (a NUL byte): ${listed(binary)}.]`);
+  if (notUtf8.length > 0) {
+    out.push(`[Left alone: ${count(notUtf8.length, "file", "files")} not valid UTF-8 text, which replace would corrupt: ${listed(notUtf8)}. Convert ${notUtf8.length === 1 ? "it" : "them"} to UTF-8 first (e.g. iconv).]`);
+  }
+  if (tooLarge.length > 0) out.push(`[Left alone: ${count(tooLarge.length, "file", "files")} over the 10 MB limit: ${listed(tooLarge)}. Change ${tooLarge.length === 1 ? "it" : "them"} with bash (e.g. sed).]`);
+  if (unreadable.length > 0) out.push(`[Not searched: ${count(unreadable.length, "path", "paths")} could not be read (permission denied): ${listed(unreadable)}.]`);
+  return out;
+}
+
+function extraOf(done: readonly Done[], skipped: Skipped, dryRun: boolean): Record<string, unknown> {
+  return {
+    files: done.map((d) => ({ path: d.display, replacements: d.replacements, additions: d.diff.additions, deletions: d.diff.deletions })),
+    skipped,
+    dryRun,
+  };
+}
+
+/** Test seam: KT_REPLACE_PAUSE_MS waits between working out the change and committing it,
+ * so that a test can change a file in between (the commit must then refuse it whole). */
+function pauseForTests(): void {
+  const ms = Number(process.env.KT_REPLACE_PAUSE_MS);
+  if (Number.isFinite(ms) && ms > 0) Bun.sleepSync(ms);
+}
+

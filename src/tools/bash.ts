@@ -73,7 +73,8 @@ export default defineTool({
       launched = await launch(ctx, { command, cwd, origin: "bash", managed: false, ...(tty ? { tty } : {}) });
     } catch (error) {
       const full = stateDiskProblem(ctx.stateDir) ?? (["SQLITE_FULL", "ENOSPC"].includes(String((error as { code?: unknown }).code)) ? `the disk holding the state directory ${ctx.stateDir} is full` : undefined);
-      if (full === undefined && !isStateFault(error)) throw error;
+      // A directory refused as not the user's own (SPEC §8.7) refuses the command too: only a broken or full one lets it run unlogged.
+      if (full === undefined && (!isStateFault(error) || (error as { code?: unknown }).code === "PERMISSION_DENIED")) throw error;
       return unlogged(ctx, command, cwd, timeout, full ?? stateProblem(ctx.stateDir, error).replace(/^kt cannot use its state directory/, "kt could not use its state directory"), tty !== undefined);
     }
     const { row, exited, unref } = launched;

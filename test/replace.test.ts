@@ -106,7 +106,7 @@ describe("kt replace on a real package (picomatch, copied from node_modules)", (
     const before = snapshot(pkg);
     expect(run(["value", "val", "--word"], pkg, state).exitCode).toBe(0);
     expect(snapshot(pkg)).not.toEqual(before);
-    const undo = kt(["undo", "--last"], { cwd: pkg, stateDir: state });
+    const undo = kt(["undo", "--last", "--no-diagnostics"], { cwd: pkg, stateDir: state });
     expect(undo.exitCode).toBe(0);
     expect(undo.stdout).toMatch(/^Undid the replace of [0-9-]+ [0-9:]+ \([0-9]+ files\):\n(M [^\n]+\n)+$/);
     expect(snapshot(pkg)).toEqual(before);

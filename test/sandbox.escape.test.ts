@@ -150,19 +150,15 @@ for (const user of USERS) {
       while (connections === 0 && Date.now() - t0 < 2000) await Bun.sleep(10);
       expect(connections).toBe(1);
       connections = 0;
-      // A command that reaches the host socket has the host run what it says, outside.
+      // A command that reaches the host socket gets nothing run outside even with the sandbox
+      // off: since issue 23 the host runs only a request carrying its row's secret, kept in the
+      // index, which no command is given. The sandbox's own check (that the socket cannot be
+      // reached at all) is the attempts above; here, that the attempt does reach a listener.
       const r2 = bash("off", hostSocketAttempt(w));
-      expect(r2.stdout).toContain("b'ok");
-      const t1 = Date.now();
-      while (!existsSync(join(w.outside, "host.txt")) && Date.now() - t1 < 3000) await Bun.sleep(20);
-      expect(readFileSync(join(w.outside, "host.txt"), "utf8")).toBe("pwned\n");
-      rmSync(join(w.outside, "host.txt"));
-      // So does another kt's host, found where kt keeps its state by default.
-      expect(bash("off", hostSocketAttempt(w, otherState(w))).stdout).toContain("b'ok");
-      const t2 = Date.now();
-      while (!existsSync(join(w.outside, "host.txt")) && Date.now() - t2 < 3000) await Bun.sleep(20);
-      expect(readFileSync(join(w.outside, "host.txt"), "utf8")).toBe("pwned\n");
-      rmSync(join(w.outside, "host.txt"));
+      expect(r2.stdout).toContain("b''");
+      expect(existsSync(join(w.outside, "host.txt"))).toBe(false);
+      expect(bash("off", hostSocketAttempt(w, otherState(w))).stdout).toContain("b''");
+      expect(existsSync(join(w.outside, "host.txt"))).toBe(false);
       if (w.suid) {
         const s = bash("off", `echo pwned | ${w.suid} ${w.rootOnly}/suid.txt`);
         expect(s.exitCode).toBe(0);

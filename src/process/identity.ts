@@ -103,7 +103,11 @@ export function isHost(pid: number): boolean {
 
 /** The parent of `pid` (Linux), or undefined. */
 export function parentOf(pid: number): number | undefined {
-  return LINUX_PROC ? procStat(pid)?.ppid : undefined;
+  if (LINUX_PROC) return procStat(pid)?.ppid;
+  // Without /proc (macOS, or the portable path forced): ps knows the parent everywhere.
+  const ps = Bun.spawnSync(["ps", "-o", "ppid=", "-p", String(pid)], { stdout: "pipe", stderr: "ignore" });
+  const ppid = Number(ps.stdout.toString().trim());
+  return ps.exitCode === 0 && Number.isInteger(ppid) && ppid > 0 ? ppid : undefined;
 }
 
 /** The real uid `pid` runs as (Linux: /proc/<pid>/status), or undefined when it cannot be known. */
@@ -132,10 +136,20 @@ export function isMine(pid: number): boolean {
  */
 export function specOnCommandLine(pid: number, mode: string): Record<string, unknown> | undefined {
   let argv: string[];
-  try {
-    argv = readFileSync(procPath(`${pid}/cmdline`), "utf8").split("\0");
-  } catch {
-    return undefined;
+  if (LINUX_PROC) {
+    try {
+      argv = readFileSync(procPath(`${pid}/cmdline`), "utf8").split("\0");
+    } catch {
+      return undefined;
+    }
+  } else {
+    // Without /proc, ps prints the arguments joined by spaces: the spec is kt's last argument,
+    // so everything after the mode's word is its JSON.
+    const ps = Bun.spawnSync(["ps", "-ww", "-o", "args=", "-p", String(pid)], { stdout: "pipe", stderr: "ignore" });
+    const line = ps.exitCode === 0 ? ps.stdout.toString().replace(/\n$/, "") : "";
+    const word = line.indexOf(` ${mode} `);
+    if (word === -1) return undefined;
+    argv = [mode, line.slice(word + mode.length + 2)];
   }
   const at = argv.indexOf(mode);
   if (at === -1) return undefined;

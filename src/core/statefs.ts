@@ -102,13 +102,8 @@ function notPrivate(stateDir: string, dir: string, st: Stats, uid: number): Stat
   return undefined;
 }
 
-/** Directories checked (or made) private by this process: each is looked at once. */
+/** Directories checked (or made) private by this process: each is looked at once (a removed one again). */
 const trusted = new Set<string>();
-
-/** Forgets what was checked (tests, and a state directory removed under a long-lived process). */
-export function forgetTrusted(): void {
-  trusted.clear();
-}
 
 /**
  * Makes sure `stateDir` is a directory of this user's that nobody else can write, creating it

@@ -136,7 +136,7 @@ describe("kt CLI", () => {
     expect(JSON.parse(envelope(["grep", "a(b"])).error).toEqual({ name: "PatternError", code: "INVALID_REGEX" });
     expect(JSON.parse(envelope(["ps", "stop", "no-such-process"])).error).toEqual({ name: "ProcessError", code: "UNKNOWN_PROCESS" });
     expect(envelope(["call"], '{"tool":"raed","input":{}}')).toBe(
-      `{"content":"Unknown tool \\"raed\\". Did you mean \\"read\\"? The available tools are: read, write, edit, grep, glob, bash, process, apply_patch. Call one of them by its exact name.","isError":true,"error":{"name":"ToolNotFoundError","code":"UNKNOWN_TOOL"},"metadata":{"title":"raed failed · UNKNOWN_TOOL","durationMs":0}}`,
+      `{"content":"Unknown tool \\"raed\\". Did you mean \\"read\\"? The available tools are: read, write, edit, grep, glob, bash, process, apply_patch, code. Call one of them by its exact name.","isError":true,"error":{"name":"ToolNotFoundError","code":"UNKNOWN_TOOL"},"metadata":{"title":"raed failed · UNKNOWN_TOOL","durationMs":0}}`,
     );
   });
 

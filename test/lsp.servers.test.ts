@@ -271,3 +271,23 @@ describe("NO_LANGUAGE_SERVER", () => {
     );
   });
 });
+
+describe("TypeScript 7's own language server (tsc --lsp --stdio) when typescript-language-server is not there", () => {
+  const version = JSON.parse(readFileSync(join(ROOT, "node_modules", "typescript", "package.json"), "utf8")).version as string;
+  test.skipIf(Number(version.split(".")[0]) < 7)(`an introduced error, told by tsgo (skipped unless node_modules/typescript is 7: it is ${version})`, async () => {
+    using tmp = tempDir("kt-lsp-tsgo-");
+    // The project's own node_modules, holding TypeScript 7; the table without typescript-language-server.
+    Bun.spawnSync(["ln", "-s", join(ROOT, "node_modules"), join(tmp.path, "node_modules")]);
+    files(tmp.path, {
+      "tsconfig.json": JSON.stringify({ compilerOptions: { strict: true, noEmit: true } }),
+      ".kt/lsp.json": JSON.stringify({ servers: { "typescript-language-server": { disabled: true } } }),
+      "a.ts": "export const a: number = 1;\n",
+    });
+    const opts = { cwd: tmp.path, stateDir: join(tmp.path, ".s"), root: tmp.path, env };
+    const warm = await callTool("code", { action: "diagnostics", file_path: "a.ts" }, opts);
+    expect(warm.content).toBe(`No diagnostics in ${tmp.path}/a.ts (tsgo).`);
+    await callTool("read", { file_path: "a.ts" }, opts);
+    const r = await callTool("edit", { file_path: "a.ts", old_string: "= 1", new_string: "= 'x'" }, opts);
+    expect(block(r.content)).toBe(`This change introduced 1 error in ${tmp.path}/a.ts (tsgo):\n1:14 error [ts 2322] Type 'string' is not assignable to type 'number'.\n    export const a: number = 'x';\n0 fixed · 0 were already in this file`);
+  }, 120_000);
+});

@@ -118,6 +118,43 @@ describe.skipIf(!HAS_TSLS)("one-shot dist/kt calls: the servers stay warm in the
   }, 240_000);
 });
 
+describe.skipIf(!HAS_TSLS)("apply_patch and undo tell what they broke and fixed (skipped when typescript-language-server is absent)", () => {
+  test("a patch of two files: each file's new error; kt undo --last: each fixed", async () => {
+    using tmp = project();
+    const state = join(tmp.path, ".state");
+    const env = { KT_DIAGNOSTICS_MS: String(BUDGET), KT_CODE_MS: "120000" };
+    const opts = { cwd: tmp.path, stateDir: state, root: tmp.path, env };
+    await callTool("code", { action: "diagnostics", file_path: "main.ts" }, opts);
+    const patch = [
+      "*** Begin Patch",
+      "*** Update File: lib.ts",
+      "@@",
+      " export function area(w: number, h: number): number {",
+      "-  return w * h;",
+      '+  return "w" * h;',
+      "*** Update File: main.ts",
+      "@@",
+      "-export const one = area(1, 2);",
+      "+export const one: string = area(1, 2);",
+      "*** End Patch",
+    ].join("\n");
+    const r = await callTool("patch", { patch }, opts);
+    expect(r.isError, r.content).toBe(false);
+    const said = block(r.content);
+    expect(said).toContain(`This change introduced 1 error in ${tmp.path}/lib.ts (typescript-language-server):\n2:10 error [typescript 2362] The left-hand side of an arithmetic operation must be of type 'any', 'number', 'bigint' or an enum type.\n    return "w" * h;\n0 fixed · 0 were already in this file`);
+    expect(said).toContain(`This change introduced 1 error in ${tmp.path}/main.ts (typescript-language-server):\n3:14 error [typescript 2322] Type 'number' is not assignable to type 'string'.\n    export const one: string = area(1, 2);\n0 fixed · 0 were already in this file`);
+    expect((r.metadata.diagnostics as unknown[]).length).toBe(2);
+    // The undo is a one-shot dist/kt call: its diagnostics come from the session's host, warmed first.
+    kt(["code", "diagnostics", "main.ts", "--root", tmp.path], { cwd: tmp.path, stateDir: state, env: { PATH, ...env } });
+    const undo = kt(["undo", "--last", "--root", tmp.path], { cwd: tmp.path, stateDir: state, env: { PATH, ...env } });
+    expect(undo.exitCode, undo.stderr).toBe(0);
+    const after = block(undo.stdout.trimEnd());
+    expect(after).toContain(`Diagnostics (typescript-language-server): no new errors in ${tmp.path}/lib.ts · 1 fixed · 0 were already in this file.`);
+    expect(after).toContain(`Diagnostics (typescript-language-server): no new errors in ${tmp.path}/main.ts · 1 fixed · 0 were already in this file.`);
+    kt(["session", "end"], { cwd: tmp.path, stateDir: state, env: { PATH } });
+  }, 240_000);
+});
+
 describe.skipIf(!HAS_TSLS)("never stale (skipped when typescript-language-server is absent)", () => {
   test("two edits at once: each tells only what its own content has, or says it was too late", async () => {
     using tmp = project();

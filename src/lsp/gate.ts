@@ -3,8 +3,9 @@
 // and could a server cover this path at all — from its extension, and one existence check
 // for the project's .kt/lsp.json.
 import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { builtinCovers, extensionOf } from "./table.ts";
+import { dirname, join } from "node:path";
+import { projectRoot } from "./locate.ts";
+import { BUILTIN, builtinCovers, extensionOf } from "./table.ts";
 
 /** Where the servers run: in this process (kt mcp, kt call --jsonl, embedders), or in the session's host (a one-shot kt call). */
 export const routing: { host: boolean } = { host: false };
@@ -19,9 +20,14 @@ export function configBase(ctx: { root?: string; cwd: string }): string {
   return ctx.root ?? ctx.cwd;
 }
 
-/** Whether some server could cover `path` (it may still be absent, or have no project root). */
+/**
+ * Whether some server could cover `path`: a built-in one for its extension with a project
+ * root above it, or any when the project has a .kt/lsp.json (the server may still be absent).
+ */
 export function mayCover(ctx: { root?: string; cwd: string }, path: string): boolean {
+  if (existsSync(join(configBase(ctx), ".kt", "lsp.json"))) return true;
   const ext = extensionOf(path);
-  if (ext !== "" && builtinCovers(ext)) return true;
-  return existsSync(join(configBase(ctx), ".kt", "lsp.json"));
+  if (ext === "" || !builtinCovers(ext)) return false;
+  const markers = [...new Set(BUILTIN.filter((e) => e.extensions.includes(ext)).flatMap((e) => e.rootMarkers))];
+  return projectRoot(dirname(path), markers, ctx.root) !== undefined;
 }

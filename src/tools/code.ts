@@ -80,7 +80,10 @@ interface At {
 function wordAt(text: string, symbol: string): number {
   const escaped = symbol.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const m = new RegExp(`(?<![\\p{L}\\p{N}_$])${escaped}(?![\\p{L}\\p{N}_$])`, "u").exec(text);
-  return m ? m.index : text.indexOf(symbol);
+  if (m) return m.index;
+  // A name that is a plain identifier is found only whole ("item" is not in "items"); one with
+  // other characters (an operator, a path) is found as written.
+  return /^[\p{L}\p{N}_$]+$/u.test(symbol) ? -1 : text.indexOf(symbol);
 }
 
 /** The position a line (or line:col) and a symbol name mean, or prose on why there is none. */

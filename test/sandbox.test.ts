@@ -247,7 +247,7 @@ describe("bubblewrap's argv", () => {
       "--tmpfs", join(b.home, ".ssh"), "--remount-ro", join(b.home, ".ssh"),
       "--ro-bind", "/dev/null", join(b.home, ".netrc"),
       "--tmpfs", b.state, "--remount-ro", b.state,
-      "--unshare-user", "--disable-userns", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--unshare-net",
+      "--unshare-user", "--disable-userns", "--unshare-pid", "--unshare-ipc", "--unshare-net",
       "--chdir", b.root, "--",
     ]);
     const open = bwrapArgv({ ...policy, mode: "read-only", writable: [], network: true }, { bwrap: "bwrap", stateDir: b.state, cwd: b.root, uid: 4242, env: {}, disableUserns: false });

@@ -8,8 +8,9 @@
 // Namespaces: a user namespace (so that it works unprivileged, and so that nested ones can be
 // forbidden with --disable-userns: a command must not build a sandbox of its own in which the
 // mounts kt laid could be undone), pid (no /proc/<pid>/root of a process outside, no signals
-// or ptrace across), ipc, uts, cgroup, and net unless the network is allowed — the new net
-// namespace keeps its own loopback, so a server a command starts is reached from inside it.
+// or ptrace across), ipc (no other program's SysV shared memory), and net unless the network
+// is allowed — the new net namespace keeps its own loopback, so a server a command starts is
+// reached from inside it.
 //
 // Two of bwrap's switches are left out on purpose. --die-with-parent: bwrap's init would take
 // the command's background processes down with the shell, and kt keeps those (`server &`
@@ -46,7 +47,8 @@ export function bwrapArgv(policy: SandboxPolicy, facts: BwrapFacts): string[] {
   hide(argv, facts.stateDir);
   argv.push("--unshare-user");
   if (facts.disableUserns) argv.push("--disable-userns");
-  argv.push("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try");
+  // No UTS or cgroup namespace: a hostname and the names of cgroups are no way out, and each namespace costs start-up time.
+  argv.push("--unshare-pid", "--unshare-ipc");
   if (!policy.network) argv.push("--unshare-net");
   argv.push("--chdir", facts.cwd, "--");
   return argv;

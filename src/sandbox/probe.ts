@@ -51,7 +51,7 @@ export function probeBwrap(stateDir: string, env: Record<string, string | undefi
 }
 
 function tryBwrap(bwrap: string, disableUserns: boolean): { ok: boolean; message: string; exitCode: number | null; disableUserns: boolean } {
-  const args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-user", ...(disableUserns ? ["--disable-userns"] : []), "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--unshare-net", "--", "true"];
+  const args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-user", ...(disableUserns ? ["--disable-userns"] : []), "--unshare-pid", "--unshare-ipc", "--unshare-net", "--", "true"];
   try {
     const run = Bun.spawnSync(args, { stdin: "ignore", stdout: "ignore", stderr: "pipe", cwd: "/" });
     return { ok: run.exitCode === 0, message: run.stderr.toString().trim().split("\n").slice(-1)[0] ?? "", exitCode: run.exitCode, disableUserns };

@@ -337,6 +337,24 @@ for (const mode of MODES) {
       expect(readFileSync(join(work, "added.txt"), "utf8")).toBe("中文\n");
     });
 
+    test("write and edit keep a mixed file's endings line by line; a dry run refuses what cannot be encoded, as the write would", async () => {
+      const { tmp, work, opts } = setup();
+      using _ = tmp;
+      const file = join(work, "m.txt");
+      writeFileSync(file, "one\r\ntwo\nthree\r\nfour\n");
+      await call(mode, "read", { file_path: "m.txt" }, opts);
+      // "two" changed keeps LF; the line added after "three" (CRLF) takes CRLF; "four" keeps LF.
+      expect((await call(mode, "write", { file_path: "m.txt", content: "one\ntwo!\nthree\nadded\nfour\n" }, opts)).isError).toBe(false);
+      expect(readFileSync(file, "latin1")).toBe("one\r\ntwo!\nthree\r\nadded\r\nfour\n");
+      // An edit inside a CRLF line that splits it: both halves end in CRLF.
+      expect((await call(mode, "edit", { file_path: "m.txt", old_string: "three", new_string: "thr\nee" }, opts)).isError).toBe(false);
+      expect(readFileSync(file, "latin1")).toBe("one\r\ntwo!\nthr\r\nee\r\nadded\r\nfour\n");
+      writeFileSync(join(work, "fr.txt"), iconv.encode(FRENCH, "windows-1252"));
+      await call(mode, "read", { file_path: "fr.txt" }, opts);
+      const dry = await call(mode, "edit", { file_path: "fr.txt", old_string: "fin", new_string: "fin ☃" }, { ...opts, flags: { dryRun: true } });
+      expect([dry.error?.code, dry.content.startsWith(`Nothing was written: ${work}/fr.txt is Windows-1252 text`)]).toEqual(["UNENCODABLE", true]);
+    });
+
     test("an ASCII-only file in a Latin-1 project takes é as Latin-1; outside one, as UTF-8", async () => {
       const { tmp, work, opts } = setup();
       using _ = tmp;

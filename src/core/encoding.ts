@@ -97,7 +97,7 @@ function encoding(codec: string, source: Source, bom = false, from?: string): En
 
 /** The encoding of `bytes` (the whole file at `path`) and its text, or why it is not text kt can change. */
 export function decodeFile(path: string, bytes: Uint8Array): Decoded {
-  const named = binaryByName(path) ?? magicKind(bytes);
+  const named = binaryByName(path);
   if (named) return { kind: "binary", what: named };
   const head = bytes.subarray(0, 4096);
   // UTF-16: by its byte order mark, or by the NULs ASCII characters leave in every other byte.
@@ -109,6 +109,9 @@ export function decodeFile(path: string, bytes: Uint8Array): Decoded {
     const lenient = iconv.decode(Buffer.from(bytes.subarray(2)), marked, { stripBOM: false });
     if (!binaryText(lenient)) return { kind: "undecodable", encoding: enc, text: lenient, line: 1, why: "no-round-trip" };
   } else if (head.indexOf(0) !== -1) {
+    // An executable or archive whose NULs happen to fall on one side is still what it says.
+    const magic = magicKind(head);
+    if (magic) return { kind: "binary", what: magic };
     const wide = nulPattern(bytes.subarray(0, SAMPLE));
     // Without a BOM, binary data must not pass for UTF-16: its text must also be well formed.
     const text = wide ? utf16(bytes, wide) : null;
@@ -373,7 +376,7 @@ export interface ChunkDecoder {
  * needed: such a file is only shown, never changed (edit and apply_patch refuse it for its size).
  */
 export function streamDecoding(path: string, head: Uint8Array): { kind: "binary"; what: string } | { kind: "text"; encoding: Encoding; decoder: ChunkDecoder } {
-  const named = binaryByName(path) ?? magicKind(head);
+  const named = binaryByName(path) ?? (head.subarray(0, 4096).indexOf(0) !== -1 ? magicKind(head) : null);
   if (named) return { kind: "binary", what: named };
   const native = (codec: string): ChunkDecoder => {
     const d = new TextDecoder(codec as ConstructorParameters<typeof TextDecoder>[0], { ignoreBOM: false });

@@ -59,7 +59,7 @@ function outcome(r: ToolResult): Record<string, unknown> {
 const FACTS: Record<string, Facts> = {
   edit: (r) => {
     const extra = (r.metadata.extra ?? {}) as Record<string, unknown>;
-    const keep = ["strategy", "variant", "replacements", "startLine", "endLine", "dryRun", "count", "lines", "refused", "doubt"];
+    const keep = ["strategy", "variant", "via", "numbering", "guessedDepth", "replacements", "startLine", "endLine", "dryRun", "count", "lines", "refused", "doubt"];
     return {
       ...outcome(r),
       ...Object.fromEntries(keep.filter((k) => k in extra).map((k) => [k, extra[k]])),

@@ -27,6 +27,8 @@ function trailLength(s: string, from = 0, to = s.length): number {
 
 /** Whether text other than whitespace sits on the line before `at` (dir -1) or after it (dir 1). */
 function inLine(content: string, at: number, dir: 1 | -1): boolean {
+  // A span that ends with its line break ends no line in the middle: what follows is the next line.
+  if (dir === 1 && at > 0 && content.charCodeAt(at - 1) === 10) return false;
   for (let i = dir === 1 ? at : at - 1; i >= 0 && i < content.length; i += dir) {
     const c = content.charCodeAt(i);
     if (c === 10) return false;

@@ -108,7 +108,7 @@ export function replace(req: ReplaceRequest): CascadeResult {
   }
   const numbering = { kind: bare.numbering, prefix: bare.prefix };
   const second = cascade(hay, { ...req, oldString: bare.old, newString: bare.neu });
-  const trace = [...first.trace, ...second.trace];
+  const trace = [...first.trace, ...second.trace.map((step) => ({ ...step, reason: `without the line numbers: ${step.reason}` }))];
   if (second.kind === "ok" && !second.edits.every((e) => e.start === 0 || req.content.charCodeAt(e.start - 1) === 10)) {
     return { ...first, numbering, trace };
   }

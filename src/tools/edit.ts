@@ -518,7 +518,8 @@ const NOT_PERFORMED = "No replacement was performed:";
 function failure(abs: string, r: Exclude<CascadeResult, CascadeOk>, oldLength: number, traced: object): KtError {
   const error = failureOf(abs, r, oldLength, traced);
   if (!r.numbering) return error;
-  const extra = { ...(error.metadata.extra ?? {}), numbering: r.numbering.kind };
+  // The numbers were taken off to look again (not when only some lines carry them: then left in).
+  const extra = { ...(error.metadata.extra ?? {}), ...(r.numbering.partial ? {} : { numbering: r.numbering.kind }) };
   return new KtError(error.code, `${error.message} ${numberedFailure(r.numbering)}`, { ...error.metadata, extra });
 }
 

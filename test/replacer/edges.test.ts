@@ -163,6 +163,13 @@ describe("the separator at a mid-line edge of a match", () => {
     }
   });
 
+  test("a match ending with its line break ends no line in the middle: new_string's trailing spaces are the merge's to judge", () => {
+    // Whole lines; old_string caught the next line's indentation after its last break.
+    const content = "def g():\n    a = 1\n    b = 2\n";
+    const r = run(content, "a = 1\n  ", "a = 2\n  ");
+    expect(r.kind === "ok" && r.newContent).toBe("def g():\n    a = 2\n    b = 2\n");
+  });
+
   test("must not match: a separator quoted where the file glues the words", () => {
     // `ifcond` is one token: no strategy may read "  cond" into it.
     const r = run("y = a ifcond else b\n", "  cond else b", " flag else b");

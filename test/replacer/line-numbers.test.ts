@@ -106,3 +106,11 @@ describe("pasted line numbers", () => {
     expect(unnumbered("     4→\n     5→", "x")).toBeUndefined();
   });
 });
+
+test("the trace shows both passes, the second one marked", () => {
+  const file = "a = 1\nb = 2\n";
+  const r = run(file, "     1→a = 1\n     2→b = 2", "     1→a = 1\n     2→b = 3");
+  expect(r.kind).toBe("ok");
+  const exact = r.trace.filter((s) => s.strategy === "exact");
+  expect(exact.map((s) => [s.decision, s.reason.startsWith("without the line numbers: ")])).toEqual([["no-match", false], ["taken", true]]);
+});

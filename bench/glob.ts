@@ -110,13 +110,13 @@ function against(label: string, cwd: string, ref: string): void {
         { name: "ref", command: `${ref} glob '${p.kt}'` },
         { name: "kt", command: `${KT} glob '${p.kt}'` },
       ],
-      { runs, warmup: 2, cwd, env, rounds: 5 },
+      { runs, warmup: 1, cwd, env, rounds: quick ? 3 : 5 },
     );
     const [r, k] = t.map((x) => x.medianMs) as [number, number];
     rows.push([p.kt, listed(cwd, p.kt), `${ms(r)} ms`, `${ms(k)} ms`, ratio(k, r)]);
   }
   console.log(table(rows));
-  console.log("\nMedians of 5 interleaved rounds; ratio = this build / the reference.");
+  console.log(`\nMedians of ${quick ? 3 : 5} interleaved rounds; ratio = this build / the reference.`);
 }
 
 console.log(`# kt glob vs fd and rg --files — medians of ${runs}+ runs in 3 interleaved hyperfine rounds, ${new Date().toISOString()}`);

@@ -82,7 +82,8 @@ async function pass(rg: string, plan: SearchPlan, compiled: Compiled, collector:
   // While rg runs: the directories it will not search and those kt's rule prunes that rg
   // cannot know of (noise by evidence), from kt's walk of directories alone.
   let boundary = boundaries.get(plan);
-  if (!boundary && !plan.file) boundaries.set(plan, (boundary = walkBoundary(plan)));
+  // With no_ignore nothing is pruned (hidden entries are not reported): no walk.
+  if (!boundary && !plan.file && plan.ignores) boundaries.set(plan, (boundary = walkBoundary(plan)));
   const paths = new Paths(plan, typed, boundary?.evidence);
   const files = new Sorter(plan, paths, compiled, collector, probing);
   const output = new RgOutput(files, { columns, matches: compiled.verify ? null : (text, valid) => test(valid ? compiled.jsValid : compiled.js, text) });

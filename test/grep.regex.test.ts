@@ -162,7 +162,8 @@ describe("malformed patterns say where and how to fix them", () => {
 });
 
 describe("refusals through dist/kt", () => {
-  test("print the same prose, exit 2 (ripgrep's code for an error, SPEC §8.6), code INVALID_REGEX", () => {
+  // SPEC §8.6: kt grep's errors exit 2, as ripgrep's do (it was 1 before round three).
+  test("print the same prose, exit 2, code INVALID_REGEX", () => {
     using tmp = tempDir();
     for (const [pattern, prose] of ALL_REFUSALS) {
       const r = kt(["grep", "--json", "--", pattern], { cwd: tmp.path, stateDir: join(tmp.path, "state") });

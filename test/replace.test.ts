@@ -150,6 +150,33 @@ describe("kt replace: all or nothing", () => {
     expect(snapshot(work)).toEqual({ "a.txt": "old a\n", "b.txt": "old b, edited outside kt\n" });
   });
 
+  test("a stale file the change leaves alone (grep's match is not a whole word) does not stop the others", () => {
+    using tmp = tempDir();
+    const work = join(tmp.path, "w");
+    mkdirSync(work);
+    writeFileSync(join(work, "a.txt"), "token\n");
+    writeFileSync(join(work, "b.txt"), "tokens\n");
+    const state = join(tmp.path, ".state");
+    expect(kt(["read", "b.txt"], { cwd: work, stateDir: state }).exitCode).toBe(0);
+    writeFileSync(join(work, "b.txt"), "tokens, edited outside kt\n");
+    const r = run(["token", "tok", "--word"], work, state);
+    expect(r).toEqual({ stdout: 'Replaced "token": 1 replacement in 1 file:\nM a.txt (1)\n', stderr: "", exitCode: 0 });
+  });
+
+  test("kt's own state directory inside the tree is never changed, nor named", () => {
+    using tmp = tempDir();
+    const work = join(tmp.path, "w");
+    mkdirSync(work);
+    writeFileSync(join(work, "a.txt"), "alpha\n");
+    const state = join(work, "state");
+    expect(run(["alpha", "beta"], work, state).exitCode).toBe(0);
+    // The kept version (a history blob holding "alpha") is below the working directory now.
+    const r = run(["alpha", "gamma"], work, state);
+    expect(r).toEqual({ stdout: `No matches for "alpha" in ${work}; nothing was changed.\n`, stderr: "", exitCode: 1 });
+    expect(kt(["undo", "--last"], { cwd: work, stateDir: state }).exitCode).toBe(0);
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("alpha\n");
+  });
+
   test("a file never read is changed (the pattern names the change; the content is the file's own)", () => {
     using tmp = tempDir();
     writeFileSync(join(tmp.path, "a.txt"), "old\n");

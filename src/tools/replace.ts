@@ -185,8 +185,14 @@ function matcherOf(input: Input, source: string, cases: Cases): Matcher {
 
 /** One file's change, or null when it has no match (or is skipped, with a note). */
 function compute(ctx: ToolContext, c: Candidate, matcher: Matcher, skipped: Skipped): Done | null {
-  refuseStateFiles(ctx, c.real, onOneLine(c.abs));
-  let bytes = readIfExists(c.real, onOneLine(c.abs), ctx);
+  // kt's own state (a state directory inside the tree) is never changed, nor worth a note.
+  try {
+    refuseStateFiles(ctx, c.real, onOneLine(c.abs));
+  } catch (error) {
+    if (error instanceof KtError && error.code === "PERMISSION_DENIED") return null;
+    throw error;
+  }
+  const bytes = readIfExists(c.real, onOneLine(c.abs), ctx);
   if (bytes === null) return null;
   if (bytes.length > MAX_FILE_BYTES) {
     skipped.tooLarge.push(c.display);
@@ -202,10 +208,16 @@ function compute(ctx: ToolContext, c: Candidate, matcher: Matcher, skipped: Skip
     skipped.notUtf8.push(c.display);
     return null;
   }
-  // A file the session has read must not have changed since (SPEC §3.4, as for patch).
-  if (getStamp(ctx, c.real)) bytes = freshContent(ctx, onOneLine(c.abs), c.real, bytes, "change");
-  const once = fromBytes(ctx, c, bytes, matcher);
+  let once = fromBytes(ctx, c, bytes, matcher);
   if (once === null) return null;
+  // A file the session has read must not have changed since (SPEC §3.4, as for patch); one
+  // the change leaves alone is not asked. A stamp that lags a parallel kt write of this
+  // session gives the file as that write left it: the change is worked out from that.
+  if (getStamp(ctx, c.real)) {
+    const fresh = freshContent(ctx, onOneLine(c.abs), c.real, bytes, "change");
+    if (fresh !== bytes) once = fromBytes(ctx, c, fresh, matcher);
+    if (once === null) return null;
+  }
   // Worked out again from the file a parallel kt call of this session left (SPEC §7.5).
   once.change.redo = (now: Uint8Array) => fromBytes(ctx, c, now, matcher)?.change.bytes ?? now;
   return once;

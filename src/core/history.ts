@@ -176,6 +176,9 @@ function prune(ctx: Ctx, db: Database, path: string): void {
  * shorter than this (bytes) is counted as it is.
  */
 export function lineChanges(before: Uint8Array | null, after: Uint8Array | null, minPiece = 512): LineCounts {
+  // A file added or removed whole: its lines are counted, never decoded (a 60 MB file would be held as text and as an array of its lines).
+  if (before === null || before.length === 0) return { added: lineCount(after ?? EMPTY), removed: 0 };
+  if (after === null || after.length === 0) return { added: 0, removed: lineCount(before) };
   const olds: Uint8Array[] = [];
   const news: Uint8Array[] = [];
   pieces(before ?? EMPTY, after ?? EMPTY, olds, news, minPiece, 8);
@@ -222,6 +225,14 @@ function commonRunAround(a: Uint8Array, b: Uint8Array): { a: number; b: number; 
 }
 
 const EMPTY = new Uint8Array(0);
+
+/** Lines of `bytes` as countChanges counts them: each line break ends one, and a last line without one counts too. */
+function lineCount(bytes: Uint8Array): number {
+  if (bytes.length === 0) return 0;
+  let n = 0;
+  for (let i = bytes.indexOf(10); i !== -1; i = bytes.indexOf(10, i + 1)) n++;
+  return bytes[bytes.length - 1] === 10 ? n : n + 1;
+}
 
 /** Length of the longest common prefix, by halving: each step is one native comparison. */
 function commonPrefix(a: Uint8Array, b: Uint8Array): number {

@@ -53,20 +53,3 @@ export function editsDiff(path: string, work: string, edits: readonly Edit[], ed
   return { patch: formatDiff(lineChangesPatch(path, old, changes), "update", from), additions, deletions };
 }
 
-/**
- * The diff of a file added whole (`mark` "+") or deleted whole ("-"): the text unifiedDiff
- * gives for "" against it, written out directly — one string the size of the file, where a
- * line diff of a 60 MB file held arrays of its lines several times over.
- */
-export function wholeFileDiff(path: string, text: string, mark: "+" | "-"): Diff {
-  const t = text.includes("\r") ? text.replace(/\r\n/g, "\n") : text;
-  const head = `Index: ${path}\n${"=".repeat(67)}\n--- ${path}\n+++ ${path}\n`;
-  if (t === "") return { patch: head, additions: 0, deletions: 0 };
-  const noNewline = !t.endsWith("\n");
-  const body = noNewline ? t : t.slice(0, -1);
-  let count = 1;
-  for (let i = body.indexOf("\n"); i !== -1; i = body.indexOf("\n", i + 1)) count++;
-  const range = mark === "+" ? `@@ -0,0 +1,${count} @@` : `@@ -1,${count} +0,0 @@`;
-  const patch = `${head}${range}\n${mark}${body.replaceAll("\n", `\n${mark}`)}\n${noNewline ? "\\ No newline at end of file\n" : ""}`;
-  return { patch, additions: mark === "+" ? count : 0, deletions: mark === "-" ? count : 0 };
-}

@@ -20,7 +20,7 @@ import { suggestions } from "../core/suggest.ts";
 import { excerpt, Lf, SNIPPET_CONTEXT, snippetOf, SnippetLines } from "./edit.ts";
 import { parsePatch, type FileOp, type Hunk, type PatchForm } from "../patch/parse.ts";
 import { applyHunks, type HunkFailure, type HunkPlacement } from "../patch/apply.ts";
-import { editsDiff, wholeFileDiff } from "../patch/diff.ts";
+import { editsDiff } from "../patch/diff.ts";
 import type { NearMiss, TraceStep } from "../replacer/index.ts";
 
 export const Parameters = z.strictObject({

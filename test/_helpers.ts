@@ -1,8 +1,8 @@
 // Test helpers: private temp dirs that remove themselves, an in-process tool runner and
 // a runner for the compiled binary, both with their own state directory.
-import { chownSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { chownSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir as osTmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { ToolContext, ToolFlags, ToolResult } from "../src/tools/tool.ts";
 import { loadTool } from "../src/tools/registry.ts";
 
@@ -166,4 +166,23 @@ export function expectedExit(tool: string, r: Pick<ToolResult, "isError" | "erro
   if (!["grep", "glob", "replace"].includes(tool)) return r.isError ? 1 : 0;
   if (r.isError) return r.error?.code === "INTERNAL" ? 3 : 2;
   return (tool === "glob" ? r.metadata.files : r.metadata.matches) === 0 ? 1 : 0;
+}
+
+/**
+ * The peak resident memory of one run of dist/kt, in bytes, as /usr/bin/time (GNU time)
+ * reports it for that process alone. A Bun child's resourceUsage().maxRSS is not: inside a
+ * whole suite it showed the largest child the test process had waited for (a language
+ * server's 500 MB), so memory bounds measured with it failed or passed by the order of files.
+ */
+export function peakRss(args: string[], opts: { cwd: string; stateDir: string }): { stdout: string; stderr: string; exitCode: number; bytes: number } {
+  const out = join(mkdtempSync(join(osTmpdir(), "kt-rss-")), "rss");
+  const proc = Bun.spawnSync(["/usr/bin/time", "-f", "%M", "-o", out, KT, ...args], {
+    cwd: opts.cwd,
+    env: { PATH: process.env.PATH ?? "", KT_STATE_DIR: opts.stateDir, NO_COLOR: "1" },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const kb = Number(readFileSync(out, "utf8").trim().split("\n").pop());
+  rmSync(dirname(out), { recursive: true, force: true });
+  return { stdout: proc.stdout.toString(), stderr: proc.stderr.toString(), exitCode: proc.exitCode ?? -1, bytes: kb * 1024 };
 }

@@ -10,8 +10,16 @@
 // DETECTOR_CONFIDENCE; else Windows-1252 (ISO-8859-1 for the five bytes it leaves undefined).
 // Whatever decides, the bytes must decode and re-encode to themselves or the encoding is not
 // taken: a wrong guess can change how a few characters look, never a byte of the file.
-import iconv from "iconv-lite";
-import { analyse } from "chardet";
+// iconv-lite and chardet are loaded on first need: a UTF-8 file, which is nearly every file,
+// never uses them, and every read, write and edit would otherwise pay for loading them.
+type Iconv = typeof import("iconv-lite");
+let iconvLib: Iconv | undefined;
+const lib = (): Iconv => (iconvLib ??= require("iconv-lite") as Iconv);
+const iconv = {
+  decode: (...args: Parameters<Iconv["decode"]>) => lib().decode(...args),
+  encode: (...args: Parameters<Iconv["encode"]>) => lib().encode(...args),
+};
+const analyse = (sample: Uint8Array): ReturnType<typeof import("chardet").analyse> => (require("chardet") as typeof import("chardet")).analyse(sample);
 import { KtError } from "./result.ts";
 import { editorconfigCharset } from "./editorconfig.ts";
 import { binaryByName, decodeUtf8Exact, invalidUtf8At, magicKind, sniffBinary } from "./text.ts";

@@ -71,6 +71,10 @@ export function rows(stateDir: string): Row[] {
   try {
     db.exec("PRAGMA busy_timeout = 5000");
     return db.query("SELECT * FROM processes ORDER BY key").all() as Row[];
+  } catch (e) {
+    // A kt starting meanwhile has created index.db but not yet its tables: no rows yet.
+    if (/no such table/.test(String(e))) return [];
+    throw e;
   } finally {
     db.close();
   }

@@ -1,9 +1,10 @@
 // Issue 29, the remaining races: one regression test per item, named after it, through
 // the compiled binary.
 import { describe, expect, test } from "bun:test";
-import { lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, cpSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { KT, tempDir } from "./_helpers.ts";
+import { Database } from "bun:sqlite";
+import { CAN_RUN_AS_NOBODY, KT, kt, ktAsNobody, tempDir, type RunResult } from "./_helpers.ts";
 
 const ENV = (stateDir: string) => ({ PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", NO_COLOR: "1", KT_STATE_DIR: stateDir });
 
@@ -96,4 +97,116 @@ describe("issue 29: races", () => {
     expect(results.some((r) => r.error?.code === "OUTSIDE_ROOT")).toBe(true);
     expect(results.some((r) => !r.isError)).toBe(true);
   }, 150_000);
+
+  /** History lines carry local times; golden them without. */
+  const timeless = (text: string) => text.replace(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/g, "<time>");
+
+  /**
+   * kt writes work/d/f; then d is moved away and replaced by a symbolic link to `other`,
+   * where a file f already holds what kt wrote (a copy of it): content alone cannot tell the
+   * two apart. `run` runs kt (as root, or as nobody).
+   */
+  function linkSwapUndo(run: (args: string[], cwd: string) => RunResult, parent: string, owner?: number) {
+    const work = join(parent, "work");
+    const other = join(parent, "other");
+    mkdirSync(join(work, "d"), { recursive: true });
+    mkdirSync(other);
+    writeFileSync(join(work, "d", "f"), "before\n");
+    if (owner !== undefined) for (const p of [work, join(work, "d"), join(work, "d", "f"), other]) chownSync(p, owner, owner);
+    expect(run(["read", "d/f"], work).exitCode).toBe(0);
+    expect(run(["write", "d/f", "--content", "by kt\n"], work).exitCode).toBe(0);
+    writeFileSync(join(other, "f"), "by kt\n");
+    renameSync(join(work, "d"), join(work, "d.moved"));
+    symlinkSync(other, join(work, "d"));
+    const r = run(["undo", "--last"], work);
+    return { r, work, other };
+  }
+
+  test("item 2: undo without a root refuses a path whose directory changed since kt wrote it: a directory swapped for a symbolic link is not followed", () => {
+    using tmp = tempDir();
+    const stateDir = join(tmp.path, "state");
+    const { r, work, other } = linkSwapUndo((args, cwd) => kt(args, { cwd, stateDir }), tmp.path);
+    expect(r.exitCode).toBe(1);
+    expect(timeless(r.stdout)).toBe(
+      `Refusing to undo ${work}/d/f: its directory ${work}/d is not the one kt wrote the file in (it now leads to ${other} through a symbolic link; write at <time>), and undoing would write a file kt never wrote. Nothing was changed. Check the directory first; kt undo --last --force writes there anyway.\n`,
+    );
+    expect(readFileSync(join(other, "f"), "utf8")).toBe("by kt\n");
+    expect(readFileSync(join(work, "d.moved", "f"), "utf8")).toBe("by kt\n");
+    // Put back, the directory is the one kt wrote in: the undo goes through.
+    renameSync(join(work, "d"), join(tmp.path, "link"));
+    renameSync(join(work, "d.moved"), join(work, "d"));
+    const back = kt(["undo", "--last"], { cwd: work, stateDir });
+    expect(back.exitCode).toBe(0);
+    expect(readFileSync(join(work, "d", "f"), "utf8")).toBe("before\n");
+  });
+
+  test.if(CAN_RUN_AS_NOBODY)("item 2: undo without a root refuses a path whose directory changed since kt wrote it: as nobody too", () => {
+    using tmp = tempDir();
+    chmodSync(tmp.path, 0o755);
+    const { r, work, other } = linkSwapUndo((args, cwd) => ktAsNobody(args, { cwd, parent: tmp.path }), tmp.path, 65534);
+    expect(r.exitCode).toBe(1);
+    expect(timeless(r.stdout)).toBe(
+      `Refusing to undo ${work}/d/f: its directory ${work}/d is not the one kt wrote the file in (it now leads to ${other} through a symbolic link; write at <time>), and undoing would write a file kt never wrote. Nothing was changed. Check the directory first; kt undo --last --force writes there anyway.\n`,
+    );
+    expect(readFileSync(join(other, "f"), "utf8")).toBe("by kt\n");
+  });
+
+  test("item 2: undo without a root refuses a path whose directory changed since kt wrote it: a directory made anew in its place, unless --force", () => {
+    using tmp = tempDir();
+    const work = join(tmp.path, "work");
+    const opts = { cwd: work, stateDir: join(tmp.path, "state") };
+    mkdirSync(join(work, "d"), { recursive: true });
+    writeFileSync(join(work, "d", "f"), "before\n");
+    kt(["read", "d/f"], opts);
+    expect(kt(["write", "d/f", "--content", "by kt\n"], opts).exitCode).toBe(0);
+    renameSync(join(work, "d"), join(work, "d.old"));
+    cpSync(join(work, "d.old"), join(work, "d"), { recursive: true });
+    const r = kt(["undo", "d/f"], opts);
+    expect(r.exitCode).toBe(1);
+    expect(timeless(r.stdout)).toBe(
+      `Refusing to undo ${work}/d/f: its directory ${work}/d is not the one kt wrote the file in (it was replaced by another directory since; write at <time>), and undoing would write a file kt never wrote. Nothing was changed. Check the directory first; kt undo --force writes there anyway.\n`,
+    );
+    expect(readFileSync(join(work, "d", "f"), "utf8")).toBe("by kt\n");
+    const forced = kt(["undo", "d/f", "--force"], opts);
+    expect(forced.exitCode).toBe(0);
+    expect(readFileSync(join(work, "d", "f"), "utf8")).toBe("before\n");
+    expect(readFileSync(join(work, "d.old", "f"), "utf8")).toBe("by kt\n");
+  });
+
+  test("item 2: undo without a root refuses a path whose directory changed since kt wrote it: a file in the directory's place", () => {
+    using tmp = tempDir();
+    const work = join(tmp.path, "work");
+    const opts = { cwd: work, stateDir: join(tmp.path, "state") };
+    mkdirSync(join(work, "d"), { recursive: true });
+    expect(kt(["write", "d/f", "--content", "by kt\n"], opts).exitCode).toBe(0);
+    rmSync(join(work, "d"), { recursive: true });
+    writeFileSync(join(work, "d"), "a file now\n");
+    const r = kt(["undo", "--last"], opts);
+    expect(r.exitCode).toBe(1);
+    expect(timeless(r.stdout)).toBe(
+      `Refusing to undo ${work}/d/f: its directory ${work}/d is not the one kt wrote the file in (it is no longer a directory; write at <time>), and undoing would write a file kt never wrote. Nothing was changed. Check the directory first; kt undo --last --force writes there anyway.\n`,
+    );
+    expect(readFileSync(join(work, "d"), "utf8")).toBe("a file now\n");
+  });
+
+  test("item 2: history an older kt kept (no directory identity) is kept and undone as before", () => {
+    using tmp = tempDir();
+    const work = join(tmp.path, "work");
+    const stateDir = join(tmp.path, "state");
+    const opts = { cwd: work, stateDir };
+    mkdirSync(join(work, "d"), { recursive: true });
+    writeFileSync(join(work, "d", "f"), "before\n");
+    kt(["read", "d/f"], opts);
+    expect(kt(["write", "d/f", "--content", "by kt\n"], opts).exitCode).toBe(0);
+    // The table as an older kt left it: without the column.
+    const db = new Database(join(stateDir, "index.db"));
+    db.exec("ALTER TABLE history DROP COLUMN dir");
+    db.close();
+    renameSync(join(work, "d"), join(work, "d.old"));
+    cpSync(join(work, "d.old"), join(work, "d"), { recursive: true });
+    const r = kt(["undo", "--last"], opts);
+    expect(r.exitCode).toBe(0);
+    expect(timeless(r.stdout)).toBe(`Undid the write of <time> (1 file):\nM ${work}/d/f\n`);
+    expect(readFileSync(join(work, "d", "f"), "utf8")).toBe("before\n");
+  });
 });

@@ -14,7 +14,7 @@ import { KtError, type ToolContext } from "./result.ts";
 import { fdHandle, fsError, inside, notRegular, onOneLine, READ_NONBLOCKING, realPath, verifyOpened } from "./paths.ts";
 import { getStamp, notRead, putStamp, sha256, stale, type Verb } from "./stamps.ts";
 import { index, isStateFault, stateProblem, withWriteLock } from "./state.ts";
-import { newGroup, recordChange } from "./history.ts";
+import { dirIdentity, newGroup, recordChange } from "./history.ts";
 import { openDirCreating } from "./dirs.ts";
 
 export interface GuardedWrite {
@@ -77,7 +77,7 @@ export function guardedWrite(ctx: ToolContext, w: GuardedWrite): Written {
         try {
           const db = index(ctx);
           recordChange(ctx, db, newGroup(db, ctx.session), w.verb === "overwrite" ? "write" : w.verb, [
-            { real: w.real, display: w.display, previous: current, previousMode: current === null ? null : modeOf(target), next: bytes },
+            { real: w.real, display: w.display, previous: current, previousMode: current === null ? null : modeOf(target), next: bytes, dir: dirIdentity(dirFd) },
           ]);
         } catch (error) {
           // History serves undo; a state directory that cannot take it must not stop the write.

@@ -4,7 +4,10 @@ import { describe, expect, test } from "bun:test";
 import { chmodSync, chownSync, cpSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
-import { CAN_RUN_AS_NOBODY, KT, kt, ktAsNobody, tempDir, type RunResult } from "./_helpers.ts";
+import { CAN_RUN_AS_NOBODY, KT, kt, ktAsNobody, ROOT, tempDir, type RunResult } from "./_helpers.ts";
+import { commandEnv, MARKER } from "../src/process/env.ts";
+import { QUIET_MS } from "../src/process/input-wait.ts";
+import { WAIT_DEFAULT_MS, WAIT_MAX_MS } from "../src/tools/ps.ts";
 
 const ENV = (stateDir: string) => ({ PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", NO_COLOR: "1", KT_STATE_DIR: stateDir });
 
@@ -208,5 +211,37 @@ describe("issue 29: races", () => {
     expect(r.exitCode).toBe(0);
     expect(timeless(r.stdout)).toBe(`Undid the write of <time> (1 file):\nM ${work}/d/f\n`);
     expect(readFileSync(join(work, "d", "f"), "utf8")).toBe("before\n");
+  });
+
+  // The README's bash and ps sections, from "### bash" to the terminals' subsection.
+  const readme = () => {
+    const text = readFileSync(join(ROOT, "README.md"), "utf8");
+    return text.slice(text.indexOf("\n### bash\n"), text.indexOf("\n#### Terminals\n"));
+  };
+  const thousands = (n: number) => n.toLocaleString("en").replace(/,/g, " ");
+
+  test("item 4: README's ps section documents every variable that keeps a command from waiting on a person, with its value", () => {
+    const section = readme();
+    const env = commandEnv({});
+    const names = Object.keys(env).filter((k) => k !== MARKER);
+    expect(names.length).toBeGreaterThan(5);
+    for (const name of names) {
+      expect(section).toContain(`\`${name}\``);
+      // The editor is a long sh command: the README says what it does instead.
+      if (!env[name]!.includes("kt-no-editor") && !name.startsWith("__")) expect(section).toContain(`\`${env[name]}\``);
+    }
+    // On a terminal ps start keeps the caller's editors: the README says which variables remain.
+    expect(Object.keys(commandEnv({}, undefined, true)).sort()).toEqual(["GIT_PAGER", "PAGER"]);
+    expect(section).toContain("(only `PAGER` and `GIT_PAGER` are set)");
+    // A caller's own GIT_SSH_COMMAND is kept, as the README says.
+    expect(commandEnv({ GIT_SSH_COMMAND: "ssh -i key" }).GIT_SSH_COMMAND).toBe("ssh -i key");
+    expect(section).toContain("(unless the caller set `GIT_SSH_COMMAND` or `GIT_SSH`)");
+  });
+
+  test("item 4: README's ps section documents ps wait's fields, default and bound, and waiting for input after 10 s", () => {
+    const section = readme();
+    expect(section).toContain("`ps wait` (`id`, `pattern`, `timeout_ms`)");
+    expect(section).toContain(`\`timeout_ms\`, default ${thousands(WAIT_DEFAULT_MS)}, at most ${thousands(WAIT_MAX_MS)}`);
+    expect(section).toContain(`no new output for ${QUIET_MS / 1000} s is shown as \`waiting for\ninput\``);
   });
 });

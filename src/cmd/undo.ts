@@ -3,13 +3,14 @@
 // multi-file commit (so it is kept in history too), refused when the file changed since kt
 // last wrote it unless --force.
 import type { CommandDef } from "citty";
-import { statSync } from "node:fs";
-import { absolutePath, onOneLine, realPath } from "../core/paths.ts";
+import { closeSync, constants, openSync, statSync } from "node:fs";
+import { dirname } from "node:path";
+import { absolutePath, onOneLine, realPath, verifyOpened } from "../core/paths.ts";
 import { index } from "../core/state.ts";
 import { sha256 } from "../core/stamps.ts";
 import { readIfExists } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
-import { fileHistory, HISTORY_DAYS, interruptedChanges, keptBytes, lastLiveGroup, removeJournal, sessionChanges, type HistoryRow, type Journal } from "../core/history.ts";
+import { dirIdentity, fileHistory, HISTORY_DAYS, interruptedChanges, keptBytes, lastLiveGroup, removeJournal, sessionChanges, type HistoryRow, type Journal } from "../core/history.ts";
 import { KtError, type ToolContext } from "../tools/tool.ts";
 import { baseOptions, UsageError, type Options } from "./_args.ts";
 import { refuseWrite } from "../sandbox/policy.ts";
@@ -186,6 +187,46 @@ function changedSince(ctx: ToolContext, row: HistoryRow, display: string, curren
   );
 }
 
+/**
+ * The file's directory is still the one kt wrote it in (SPEC §7.2): same real path, no link
+ * put on the way, same device and inode. Otherwise an undo would write, or remove, a file kt
+ * never wrote — through a directory swapped for a symbolic link, or in one made anew — so it
+ * is refused unless --force. A directory that is gone holds no other file: the content check
+ * decides. Rows of an older kt carry no identity and are not checked.
+ */
+function sameDirectory(row: HistoryRow, display: string, force: boolean, forceCommand: string): void {
+  if (force || row.dir === null) return;
+  const dir = dirname(row.path);
+  let why: string | undefined;
+  const now = realPath({}, dir);
+  if (now !== dir) why = `it now leads to ${onOneLine(now)} through a symbolic link`;
+  else {
+    let fd: number | undefined;
+    try {
+      fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") return;
+      if (code !== "ENOTDIR" && code !== "ELOOP") throw error;
+      why = "it is no longer a directory";
+    }
+    if (fd !== undefined) {
+      try {
+        const opened = verifyOpened({}, fd, display, dir);
+        if (opened !== dir) why = `it now leads to ${onOneLine(opened)} through a symbolic link`;
+        else if (dirIdentity(fd) !== row.dir) why = "it was replaced by another directory since";
+      } finally {
+        closeSync(fd);
+      }
+    }
+  }
+  if (why === undefined) return;
+  throw new KtError(
+    "STALE_FILE",
+    `Refusing to undo ${display}: its directory ${onOneLine(dir)} is not the one kt wrote the file in (${why}; ${row.tool} at ${when(row.at)}), and undoing would write a file kt never wrote. Nothing was changed. Check the directory first; ${forceCommand} writes there anyway.`,
+  );
+}
+
 function keptOrFail(ctx: ToolContext, row: HistoryRow, display: string): Uint8Array | null {
   if (row.prevSha === null) return null;
   const bytes = keptBytes(ctx, row.prevSha);
@@ -206,6 +247,7 @@ async function undoFile(ctx: ToolContext, path: string, steps: number, force: bo
   if (steps > live.length) {
     throw new KtError("INVALID_ARGS", `Cannot go back ${steps} changes: kt kept ${live.length} ${live.length === 1 ? "change" : "changes"} of ${abs} that can be undone. Use --steps ${live.length} or less. Nothing was changed.`);
   }
+  sameDirectory(rows[0]!, abs, force, "kt undo --force");
   const current = readIfExists(real, abs);
   changedSince(ctx, rows[0]!, abs, current, force);
   const target = live[steps - 1]!;
@@ -227,6 +269,7 @@ async function undoLast(ctx: ToolContext, force: boolean): Promise<string> {
   const said: string[] = [];
   for (const row of group) {
     const newest = fileHistory(ctx, db, row.path)[0]!;
+    sameDirectory(newest, row.display, force, "kt undo --last --force");
     const current = readIfExists(row.path, row.display);
     changedSince(ctx, newest, row.display, current, force);
     const bytes = keptOrFail(ctx, row, row.display);

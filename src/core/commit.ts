@@ -6,10 +6,11 @@
 // installed are put back. A kill at any instant leaves each file old or new (renames are
 // atomic), and only this change's files differ; its journal (history.ts) lets
 // `kt undo --last` revert such a torn change.
-import { chmodSync, closeSync, constants, fsync, fsyncSync, mkdirSync, openSync, renameSync, rmdirSync, statSync, unlinkSync } from "node:fs";
+import { chmodSync, closeSync, constants, fsync, fsyncSync, openSync, renameSync, rmdirSync, statSync, unlinkSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { KtError, type ToolContext } from "./result.ts";
 import { fdHandle, fsError, verifyOpened } from "./paths.ts";
+import { createMissingDirs } from "./dirs.ts";
 import { dropStamp, getStamp, hashOnce, putStamp, sha256, stale, type Verb } from "./stamps.ts";
 import { index, withWriteLock } from "./state.ts";
 import { discard, prepare, readIfExists, refuseStateFiles, removeStaleTemps, type Temp } from "./writer.ts";
@@ -75,7 +76,7 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
     // kt's own state (index, logs, process pipes) is never a target, whatever tool asks.
     for (const change of changes) refuseStateFiles(ctx, change.real, change.display);
     for (const change of changes) {
-      if (change.bytes !== null) makeParents(dirname(change.real), change.display, created);
+      if (change.bytes !== null) makeParents(ctx, dirname(change.real), change.display, created);
       const target = join(fdHandle(openDir(ctx, dirs, change), dirname(change.real)), basename(change.real));
       const previousMode = modeOf(target);
       if (change.bytes === null) {
@@ -196,27 +197,15 @@ function modeOf(path: string): number | null {
   }
 }
 
-/** Creates missing parent directories, remembering which, so a failed change can remove them. */
-function makeParents(dir: string, display: string, created: string[]): void {
-  const missing: string[] = [];
-  for (let d = dir; ; d = dirname(d)) {
-    try {
-      if (statSync(d).isDirectory()) break;
-      throw new KtError("NOT_A_DIRECTORY", `Cannot create ${display}: ${d} is a file, not a directory. Choose another path.`);
-    } catch (error) {
-      if (error instanceof KtError) throw error;
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw fsError(error, display);
-      missing.push(d);
-      if (dirname(d) === d) break;
-    }
-  }
-  for (const d of missing.reverse()) {
-    try {
-      mkdirSync(d);
-      created.push(d);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw fsError(error, display);
-    }
+/**
+ * Creates missing parent directories through verified descriptors (dirs.ts), remembering
+ * which, so a failed change can remove them.
+ */
+function makeParents(ctx: ToolContext, dir: string, display: string, created: string[]): void {
+  try {
+    createMissingDirs(ctx, dir, display, (d) => new KtError("NOT_A_DIRECTORY", `Cannot create ${display}: ${d} is a file, not a directory. Choose another path.`), created);
+  } catch (error) {
+    throw fsError(error, display);
   }
 }
 

@@ -4,8 +4,8 @@
 // index holds one row per change of one file, and the files one change touched share a
 // group, so a whole patch is undone together. This module owns the `history` table.
 import type { Database } from "bun:sqlite";
-import { readdirSync, renameSync, unlinkSync } from "node:fs";
-import { join } from "node:path";
+import { fstatSync, readdirSync, renameSync, statSync, unlinkSync, type BigIntStats } from "node:fs";
+import { dirname, join } from "node:path";
 import { sessionDir } from "./state.ts";
 import { lstatOrUndefined, readStateFile, writeStateFile } from "./statefs.ts";
 import { sha256 } from "./stamps.ts";
@@ -30,6 +30,8 @@ export interface HistoryRow {
   removed: number;
   /** live: can be undone; undone: was; undo: this change was itself an undo. */
   state: HistoryState;
+  /** The identity (dirIdentity) of the directory kt wrote the file in; null in rows of an older kt. */
+  dir: string | null;
 }
 
 const TABLE = `
@@ -47,7 +49,8 @@ CREATE TABLE IF NOT EXISTS history (
   added INTEGER NOT NULL,
   removed INTEGER NOT NULL,
   state TEXT NOT NULL,
-  token TEXT
+  token TEXT,
+  dir TEXT
 );
 CREATE INDEX IF NOT EXISTS history_path ON history (session, path, seq);
 CREATE INDEX IF NOT EXISTS history_grp ON history (session, grp);
@@ -56,14 +59,16 @@ CREATE INDEX IF NOT EXISTS history_grp ON history (session, grp);
 const ready = new WeakSet<Database>();
 
 /** The table is created on first use, so the index's own schema (and its version) stays untouched. */
-const COLUMNS = ["seq", "session", "grp", "path", "display", "tool", "at", "prev_sha", "prev_mode", "new_sha", "added", "removed", "state", "token"];
+const COLUMNS = ["seq", "session", "grp", "path", "display", "tool", "at", "prev_sha", "prev_mode", "new_sha", "added", "removed", "state", "token", "dir"];
 
 function table(db: Database): Database {
   if (!ready.has(db)) {
     // A table of another layout (an older kt) is rebuilt, as the index's own tables are:
     // losing old history beats failing every write.
     const have = (db.query("PRAGMA table_info(history)").all() as { name: string }[]).map((c) => c.name);
-    if (have.length > 0 && have.join() !== COLUMNS.join()) db.exec("DROP TABLE history");
+    // The table before directories' identities were kept gains the column, its rows kept.
+    if (have.join() === COLUMNS.slice(0, -1).join()) db.exec("ALTER TABLE history ADD COLUMN dir TEXT");
+    else if (have.length > 0 && have.join() !== COLUMNS.join()) db.exec("DROP TABLE history");
     db.exec(TABLE);
     // Created inside a transaction that may yet roll back: check again next time.
     if (!db.inTransaction) ready.add(db);
@@ -90,6 +95,23 @@ export interface Replaced {
   next: Uint8Array | null;
   /** lineChanges(previous, next), when the caller worked it out already (outside the lock). */
   counts?: LineCounts;
+  /** dirIdentity of the directory the file is written in, from the writer's open descriptor; else it is looked up by path. */
+  dir?: string | null;
+}
+
+/**
+ * A directory's identity (device and inode): undo compares it with the directory as it is
+ * then, so that a directory replaced since (or a link put on the way) is never written
+ * through as if it were the one kt wrote in. `of`: a path, or an open descriptor.
+ */
+export function dirIdentity(of: string | number): string | null {
+  let st: BigIntStats;
+  try {
+    st = typeof of === "number" ? fstatSync(of, { bigint: true }) : statSync(of, { bigint: true });
+  } catch {
+    return null;
+  }
+  return `${st.dev}:${st.ino}`;
 }
 
 export interface LineCounts {
@@ -133,7 +155,7 @@ export function recordChange(
   table(db);
   const dir = blobDir(ctx);
   const insert = db.query(
-    "INSERT INTO history (session, grp, path, display, tool, at, prev_sha, prev_mode, new_sha, added, removed, state, token) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO history (session, grp, path, display, tool, at, prev_sha, prev_mode, new_sha, added, removed, state, token, dir) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
   for (const f of files) {
     let prevSha: string | null = null;
@@ -142,7 +164,8 @@ export function recordChange(
       putBlob(dir, prevSha, f.previous);
     }
     const { added, removed } = f.counts ?? lineChanges(f.previous, f.next);
-    insert.run(ctx.session, grp, f.real, f.display, tool, Date.now(), prevSha, f.previousMode, f.next === null ? null : hash(f.next), added, removed, state, token);
+    const where = f.dir !== undefined ? f.dir : dirIdentity(dirname(f.real));
+    insert.run(ctx.session, grp, f.real, f.display, tool, Date.now(), prevSha, f.previousMode, f.next === null ? null : hash(f.next), added, removed, state, token, where);
     prune(ctx, db, f.real);
   }
 }
@@ -304,6 +327,7 @@ function rowOf(r: Record<string, unknown>): HistoryRow {
     added: r.added as number,
     removed: r.removed as number,
     state: r.state as HistoryState,
+    dir: (r.dir as string | null | undefined) ?? null,
   };
 }
 

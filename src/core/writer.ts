@@ -6,7 +6,7 @@
 // call of the session has replaced since is recomputed under the lock (`redo`), so that they
 // all land; only a change made outside the session is STALE_FILE.
 import {
-  closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync,
+  closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, openSync, readdirSync,
   readFileSync, renameSync, statSync, unlinkSync, writeSync,
 } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
@@ -14,7 +14,8 @@ import { KtError, type ToolContext } from "./result.ts";
 import { fdHandle, fsError, inside, notRegular, onOneLine, READ_NONBLOCKING, realPath, verifyOpened } from "./paths.ts";
 import { getStamp, notRead, putStamp, sha256, stale, type Verb } from "./stamps.ts";
 import { index, isStateFault, stateProblem, withWriteLock } from "./state.ts";
-import { newGroup, recordChange } from "./history.ts";
+import { dirIdentity, newGroup, recordChange } from "./history.ts";
+import { openDirCreating } from "./dirs.ts";
 
 export interface GuardedWrite {
   /** The path as shown to the model. */
@@ -54,13 +55,6 @@ export interface Written {
  */
 export function guardedWrite(ctx: ToolContext, w: GuardedWrite): Written {
   refuseStateFiles(ctx, w.real, w.display);
-  if (w.mkdirs) {
-    try {
-      mkdirSync(dirname(w.real), { recursive: true });
-    } catch (error) {
-      throw fsError(error, dirname(w.real));
-    }
-  }
   const dirFd = openDir(ctx, w);
   try {
     const dir = fdHandle(dirFd, dirname(w.real));
@@ -83,7 +77,7 @@ export function guardedWrite(ctx: ToolContext, w: GuardedWrite): Written {
         try {
           const db = index(ctx);
           recordChange(ctx, db, newGroup(db, ctx.session), w.verb === "overwrite" ? "write" : w.verb, [
-            { real: w.real, display: w.display, previous: current, previousMode: current === null ? null : modeOf(target), next: bytes },
+            { real: w.real, display: w.display, previous: current, previousMode: current === null ? null : modeOf(target), next: bytes, dir: dirIdentity(dirFd) },
           ]);
         } catch (error) {
           // History serves undo; a state directory that cannot take it must not stop the write.
@@ -162,8 +156,16 @@ export function refuseStateFiles(ctx: Pick<ToolContext, "stateDir">, real: strin
   }
 }
 
+/** The file's directory, opened and verified inside the root; made first when `mkdirs` (dirs.ts). */
 function openDir(ctx: ToolContext, w: GuardedWrite): number {
   const dir = dirname(w.real);
+  if (w.mkdirs) {
+    try {
+      return openDirCreating(ctx, dir, w.display, () => fsError(Object.assign(new Error("ENOTDIR"), { code: "ENOTDIR" }), dir));
+    } catch (error) {
+      throw fsError(error, dir);
+    }
+  }
   let fd: number;
   try {
     fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);

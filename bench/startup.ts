@@ -1,6 +1,10 @@
 // bench/startup: `kt read` of a small file against a compiled Bun program that does nothing
-// (the runtime's floor) and against `cat -n` (the physical limit), side by side.
+// (the runtime's floor) and against `cat -n` (the physical limit), side by side, with
+// `kt --version` (kt's own start-up without a tool) beside them.
 // Targets (SPEC §6): within 2× of the floor and under 20 ms.
+//   node_modules/.bin/bun bench/startup.ts            (BEFORE=/path/to/older/kt adds its rows)
+// Wall: hyperfine medians. CPU (user+sys): medians over runs of Bun.spawnSync's own rusage of
+// the one child (wait4 on its pid). Peak memory: GNU time's %M, median of a few runs.
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,30 +14,71 @@ const root = join(import.meta.dir, "..");
 const kt = join(root, "dist", "kt");
 const bun = join(root, "node_modules", ".bin", "bun");
 if (!existsSync(kt)) throw new Error("build first: npm run build");
+const before = process.env.BEFORE;
 
-// The floor: an empty program compiled exactly as kt is.
+// The floor: an empty program compiled exactly as kt is (package.json "build").
 const work = mkdtempSync(join(tmpdir(), "kt-startup-"));
 writeFileSync(join(work, "floor.ts"), "export {};\n");
 const floor = join(work, "floor");
-const build = Bun.spawnSync([bun, "build", "--compile", "--minify", "--bytecode", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig", join(work, "floor.ts"), "--outfile", floor], { stdout: "ignore", stderr: "pipe" });
+const flags = ["--compile", "--minify", "--bytecode", "--splitting", "--format=esm", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig"];
+const build = Bun.spawnSync([bun, "build", ...flags, join(work, "floor.ts"), "--outfile", floor], { stdout: "ignore", stderr: "pipe" });
 if (build.exitCode !== 0) throw new Error(build.stderr.toString());
 
+// The issue's case: a 3-line file.
 const file = join(work, "small.ts");
-writeFileSync(file, Array.from({ length: 40 }, (_, i) => `export const v${i} = ${i};`).join("\n") + "\n");
+writeFileSync(file, "export const a = 1;\nexport const b = 2;\nexport const c = a + b;\n");
 mkdirSync(join(work, "state"));
+const env = { KT_STATE_DIR: join(work, "state") };
+
+const commands = [
+  { name: "floor (empty bun binary)", command: floor },
+  { name: "cat -n small.ts", command: `cat -n ${file}` },
+  { name: "kt --version", command: `${kt} --version` },
+  { name: "kt read small.ts", command: `${kt} read ${file}` },
+  ...(before ? [
+    { name: "before: kt --version", command: `${before} --version` },
+    { name: "before: kt read small.ts", command: `${before} read ${file}` },
+  ] : []),
+];
 
 const runs = Number(process.env.RUNS ?? 200);
-const results = hyperfine(
-  [
-    { name: "floor (empty bun binary)", command: floor },
-    { name: "cat -n small.ts", command: `cat -n ${file}` },
-    { name: "kt --version", command: `${kt} --version` },
-    { name: "kt read small.ts", command: `${kt} read ${file}` },
-  ],
-  { runs, warmup: 20, env: { KT_STATE_DIR: join(work, "state") } },
-);
-const base = results[0]!.medianMs;
-const ktRead = results.find((r) => r.name === "kt read small.ts")!;
-console.log(table([["command", "median ms", "min ms", "× floor"], ...results.map((r) => [r.name, Number(r.medianMs.toFixed(2)), Number(r.minMs.toFixed(2)), Number((r.medianMs / base).toFixed(2))])]));
-console.log(`\nkt read: ${ktRead.medianMs.toFixed(2)} ms median = ${(ktRead.medianMs / base).toFixed(2)}× the floor (target ≤ 2×), ${ktRead.medianMs < 20 ? "under" : "OVER"} 20 ms; ${(ktRead.medianMs / results[1]!.medianMs).toFixed(1)}× cat -n.`);
+const wall = hyperfine(commands, { runs, warmup: 20, env });
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+// CPU: the commands interleaved, so load on the machine falls on all of them alike.
+const cpu = commands.map(() => [] as number[]);
+const cpuRuns = Math.min(runs, 100);
+for (let i = 0; i < cpuRuns; i++) {
+  commands.forEach((c, k) => {
+    const r = Bun.spawnSync(c.command.split(" "), { env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+    if (r.exitCode !== 0) throw new Error(`${c.name} failed: ${r.stderr.toString()}`);
+    cpu[k]!.push(Number(r.resourceUsage.cpuTime.total) / 1000);
+  });
+}
+
+const gnuTime = "/usr/bin/time";
+const peak = commands.map((c) => {
+  if (!existsSync(gnuTime)) return NaN;
+  const kb: number[] = [];
+  for (let i = 0; i < 7; i++) {
+    const r = Bun.spawnSync([gnuTime, "-f", "%M", ...c.command.split(" ")], { env: { ...process.env, ...env }, stdout: "ignore", stderr: "pipe" });
+    kb.push(Number(r.stderr.toString().trim().split("\n").at(-1)));
+  }
+  return median(kb) / 1024;
+});
+
+const base = { wall: wall[0]!.medianMs, cpu: median(cpu[0]!), mem: peak[0]! };
+const rows = commands.map((c, k) => {
+  const w = wall[k]!.medianMs;
+  const u = median(cpu[k]!);
+  return [c.name, +w.toFixed(2), +(w / base.wall).toFixed(2), +u.toFixed(2), +(u / base.cpu).toFixed(2), +peak[k]!.toFixed(1)];
+});
+console.log(table([["command", "wall ms (median)", "× floor", "CPU ms (median)", "× floor", "peak MB"], ...rows]));
+const at = commands.findIndex((c) => c.name === "kt read small.ts");
+const read = { wall: wall[at]!.medianMs, cpu: median(cpu[at]!) };
+console.log(`\nkt read: ${read.wall.toFixed(2)} ms wall = ${(read.wall / base.wall).toFixed(2)}× the floor, ${read.cpu.toFixed(2)} ms CPU = ${(read.cpu / base.cpu).toFixed(2)}× (target ≤ 2×), ${read.wall < 20 ? "under" : "OVER"} 20 ms; ${(read.wall / wall[1]!.medianMs).toFixed(1)}× cat -n. ${runs} wall runs, ${cpuRuns} CPU runs.`);
 rmSync(work, { recursive: true, force: true });

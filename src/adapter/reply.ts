@@ -1,8 +1,9 @@
 // A tool result in the shape each framework expects back (SPEC §1, `kt call --format`).
 // Pure: the same envelope always gives the same reply.
 import type { ToolResult } from "../tools/tool.ts";
+import { REPLY_FORMATS } from "./formats.ts";
 
-export const REPLY_FORMATS = ["text", "json", "anthropic", "openai", "openai-responses", "mcp"] as const;
+export { REPLY_FORMATS };
 export type ReplyFormat = (typeof REPLY_FORMATS)[number];
 
 /** Anthropic Messages API `tool_result` content block: the text alone, or text and image blocks. */

@@ -3,8 +3,9 @@
 import { inputSchema, mcpSchema, strictSchema } from "../tools/jsonschema.ts";
 import { schemaName } from "../tools/registry.ts";
 import type { Tool } from "../tools/tool.ts";
+import { FORMATS } from "./formats.ts";
 
-export const FORMATS = ["json", "anthropic", "openai", "openai-responses", "mcp"] as const;
+export { FORMATS };
 export type Format = (typeof FORMATS)[number];
 
 export function shape(tool: Tool, format: Format, strict = false): Record<string, unknown> {

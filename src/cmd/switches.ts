@@ -3,8 +3,8 @@
 // --help (switchArgs) read this table, so a switch is declared once; a tool's input fields
 // are flags too, but they come from its schema (_args.ts), never from here.
 import type { ArgsDef } from "citty";
-import { REPLY_FORMATS } from "../adapter/reply.ts";
-import { FORMATS } from "../adapter/shape.ts";
+// The format names alone: adapter/shape.ts would load zod's JSON Schema conversion on every call.
+import { FORMATS, REPLY_FORMATS } from "../adapter/formats.ts";
 import { SANDBOX_MODES } from "../sandbox/policy.ts";
 import { UsageError } from "./exit.ts";
 

@@ -38,6 +38,13 @@ export function nodeModulesTree(copies: number): string {
   return root;
 }
 
+/** The Python standard library of the newest python3 installed (/usr/lib/python3.N), or null. */
+export function pythonStdlib(): string | null {
+  const r = Bun.spawnSync(["python3", "-c", "import os, sysconfig; print(sysconfig.get_paths()['stdlib'])"], { stdout: "pipe", stderr: "ignore" });
+  const dir = r.exitCode === 0 ? r.stdout.toString().trim() : "";
+  return dir && existsSync(join(dir, "os.py")) ? dir : null;
+}
+
 export function fileCount(root: string): number {
   const r = Bun.spawnSync(["rg", "--files", "--no-config", "--no-ignore-global"], { cwd: root, stdout: "pipe" });
   return r.stdout.toString().split("\n").filter(Boolean).length;
@@ -53,6 +60,9 @@ export function timeAll(commands: { name: string; command: string }[], opts: { r
   const bin = requireHyperfine();
   const rounds = opts.rounds ?? 3;
   const samples: number[][] = commands.map(() => []);
+  // hyperfine gives each session's mean CPU time: pooled here weighted by its runs.
+  const user: number[] = commands.map(() => 0);
+  const system: number[] = commands.map(() => 0);
   for (let round = 0; round < rounds; round++) {
     const out = join(mkdtempSync(join(tmpdir(), "kt-bench-")), "result.json");
     const runs = Math.max(2, Math.ceil(opts.runs / rounds));
@@ -63,9 +73,13 @@ export function timeAll(commands: { name: string; command: string }[], opts: { r
     for (const i of order) args.push("-n", commands[i]!.name, commands[i]!.command);
     const run = Bun.spawnSync(args, { env: { ...process.env, ...opts.env }, cwd: opts.cwd, stdout: "ignore", stderr: "pipe" });
     if (run.exitCode !== 0) throw new Error(`hyperfine failed: ${run.stderr.toString()}`);
-    const data = JSON.parse(readFileSync(out, "utf8")) as { results: { times: number[] }[] };
+    const data = JSON.parse(readFileSync(out, "utf8")) as { results: { times: number[]; user: number; system: number }[] };
     rmSync(dirname(out), { recursive: true, force: true });
-    data.results.forEach((r, k) => samples[order[k]!]!.push(...r.times.map((t) => t * 1000)));
+    data.results.forEach((r, k) => {
+      samples[order[k]!]!.push(...r.times.map((t) => t * 1000));
+      user[order[k]!]! += r.user * 1000 * r.times.length;
+      system[order[k]!]! += r.system * 1000 * r.times.length;
+    });
   }
   return commands.map((c, i) => {
     const times = [...samples[i]!].sort((a, b) => a - b);
@@ -77,6 +91,8 @@ export function timeAll(commands: { name: string; command: string }[], opts: { r
       medianMs: median,
       meanMs: times.reduce((a, b) => a + b, 0) / times.length,
       minMs: times[0]!,
+      userMs: user[i]! / times.length,
+      systemMs: system[i]! / times.length,
       runs: times.length,
     };
   });

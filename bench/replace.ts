@@ -4,7 +4,8 @@
 // (medians). Target: kt within 2× of rg | xargs sd. Every run starts from the original files
 // (hyperfine --prepare copies back the files the replace changes, untimed) and a fresh state
 // directory. Both sides run under `bash -c`, so each pays the same shell start. sd exits
-// non-zero on a file it cannot take (not UTF-8): the pipeline's status is ignored.
+// non-zero on a file it cannot take (not UTF-8): the pipeline's status is ignored. sd's
+// literal mode is -s (--string-mode); sd 0.7 has no -F and exits at once on it.
 //   npm run build && bun bench/replace.ts            (KT_BENCH_RUNS=N, default 10)
 import { cpSync, existsSync, mkdtempSync, readdirSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -72,7 +73,7 @@ function runCase(c: Case, pristine: string): void {
     { name: "kt replace", command: `bash -c ${sh(`${sh(KT)} replace ${sh(c.pattern)} ${sh(c.replacement)}${flag} > /dev/null`)}`, prepare },
     {
       name: "rg -l | xargs sd",
-      command: `bash -c ${sh(`rg -l --no-config ${c.fixed ? "-F " : ""}-e ${sh(c.pattern)} . | xargs -r sd ${c.fixed ? "-F " : ""}-- ${sh(c.pattern)} ${sh(c.replacement)}; true`)}`,
+      command: `bash -c ${sh(`rg -l --no-config ${c.fixed ? "-F " : ""}-e ${sh(c.pattern)} . | xargs -r sd ${c.fixed ? "-s " : ""}-- ${sh(c.pattern)} ${sh(c.replacement)}; true`)}`,
       prepare,
     },
   ];

@@ -163,6 +163,18 @@ describe("the parser", () => {
     expect(op.hunks.map((h) => [h.anchor, h.endOfFile, h.lines.length])).toEqual([["class A", false, 3], ["def f", true, 2]]);
   });
 
+  test("envelope: an added file's content, cut from the patch text: lines that start with +, empty lines, CRLF, an empty file, two adds", () => {
+    const p = parsePatch("*** Begin Patch\r\n*** Add File: a\r\n++x\r\n+\r\n+ y +\r\n+\r\n*** Add File: e\r\n*** Add File: b\r\n+b\r\n*** Delete File: c\r\n*** End Patch\r\n");
+    expect(p.ok).toBe(true);
+    if (!p.ok) return;
+    expect(p.ops.map((op) => (op.kind === "add" ? [op.path, op.content, op.patchLine] : [op.path, op.kind, op.patchLine]))).toEqual([
+      ["a", "+x\n\n y +\n\n", 2],
+      ["e", "", 7],
+      ["b", "b\n", 8],
+      ["c", "delete", 10],
+    ]);
+  });
+
   test("unified: git's quoted names, rename without hunks, mode of a new file, no-newline markers", () => {
     const p = parsePatch([
       'diff --git "a/sp ace\\tx" "b/sp ace\\tx"',

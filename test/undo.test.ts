@@ -116,6 +116,26 @@ describe("kt undo PATH", () => {
     expect(blobs.length).toBeLessThanOrEqual(HISTORY_KEEP);
   });
 
+  test(`a patch of two files, ${HISTORY_KEEP + 3} times: each keeps its last ${HISTORY_KEEP} versions, and the blobs only theirs`, () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    writeFileSync(join(work, "a.txt"), "a0\n");
+    writeFileSync(join(work, "b.txt"), "b0\n");
+    for (let i = 0; i < HISTORY_KEEP + 3; i++) {
+      const patch = `*** Begin Patch\n*** Update File: a.txt\n@@\n-a${i}\n+a${i + 1}\n*** Update File: b.txt\n@@\n-b${i}\n+b${i + 1}\n*** End Patch\n`;
+      expect(kt(["patch"], { ...opts, stdin: JSON.stringify({ patch }) }).exitCode).toBe(0);
+    }
+    for (const f of ["a.txt", "b.txt"]) {
+      const lines = kt(["history", f], opts).stdout.split("\n").filter((l) => /^\s+\d+\. /.test(l));
+      expect(lines.length).toBe(HISTORY_KEEP);
+    }
+    const blobs = readdirSync(join(opts.stateDir, "sessions", "default", "history"));
+    expect(blobs.length).toBe(2 * HISTORY_KEEP);
+    // The oldest kept version of each is the one before the 4th patch.
+    expect(kt(["undo", "a.txt", "--steps", String(HISTORY_KEEP)], opts).exitCode).toBe(0);
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("a3\n");
+  });
+
   test("history of a file kt never changed, and usage errors", () => {
     const { tmp, work, opts } = setup();
     using _ = tmp;

@@ -46,8 +46,37 @@ export function editorconfigCharset(file: string): Charset | undefined {
   return found;
 }
 
-/** Read afresh each time: under `kt mcp` one process must see an .editorconfig changed meanwhile. */
+/** The files read during one sharingEditorconfigs call, by path (null: none there). */
+let shared: Map<string, Parsed | null> | undefined;
+
+/**
+ * Runs `fn` with each .editorconfig read at most once: the files one call changes (a patch's
+ * twenty) share the directories above them, and each asked again for every file was most of
+ * the cost of telling their encoding. Only for the length of one call: the next sees any
+ * change.
+ */
+export function sharingEditorconfigs<T>(fn: () => T): T {
+  if (shared) return fn();
+  shared = new Map();
+  try {
+    return fn();
+  } finally {
+    shared = undefined;
+  }
+}
+
+/** Read afresh each time (but within one sharingEditorconfigs call): under `kt mcp` one process must see an .editorconfig changed meanwhile. */
 function load(path: string): Parsed | null {
+  if (!shared) return read(path);
+  let parsed = shared.get(path);
+  if (parsed === undefined) {
+    parsed = read(path);
+    shared.set(path, parsed);
+  }
+  return parsed;
+}
+
+function read(path: string): Parsed | null {
   let fd: number;
   try {
     fd = openSync(path, READ_NONBLOCKING);

@@ -166,8 +166,30 @@ export function recordChange(
     const { added, removed } = f.counts ?? lineChanges(f.previous, f.next);
     const where = f.dir !== undefined ? f.dir : dirIdentity(dirname(f.real));
     insert.run(ctx.session, grp, f.real, f.display, tool, Date.now(), prevSha, f.previousMode, f.next === null ? null : hash(f.next), added, removed, state, token, where);
-    prune(ctx, db, f.real);
   }
+  for (const path of overKept(ctx, db, files.map((f) => f.real))) prune(ctx, db, path);
+}
+
+/** Paths are asked about this many at a time (SQLite's limit on a statement's parameters is far above). */
+const PATHS_PER_QUERY = 500;
+
+/**
+ * Of `paths`, those with more than HISTORY_KEEP versions: one query for a change's files,
+ * rather than one per file (a patch of 20 files asked 20 times, and rarely has any to drop).
+ */
+function overKept(ctx: Ctx, db: Database, paths: readonly string[]): string[] {
+  const unique = [...new Set(paths)];
+  const out: string[] = [];
+  for (let i = 0; i < unique.length; i += PATHS_PER_QUERY) {
+    const some = unique.slice(i, i + PATHS_PER_QUERY);
+    const rows = db
+      .query(`SELECT path FROM history WHERE session = ? AND path IN (${some.map(() => "?").join(", ")}) GROUP BY path HAVING COUNT(*) > ?`)
+      .all(ctx.session, ...some, HISTORY_KEEP) as { path: string }[];
+    const over = new Set(rows.map((r) => r.path));
+    // In the order the change named them, as each was pruned after its own row before.
+    for (const p of some) if (over.has(p)) out.push(p);
+  }
+  return out;
 }
 
 /** Only the newest HISTORY_KEEP versions of a file are kept; blobs nothing refers to go. */

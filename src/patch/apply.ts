@@ -56,8 +56,7 @@ export function applyHunks(lf: string, hunks: readonly Hunk[]): Applied {
 
   for (let index = 0; index < hunks.length; index++) {
     const hunk = hunks[index]!;
-    const oldText = hunk.lines.filter((l) => l.kind !== "+").map((l) => `${l.text}\n`).join("");
-    const newText = hunk.lines.filter((l) => l.kind !== "-").map((l) => `${l.text}\n`).join("");
+    const { oldText, newText } = sides(hunk);
     let from = cursor;
     if (hunk.anchor !== undefined) {
       const at = findLine(hay, hunk.anchor, cursor);
@@ -115,6 +114,17 @@ export function applyHunks(lf: string, hunks: readonly Hunk[]): Applied {
   let out = applyEdits(work, edits);
   if (!finalNewline && out.endsWith("\n")) out = out.slice(0, -1);
   return { ok: true, lf: out, edits, editLines, placements, finalNewline };
+}
+
+/** The hunk's old lines (context and removed) and new lines (context and added), each with its "\n". */
+function sides(hunk: Hunk): { oldText: string; newText: string } {
+  let oldText = "";
+  let newText = "";
+  for (const l of hunk.lines) {
+    if (l.kind !== "+") oldText += `${l.text}\n`;
+    if (l.kind !== "-") newText += `${l.text}\n`;
+  }
+  return { oldText, newText };
 }
 
 function countBreaks(text: string): number {

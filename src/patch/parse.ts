@@ -50,18 +50,19 @@ class ParseError {
 
 /** The patch lines, CRLF read as LF; a final line break does not open an empty last line. */
 function splitPatch(text: string): string[] {
-  const lines = text.replace(/\r\n/g, "\n").split("\n");
+  const lines = text.split("\n");
   if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
   return lines;
 }
 
-export function parsePatch(text: string): Parsed {
+export function parsePatch(raw: string): Parsed {
+  const text = raw.replace(/\r\n/g, "\n");
   const lines = splitPatch(text);
   let first = 0;
   while (first < lines.length && lines[first]!.trim() === "") first++;
   const form = formOf(lines, first);
   try {
-    if (form === "envelope") return { ok: true, form, ops: parseEnvelope(lines, first) };
+    if (form === "envelope") return { ok: true, form, ops: parseEnvelope(text, lines, first) };
     if (form === "unified") return { ok: true, form, ops: parseUnified(lines, first) };
     throw new ParseError(first + 1, lines[first], `"*** Begin Patch" (the patch envelope) or a unified diff with file headers ("diff --git a/P b/P", or "--- P" then "+++ P")`);
   } catch (error) {
@@ -102,7 +103,18 @@ const UPDATE = "*** Update File: ";
 const MOVE = "*** Move to: ";
 const EOF_MARK = "*** End of File";
 
-function parseEnvelope(lines: string[], first: number): FileOp[] {
+/**
+ * `text` is what `lines` were split from: an added file's content is cut from it whole, not
+ * gathered line by line (a second array of a huge file's lines was the parse's peak, issue 29).
+ */
+function parseEnvelope(text: string, lines: string[], first: number): FileOp[] {
+  // Offset in `text` of line `i`, counted on from the last line asked about (the parse only goes forward).
+  let known = 0;
+  let knownAt = 0;
+  const offsetOf = (i: number) => {
+    for (; known < i; known++) knownAt += lines[known]!.length + 1;
+    return knownAt;
+  };
   let i = first;
   if (lines[i]!.trim() !== BEGIN) i++;
   i++;
@@ -125,13 +137,14 @@ function parseEnvelope(lines: string[], first: number): FileOp[] {
     }
     if (line.startsWith(ADD)) {
       const op = { kind: "add" as const, path: path(line, ADD, i), content: "", patchLine: i + 1 };
-      const body: string[] = [];
+      const start = i + 1;
       for (i++; lines[i] !== undefined && !header(lines[i]); i++) {
         const l = lines[i]!;
         if (!l.startsWith("+")) throw new ParseError(i + 1, l, `a line of the new file starting with "+" (every line of "${ADD.trim()}" is added), or the next "*** " file header`);
-        body.push(l.slice(1));
       }
-      op.content = body.length === 0 ? "" : `${body.join("\n")}\n`;
+      // Every line of the body starts with "+" and ends with "\n" (a file header follows), so
+      // the content is the body's text without the "+" that starts each line.
+      op.content = i === start ? "" : text.slice(offsetOf(start) + 1, offsetOf(i)).replaceAll("\n+", "\n");
       ops.push(op);
       continue;
     }

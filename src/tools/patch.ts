@@ -11,6 +11,7 @@ import { getStamp, sha256 } from "../core/stamps.ts";
 import { dominantEol, MAX_FILE_BYTES } from "../core/text.ts";
 import { decodeFile, describe, encodeText, UTF8 } from "../core/encoding.ts";
 import { formatBytes } from "../core/truncate.ts";
+import { sharingEditorconfigs } from "../core/editorconfig.ts";
 import { freshContent, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
 import { withDiagnostics } from "./diagnostics.ts";
@@ -60,11 +61,13 @@ export default defineTool({
     const base = parsed.form === "unified" ? patchBase(ctx, parsed.ops) : ctx;
     const plans = parsed.ops.map((op) => resolve(base, op));
     duplicates(plans);
-    const done = plans.map((plan) => {
-      const d = compute(ctx, plan, parsed.form);
-      if (large) Bun.gc(true);
-      return d;
-    });
+    const done = sharingEditorconfigs(() =>
+      plans.map((plan) => {
+        const d = compute(ctx, plan, parsed.form);
+        if (large) Bun.gc(true);
+        return d;
+      }),
+    );
 
     // An update whose file a parallel kt call of this session changed meanwhile is worked
     // out again under the commit's lock, from the file as it is then (SPEC §7.5).

@@ -211,6 +211,24 @@ describe("kt replace: what it says (golden)", () => {
     expect(readFileSync(join(work, "src/d.txt"), "latin1")).toBe("fooBar caf\xe9\n");
   });
 
+  test("more matching lines than one replace can list (over 20,000, in files it must let go): refused whole, prose, exit 2, nothing changed", () => {
+    using tmp = tempDir();
+    const work = join(tmp.path, "w");
+    mkdirSync(work);
+    // grep keeps 20,000 matching lines; past them the files whose lines it had to let go
+    // are only counted, and a replace cannot change what it can no longer list.
+    const body = "foo\n".repeat(1_000);
+    const names = Array.from({ length: 30 }, (_, i) => `f${String(i).padStart(2, "0")}.txt`);
+    for (const name of names) writeFileSync(join(work, name), body);
+    const r = run(["foo", "bar"], work, join(tmp.path, ".state"));
+    expect(r).toEqual({
+      stdout: `Nothing was changed: "foo" matches 30,000 lines in 30 files under ${work}, more than one replace can list. Replace in parts: narrow the paths, include or type.\n`,
+      stderr: "",
+      exitCode: 2,
+    });
+    for (const name of names) expect(readFileSync(join(work, name), "utf8")).toBe(body);
+  });
+
   test("exit 1 when nothing matched, and nothing is changed", () => {
     using tmp = tempDir();
     writeFileSync(join(tmp.path, "a.txt"), "alpha\n");

@@ -8,17 +8,9 @@ import { join } from "node:path";
 import iconv from "iconv-lite";
 import { CASCADE, Haystack, nearMiss, replace } from "../src/replacer/index.ts";
 import { hyperfine } from "./_hyperfine.ts";
+import { mulberry32 } from "./_random.ts";
 
 const RUNS = 30;
-
-function mulberry32(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = ["user", "order", "item", "price", "total", "config", "state", "cache", "result", "value", "index",
   "count", "buffer", "stream", "token", "parser", "node", "tree", "path", "options", "session", "budget", "plan"];

@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTwoFilesPatch, structuredPatch } from "diff";
 import { hyperfine, table } from "./_hyperfine.ts";
+import { mulberry32 } from "./_random.ts";
 
 const root = join(import.meta.dir, "..");
 const kt = join(root, "dist", "kt");
@@ -19,14 +20,6 @@ if (!existsSync(kt)) throw new Error("build first: npm run build");
 const git = Bun.which("git");
 if (!git) throw new Error("bench/patch needs git on PATH");
 
-function mulberry32(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const r = mulberry32(12);
 const WORDS = ["user", "order", "item", "price", "total", "config", "state", "cache", "result", "value", "token", "parser", "session"];
 const pick = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)]!;

@@ -186,3 +186,27 @@ export function peakRss(args: string[], opts: { cwd: string; stateDir: string })
   rmSync(dirname(out), { recursive: true, force: true });
   return { stdout: proc.stdout.toString(), stderr: proc.stderr.toString(), exitCode: proc.exitCode ?? -1, bytes: kb * 1024 };
 }
+
+/**
+ * Swaps `d` between the real directory and a symbolic link to `outside` as fast as it can,
+ * until killed (the confinement and directory-swap race tests). Whatever is at `d` after a swap (the
+ * link, or a directory a write made while d was away) goes and the real directory comes
+ * back; the real directory stays a varying while (0–0.3 ms), so that checks often pass and
+ * the next swap lands between a check and its use.
+ */
+export const startFlipper = (d: string, outside: string) =>
+  Bun.spawn(
+    [process.execPath, "-e", `
+      const { existsSync, renameSync, rmSync, symlinkSync } = require("node:fs");
+      const [d, saved, outside] = process.argv.slice(-3);
+      for (;;) {
+        try { renameSync(d, saved); } catch {}
+        try { symlinkSync(outside, d); } catch {}
+        if (existsSync(saved)) {
+          try { rmSync(d, { recursive: true, force: true }); renameSync(saved, d); } catch {}
+        }
+        const until = performance.now() + Math.random() * 0.3;
+        while (performance.now() < until);
+      }`, d, `${d}.saved`, outside],
+    { stdout: "ignore", stderr: "ignore" },
+  );

@@ -10,7 +10,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { applyPatch } from "diff";
-import { CAN_RUN_AS_NOBODY, KT, kt, tempDir } from "./_helpers.ts";
+import { CAN_RUN_AS_NOBODY, KT, kt, startFlipper, tempDir } from "./_helpers.ts";
 
 const ENV = (stateDir: string, extra: Record<string, string> = {}) => ({
   PATH: process.env.PATH ?? "",
@@ -571,30 +571,6 @@ test.skipIf(!CAN_MOUNT)("issue 11: item 9: a full state disk gets prose naming t
 });
 
 describe("issue 11: confinement", () => {
-  /**
-   * Swaps `d` between the real directory and a symbolic link to `outside` as fast as it can,
-   * until killed. Whatever is at `d` after a swap (the link, or a directory a write made while
-   * d was away) goes and the real directory comes back, so the flipping never gets stuck; the
-   * real directory stays a varying while (0–0.3 ms), so that checks often pass and the next
-   * swap lands between a check and its use.
-   */
-  const startFlipper = (d: string, outside: string) =>
-    Bun.spawn(
-      [process.execPath, "-e", `
-        const { existsSync, renameSync, rmSync, symlinkSync } = require("node:fs");
-        const [d, saved, outside] = process.argv.slice(-3);
-        for (;;) {
-          try { renameSync(d, saved); } catch {}
-          try { symlinkSync(outside, d); } catch {}
-          if (existsSync(saved)) {
-            try { rmSync(d, { recursive: true, force: true }); renameSync(saved, d); } catch {}
-          }
-          const until = performance.now() + Math.random() * 0.3;
-          while (performance.now() < until);
-        }`, d, `${d}.saved`, outside],
-      { stdout: "ignore", stderr: "ignore" },
-    );
-
   // The flipper swaps root/d between a real directory and a symbolic link to a directory
   // outside the root as fast as it can, while one kt process makes 300 reads and 300 writes
   // through root/d: each check of the path races a swap.

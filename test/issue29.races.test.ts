@@ -4,7 +4,7 @@ import { describe, expect, test } from "bun:test";
 import { chmodSync, chownSync, cpSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
-import { CAN_RUN_AS_NOBODY, KT, kt, ktAsNobody, ROOT, tempDir, type RunResult } from "./_helpers.ts";
+import { CAN_RUN_AS_NOBODY, KT, kt, ktAsNobody, ROOT, startFlipper, tempDir, type RunResult } from "./_helpers.ts";
 import { commandEnv, MARKER } from "../src/process/env.ts";
 import { QUIET_MS } from "../src/process/input-wait.ts";
 import { WAIT_DEFAULT_MS, WAIT_MAX_MS } from "../src/tools/ps.ts";
@@ -30,30 +30,6 @@ function everything(dir: string, prefix = ""): string[] {
   }
   return out;
 }
-
-/**
- * Swaps `d` between the real directory and a symbolic link to `outside` as fast as it can,
- * until killed (as issue 11's confinement tests do). Whatever is at `d` after a swap (the
- * link, or a directory a write made while d was away) goes and the real directory comes
- * back; the real directory stays a varying while (0–0.3 ms), so that checks often pass and
- * the next swap lands between a check and its use.
- */
-const startFlipper = (d: string, outside: string) =>
-  Bun.spawn(
-    [process.execPath, "-e", `
-      const { existsSync, renameSync, rmSync, symlinkSync } = require("node:fs");
-      const [d, saved, outside] = process.argv.slice(-3);
-      for (;;) {
-        try { renameSync(d, saved); } catch {}
-        try { symlinkSync(outside, d); } catch {}
-        if (existsSync(saved)) {
-          try { rmSync(d, { recursive: true, force: true }); renameSync(saved, d); } catch {}
-        }
-        const until = performance.now() + Math.random() * 0.3;
-        while (performance.now() < until);
-      }`, d, `${d}.saved`, outside],
-    { stdout: "ignore", stderr: "ignore" },
-  );
 
 type Line = { content: string; isError: boolean; error?: { code: string } };
 

@@ -4,18 +4,10 @@
 import { describe, expect, test } from "bun:test";
 import { diffArrays } from "diff";
 import { spanParts } from "../src/patch/diff.ts";
+import { mulberry32 } from "../bench/_random.ts";
 
 const shape = (parts: readonly { value: readonly string[]; added?: boolean; removed?: boolean }[]) =>
   parts.filter((p) => p.value.length > 0).map((p) => `${p.added ? "+" : p.removed ? "-" : "="}${p.value.join("|")}`);
-
-function mulberry32(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe("spanParts", () => {
   test("agrees with diffArrays on 50,000 random spans", () => {

@@ -15,6 +15,7 @@ import { changedFiles } from "../core/history.ts";
 import { index } from "../core/state.ts";
 import { spillFile } from "../core/truncate.ts";
 import { withDiagnostics } from "./diagnostics.ts";
+import { applyEdits } from "../replacer/index.ts";
 import type { CodeAnswer, Diagnostic, OutlineItem, Place, TextChange } from "../lsp/index.ts";
 
 export const ACTIONS = ["definition", "references", "hover", "symbols", "workspace_symbols", "diagnostics", "rename"] as const;
@@ -350,16 +351,10 @@ export function applyChanges(text: string, edits: readonly TextChange[], display
     return Math.min(start + character, lineEnd);
   };
   const spans = edits
-    .map((e) => ({ from: offset(e.line, e.character), to: offset(e.endLine, e.endCharacter), text: e.newText }))
-    .sort((a, b) => a.from - b.from || a.to - b.to);
+    .map((e) => ({ start: offset(e.line, e.character), end: offset(e.endLine, e.endCharacter), text: e.newText }))
+    .sort((a, b) => a.start - b.start || a.end - b.end);
   for (let i = 1; i < spans.length; i++) {
-    if (spans[i]!.from < spans[i - 1]!.to) throw new KtError("INVALID_ARGS", `The language server's rename has overlapping edits in ${display}, so kt does not apply it. Nothing was changed.`);
+    if (spans[i]!.start < spans[i - 1]!.end) throw new KtError("INVALID_ARGS", `The language server's rename has overlapping edits in ${display}, so kt does not apply it. Nothing was changed.`);
   }
-  let out = "";
-  let at = 0;
-  for (const span of spans) {
-    out += text.slice(at, span.from) + span.text;
-    at = span.to;
-  }
-  return out + text.slice(at);
+  return applyEdits(text, spans);
 }

@@ -14,7 +14,7 @@ import { createMissingDirs } from "./dirs.ts";
 import { dropStamp, getStamp, hashOnce, putStamp, sha256, stale, type Verb } from "./stamps.ts";
 import { index, withWriteLock } from "./state.ts";
 import { discard, prepare, readIfExists, refuseStateFiles, removeStaleTemps, type Temp } from "./writer.ts";
-import { keepBlobs, lineChanges, markUndone, newGroup, recordChange, removeJournal, writeJournal, type HistoryState, type LineCounts } from "./history.ts";
+import { dirIdentity, keepBlobs, lineChanges, markUndone, newGroup, recordChange, removeJournal, writeJournal, type HistoryState, type LineCounts } from "./history.ts";
 
 export interface Change {
   /** The path as shown to the model. */
@@ -122,7 +122,8 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
         newGroup(db, ctx.session),
         opts.tool,
         // A change worked out again under the lock is a new object: its lines are counted there.
-        staged.map((s) => ({ real: s.change.real, display: s.change.display, previous: s.change.previous, previousMode: s.previousMode, next: s.change.bytes, counts: counts.get(s.change) })),
+        // The directory each file goes into is known by its verified descriptor (opened above).
+        staged.map((s) => ({ real: s.change.real, display: s.change.display, previous: s.change.previous, previousMode: s.previousMode, next: s.change.bytes, counts: counts.get(s.change), dir: dirIdentity(dirs.get(dirname(s.change.real))!) })),
         opts.historyState,
         token,
         hash,

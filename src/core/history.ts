@@ -5,7 +5,7 @@
 // group, so a whole patch is undone together. This module owns the `history` table.
 import type { Database } from "bun:sqlite";
 import { fstatSync, readdirSync, renameSync, statSync, unlinkSync, type BigIntStats } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { sessionDir } from "./state.ts";
 import { lstatOrUndefined, readStateFile, writeStateFile } from "./statefs.ts";
 import { sha256 } from "./stamps.ts";
@@ -95,8 +95,8 @@ export interface Replaced {
   next: Uint8Array | null;
   /** lineChanges(previous, next), when the caller worked it out already (outside the lock). */
   counts?: LineCounts;
-  /** dirIdentity of the directory the file is written in, from the writer's open descriptor; else it is looked up by path. */
-  dir?: string | null;
+  /** dirIdentity of the directory the file is written in, from the open descriptor the change was written through. */
+  dir: string | null;
 }
 
 /**
@@ -164,8 +164,7 @@ export function recordChange(
       putBlob(dir, prevSha, f.previous);
     }
     const { added, removed } = f.counts ?? lineChanges(f.previous, f.next);
-    const where = f.dir !== undefined ? f.dir : dirIdentity(dirname(f.real));
-    insert.run(ctx.session, grp, f.real, f.display, tool, Date.now(), prevSha, f.previousMode, f.next === null ? null : hash(f.next), added, removed, state, token, where);
+    insert.run(ctx.session, grp, f.real, f.display, tool, Date.now(), prevSha, f.previousMode, f.next === null ? null : hash(f.next), added, removed, state, token, f.dir);
   }
   for (const path of overKept(ctx, db, files.map((f) => f.real))) prune(ctx, db, path);
 }

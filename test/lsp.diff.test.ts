@@ -86,4 +86,28 @@ describe("the diagnostics block", () => {
     );
     expect(renderReports([{ path: "/p/c.py", server: "pyright", status: "quiet" }], 2000)).toBeUndefined();
   });
+  test("many files: one line per server and outcome past GROUPED files, new errors of SHOWN_FILES files, then a count", () => {
+    const clean = (path: string, fixed = 0) => ({ path, server: "s", status: "checked" as const, diff: { introduced: [], fixed: Array.from({ length: fixed }, () => d(1, "f")), kept: [] }, lines });
+    const erring = (path: string) => ({ path, server: "s", status: "checked" as const, diff: { introduced: [d(1, "e")], fixed: [], kept: [] }, lines });
+    const few = renderReports([clean("/p/a.ts"), clean("/p/b.ts"), clean("/p/c.ts")], 2000);
+    expect(few).toBe(["a", "b", "c"].map((n) => `Diagnostics (s): no errors in /p/${n}.ts.`).join("\n\n"));
+    const six = ["a", "b", "c", "d", "e", "f"].map((n) => `/p/${n}.ts`);
+    expect(renderReports(six.map((p) => clean(p)), 2000)).toBe("Diagnostics (s): no errors in 6 files (/p/a.ts, /p/b.ts, /p/c.ts, /p/d.ts, /p/e.ts and 1 more).");
+    expect(renderReports([...six.map((p, i) => clean(p, i === 2 ? 2 : 0)), { ...clean("/p/g.py"), server: "pyright" }], 2000)).toBe(
+      "Diagnostics (s): no new errors in 6 files (/p/a.ts, /p/b.ts, /p/c.ts, /p/d.ts, /p/e.ts and 1 more) · 2 fixed · 0 were already in them.\n\nDiagnostics (pyright): no errors in /p/g.py.",
+    );
+    expect(renderReports(["a", "b", "c", "d"].map((n) => ({ path: `/p/${n}.py`, server: "pyright", status: "starting" as const })), 2000)).toBe(
+      'Diagnostics: pyright is still starting, so 4 files (/p/a.py, /p/b.py, /p/c.py, /p/d.py) were not checked this time; the next change will be (or call code with action "diagnostics").',
+    );
+    expect(renderReports(["a", "b", "c", "d"].map((n) => ({ path: `/p/${n}.py`, server: "pyright", status: "late" as const, budgetMs: 2000 })), 2000)).toBe(
+      'Diagnostics: pyright did not report on 4 files (/p/a.py, /p/b.py, /p/c.py, /p/d.py) within 2,000 ms, so nothing is shown rather than something stale; call code with action "diagnostics" to ask again.',
+    );
+    const twelve = Array.from({ length: 12 }, (_, i) => erring(`/p/e${String(i).padStart(2, "0")}.ts`));
+    const parts = renderReports([clean("/p/a.ts"), ...twelve], 2000)!.split("\n\n");
+    expect(parts).toHaveLength(12);
+    expect(parts[0]).toBe("Diagnostics (s): no errors in /p/a.ts.");
+    expect(parts[1]).toStartWith("This change introduced 1 error in /p/e00.ts (s):");
+    expect(parts[10]).toStartWith("This change introduced 1 error in /p/e09.ts (s):");
+    expect(parts[11]).toBe('… and 2 more files with errors this change introduced: call code with action "diagnostics" (without file_path: every file this session changed) for all of them.');
+  });
 });

@@ -196,3 +196,52 @@ describe.skipIf(!HAS_TSLS)("never stale (skipped when typescript-language-server
     }
   }, 240_000);
 });
+
+describe.skipIf(!HAS_TSLS)("replace (skipped when typescript-language-server is absent)", () => {
+  test("kt replace through dist/kt: the errors it introduced, file by file; kt undo --last: each fixed", () => {
+    using tmp = project();
+    const state = join(tmp.path, ".state");
+    const env = { PATH, KT_DIAGNOSTICS_MS: String(BUDGET), KT_CODE_MS: "120000" };
+    const opts = { cwd: tmp.path, stateDir: state, env };
+    kt(["code", "diagnostics", "main.ts", "--root", tmp.path], opts);
+    const r = kt(["replace", "area\\((\\d), (\\d)\\)", 'area("$1", $2)', "--regex", "--root", tmp.path], opts);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(readFileSync(join(tmp.path, "main.ts"), "utf8")).toContain('area("3", 4)');
+    const said = block(r.stdout.trimEnd());
+    expect(said).toBe(
+      [
+        "This change introduced 3 errors in main.ts (typescript-language-server):",
+        "3:25 error [typescript 2345] Argument of type 'string' is not assignable to parameter of type 'number'.",
+        '    export const one = area("1", 2);',
+        "4:25 error [typescript 2345] Argument of type 'string' is not assignable to parameter of type 'number'.",
+        '    export const two = area("3", 4);',
+        "5:27 error [typescript 2345] Argument of type 'string' is not assignable to parameter of type 'number'.",
+        '    export const three = area("5", 6);',
+        "0 fixed · 0 were already in this file",
+      ].join("\n"),
+    );
+    const undo = kt(["undo", "--last", "--root", tmp.path], opts);
+    expect(undo.exitCode, undo.stderr).toBe(0);
+    expect(block(undo.stdout.trimEnd())).toBe(`Diagnostics (typescript-language-server): no new errors in ${tmp.path}/main.ts · 3 fixed · 0 were already in this file.`);
+    kt(["session", "end"], { cwd: tmp.path, stateDir: state, env: { PATH } });
+  }, 240_000);
+
+  test("a replace across many files: the servers are asked about the first 20, the clean ones said in one line, the rest pointed to", () => {
+    using tmp = project();
+    const state = join(tmp.path, ".state");
+    const env = { PATH, KT_DIAGNOSTICS_MS: "60000", KT_CODE_MS: "120000" };
+    const names = Array.from({ length: 25 }, (_, i) => `m${String(i).padStart(2, "0")}.ts`);
+    for (const name of names) writeFileSync(join(tmp.path, name), 'import { area } from "./lib";\n\nexport const size = area(2, 3);\n');
+    const r = kt(["replace", "size", "extent", "--word", "--include", "m*.ts", "--root", tmp.path], { cwd: tmp.path, stateDir: state, env });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toStartWith('Replaced "size": 25 replacements in 25 files:');
+    expect(block(r.stdout.trimEnd())).toBe(
+      [
+        "Diagnostics (typescript-language-server): no errors in 20 files (m00.ts, m01.ts, m02.ts, m03.ts, m04.ts and 15 more).",
+        'Diagnostics were asked for the first 20 of the 25 changed files a language server may cover; call code with action "diagnostics" (without file_path: every file this session changed) for the others.',
+      ].join("\n\n"),
+    );
+    expect(readFileSync(join(tmp.path, "m24.ts"), "utf8")).toContain("export const extent");
+    kt(["session", "end"], { cwd: tmp.path, stateDir: state, env: { PATH } });
+  }, 240_000);
+});

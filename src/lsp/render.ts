@@ -68,10 +68,79 @@ export function renderReport(r: FileReport, budgetMs: number): string | undefine
   }
 }
 
-/** The block appended to a change's text: one part per file that has something to say. */
+/** Past this many files of one kind (one server, one outcome), one line says them all. */
+export const GROUPED = 4;
+
+/** Files whose new errors are shown; past them, one line counts the rest. */
+export const SHOWN_FILES = 10;
+
+function files(paths: readonly string[]): string {
+  const first = paths.slice(0, 5).join(", ");
+  return `${paths.length} files (${first}${paths.length > 5 ? ` and ${paths.length - 5} more` : ""})`;
+}
+
+/** One line for several files of one server and one outcome. */
+function renderGroup(kind: "clean" | "starting" | "late", server: string, group: readonly FileReport[], budgetMs: number): string {
+  const paths = group.map((r) => r.path);
+  if (kind === "starting") return `Diagnostics: ${server} is still starting, so ${files(paths)} were not checked this time; the next change will be (or call code with action "diagnostics").`;
+  if (kind === "late") return `Diagnostics: ${server} did not report on ${files(paths)} within ${budgetMs.toLocaleString("en-US")} ms, so nothing is shown rather than something stale; call code with action "diagnostics" to ask again.`;
+  let fixed = 0;
+  let kept = 0;
+  for (const r of group) {
+    if (r.status !== "checked") continue;
+    fixed += r.diff.fixed.length;
+    kept += r.diff.kept.length;
+  }
+  if (fixed === 0 && kept === 0) return `Diagnostics (${server}): no errors in ${files(paths)}.`;
+  return `Diagnostics (${server}): no new errors in ${files(paths)} · ${fixed} fixed · ${kept} ${kept === 1 ? "was" : "were"} already in them.`;
+}
+
+function kindOf(r: FileReport): "clean" | "starting" | "late" | null {
+  if (r.status === "checked") return r.diff.introduced.length === 0 ? "clean" : null;
+  return r.status === "starting" || r.status === "late" ? r.status : null;
+}
+
+/**
+ * The block appended to a change's text: one part per file that has something to say, in
+ * order; a change of many files (a replace) says the files of one server and one outcome
+ * (no new errors, still starting, too late) in one line once there are GROUPED of them, and
+ * shows the new errors of SHOWN_FILES files at most.
+ */
 export function renderReports(reports: readonly FileReport[], budgetMs: number): string | undefined {
-  const parts = reports.map((r) => renderReport(r, budgetMs)).filter((s): s is string => s !== undefined);
+  const groups = new Map<string, FileReport[]>();
+  for (const r of reports) {
+    const kind = kindOf(r);
+    if (kind === null) continue;
+    const key = `${kind}\u0000${r.server}`;
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  const parts: string[] = [];
+  const said = new Set<string>();
+  let erring = 0;
+  let unshown = 0;
+  for (const r of reports) {
+    const kind = kindOf(r);
+    const key = kind === null ? null : `${kind}\u0000${r.server}`;
+    const group = key === null ? undefined : groups.get(key);
+    if (kind !== null && key !== null && group && group.length >= GROUPED) {
+      if (!said.has(key)) parts.push(renderGroup(kind, r.server, group, budgetMs));
+      said.add(key);
+      continue;
+    }
+    if (r.status === "checked" && r.diff.introduced.length > 0 && ++erring > SHOWN_FILES) {
+      unshown++;
+      continue;
+    }
+    const text = renderReport(r, budgetMs);
+    if (text !== undefined) parts.push(text);
+  }
+  if (unshown > 0) parts.push(`… and ${unshown} more ${unshown === 1 ? "file" : "files"} with errors this change introduced: call code with action "diagnostics" (without file_path: every file this session changed) for all of them.`);
   return parts.length > 0 ? parts.join("\n\n") : undefined;
+}
+
+/** Said when a change covered more files than were checked (a replace checks at most that many). */
+export function uncheckedLine(checked: number, covered: number): string {
+  return `Diagnostics were asked for the first ${checked} of the ${covered} changed files a language server may cover; call code with action "diagnostics" (without file_path: every file this session changed) for the others.`;
 }
 
 /** The prose of a server that failed, said once per server and project. */

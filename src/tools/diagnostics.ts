@@ -19,14 +19,23 @@ function text(content: Uint8Array | string | null): string | null {
   return s.startsWith("\uFEFF") ? s.slice(1) : s;
 }
 
-/** What the servers say about a change that was made; {} when nothing is to be said. */
-export async function diagnoseChange(ctx: ToolContext, files: readonly ChangedFile[]): Promise<{ text?: string; diagnostics?: readonly object[] }> {
+/**
+ * What the servers say about a change that was made; {} when nothing is to be said. At
+ * most `max` of the files a server may cover are asked about (in the order given), and a
+ * line says so when there were more.
+ */
+export async function diagnoseChange(ctx: ToolContext, files: readonly ChangedFile[], max = Infinity): Promise<{ text?: string; diagnostics?: readonly object[] }> {
   if (ctx.flags.dryRun || diagnosticsOff(ctx.flags)) return {};
   const covered = files.filter((f) => mayCover(ctx, f.real));
   if (covered.length === 0) return {};
+  const asked = covered.slice(0, max);
   try {
     const { afterChange } = await import("../lsp/index.ts");
-    return await afterChange(ctx, covered.map((f) => ({ path: f.real, display: f.display, before: text(f.before), after: text(f.after) })));
+    const got = await afterChange(ctx, asked.map((f) => ({ path: f.real, display: f.display, before: text(f.before), after: text(f.after) })));
+    if (asked.length === covered.length) return got;
+    const { uncheckedLine } = await import("../lsp/render.ts");
+    const line = uncheckedLine(asked.length, covered.length);
+    return { ...got, text: got.text ? `${got.text}\n\n${line}` : line };
   } catch (error) {
     ctx.warn(`diagnostics skipped: ${(error as Error).message}`);
     return {};
@@ -34,8 +43,8 @@ export async function diagnoseChange(ctx: ToolContext, files: readonly ChangedFi
 }
 
 /** `out` with the block after its text and the full lists in its metadata. */
-export async function withDiagnostics(ctx: ToolContext, out: ToolOutput, files: readonly ChangedFile[]): Promise<ToolOutput> {
-  const got = await diagnoseChange(ctx, files);
+export async function withDiagnostics(ctx: ToolContext, out: ToolOutput, files: readonly ChangedFile[], max = Infinity): Promise<ToolOutput> {
+  const got = await diagnoseChange(ctx, files, max);
   if (!got.text && !got.diagnostics) return out;
   return { ...out, ...(got.text ? { content: `${out.content}\n\n${got.text}` } : {}), ...(got.diagnostics ? { diagnostics: got.diagnostics } : {}) };
 }

@@ -25,6 +25,7 @@ import { editsDiff } from "../patch/diff.ts";
 import { compilePattern, escapeLiteral, type Cases } from "../search/regex.ts";
 import { count, makePlan, pathShower, quoted, shownPath, timeLimitMs } from "../search/plan.ts";
 import { chooseEngine, search } from "../search/engine.ts";
+import { withDiagnostics } from "./diagnostics.ts";
 import { applySpans, findLiteral, findReplacements, parseTemplate, type Span } from "../replacer/substitute.ts";
 
 export const Parameters = z.strictObject({
@@ -44,6 +45,9 @@ type Input = z.infer<typeof Parameters>;
 
 /** Files listed by name in the answer; the rest are counted. */
 const MAX_LISTED = 100;
+
+/** Changed files the language servers are asked about (SPEC §8.1), the first by path. */
+export const MAX_DIAGNOSED = 20;
 
 /** A single path may be given as "path" (grep's name for it). */
 function normalize(input: Record<string, unknown>): string | null {
@@ -148,7 +152,7 @@ export default defineTool({
       files: done.length,
       extra: extraOf(done, skipped, ctx.flags.dryRun),
     };
-    return output;
+    return withDiagnostics(ctx, output, done.map((d) => ({ display: d.display, real: d.change.real, before: d.change.previous, after: d.change.bytes })), MAX_DIAGNOSED);
   },
 });
 

@@ -211,6 +211,48 @@ describe("kt replace: what it says (golden)", () => {
     expect(readFileSync(join(work, "src/d.txt"), "latin1")).toBe("fooBar caf\xe9\n");
   });
 
+  for (const engine of ["rg", "builtin"]) {
+    test(`${engine}: binary files met in the walk that hold the pattern are named, never changed; others (no match, ignored, not included) are not`, () => {
+      using tmp = tempDir();
+      const work = join(tmp.path, "w");
+      mkdirSync(join(work, "src/deep"), { recursive: true });
+      mkdirSync(join(work, "ignored"), { recursive: true });
+      writeFileSync(join(work, ".ignore"), "ignored/\n");
+      writeFileSync(join(work, "src/a.ts"), "const fooBar = 1;\n");
+      writeFileSync(join(work, "src/c.bin"), Buffer.from("fooBar\0\x01\x02"));
+      writeFileSync(join(work, "src/deep/nul-first.dat"), Buffer.from("\0\0 then fooBar\n"));
+      // A match long before the NUL (past any first block): rg prints lines, then stops at the NUL.
+      const late = Buffer.concat([Buffer.from("fooBar here\n"), Buffer.alloc(400_000, 0x61), Buffer.from("\n\0tail\n")]);
+      writeFileSync(join(work, "src/deep/late.bin"), late);
+      writeFileSync(join(work, "src/other.bin"), Buffer.from("nothing\0here"));
+      writeFileSync(join(work, "ignored/x.bin"), Buffer.from("fooBar\0"));
+      writeFileSync(join(work, "src/u16.txt"), Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("fooBar\n", "utf16le")]));
+      const state = join(tmp.path, ".state");
+      const env = { KT_GREP_ENGINE: engine };
+      const r = run(["fooBar", "quux"], work, state, env);
+      expect(r).toEqual({
+        stdout: [
+          'Replaced "fooBar": 1 replacement in 1 file:',
+          "M src/a.ts (1)",
+          "[Left alone: 3 binary files (a NUL byte): src/c.bin, src/deep/late.bin, src/deep/nul-first.dat.]",
+          "[Left alone: 1 file not valid UTF-8 text, which replace would corrupt: src/u16.txt. Convert it to UTF-8 first (e.g. iconv).]",
+          "",
+        ].join("\n"),
+        stderr: "",
+        exitCode: 0,
+      });
+      expect(readFileSync(join(work, "src/c.bin"), "latin1")).toBe("fooBar\0\x01\x02");
+      expect(readFileSync(join(work, "src/deep/late.bin")).equals(late)).toBe(true);
+      // include narrows the notes as it narrows the files.
+      const narrow = run(["fooBar", "quux", "--include", "*.dat", "--dry-run"], work, state, env);
+      expect(narrow.stdout).toBe('No matches for "fooBar" in ' + work + ' (include "*.dat"); nothing was changed.\n[Left alone: 1 binary file (a NUL byte): src/deep/nul-first.dat.]\n');
+      expect(narrow.exitCode).toBe(1);
+      // grep itself still leaves binary files out without a word (a.ts was changed: the UTF-16 file is left).
+      const grep = kt(["grep", "fooBar", "src", "--output-mode", "files_with_matches"], { cwd: work, stateDir: state, env });
+      expect(grep.stdout).toBe('1 match in 1 file for "fooBar":\n\nsrc/u16.txt\n');
+    });
+  }
+
   test("more matching lines than one replace can list (over 20,000, in files it must let go): refused whole, prose, exit 2, nothing changed", () => {
     using tmp = tempDir();
     const work = join(tmp.path, "w");

@@ -31,7 +31,7 @@ export interface BuiltinRun {
 export async function searchBuiltin(plan: SearchPlan, compiled: Compiled, probe: Compiled | null = null): Promise<BuiltinRun> {
   if (plan.file) {
     const collector = new Collector();
-    const lost: Lost = { unreadable: [], skipped: [] };
+    const lost: Lost = { unreadable: [], skipped: [], ...(plan.noteBinary ? { binary: [] } : {}) };
     const probed = probe ? new Collector() : null;
     const matched = searchInto(plan.real, "", probe ? [compiled, probe] : [compiled], collector, probed, lost, plan.confine);
     return { collector, outcome: { timedOut: false, ...lost }, threads: 1, probed: matched ? null : probed };
@@ -45,7 +45,13 @@ export async function searchBuiltin(plan: SearchPlan, compiled: Compiled, probe:
     probed = new Collector();
     for (const part of found) if (part.probed) probed.merge(part.probed);
   }
-  const outcome = { timedOut: found.some((part) => part.timedOut), unreadable: found.flatMap((part) => part.unreadable), skipped: found.flatMap((part) => part.skipped), pruned: found.flatMap((part) => part.pruned) };
+  const outcome = {
+    timedOut: found.some((part) => part.timedOut),
+    unreadable: found.flatMap((part) => part.unreadable),
+    skipped: found.flatMap((part) => part.skipped),
+    pruned: found.flatMap((part) => part.pruned),
+    ...(plan.noteBinary ? { binary: found.flatMap((part) => part.binary ?? []).sort() } : {}),
+  };
   return { collector, outcome, threads, probed };
 }
 
@@ -65,6 +71,7 @@ export function grepWalkConfig(plan: SearchPlan, compiled: Compiled, probe: Comp
     basename: plan.basename,
     types: plan.types,
     confine: plan.confine,
+    noteBinary: plan.noteBinary === true,
     deadline: Date.now() + (plan.deadline - performance.now()),
   };
 }
@@ -86,6 +93,8 @@ export interface GrepWalkConfig {
   basename: boolean;
   types: readonly string[] | null;
   confine: string | null;
+  /** Binary files the pattern matches are named (SearchPlan.noteBinary). */
+  noteBinary: boolean;
   /** Wall-clock (Date.now()) time: each thread has its own performance.now(). */
   deadline: number;
 }
@@ -104,7 +113,7 @@ class GrepThread implements ThreadVisitor<GrepFound> {
   readonly options: WalkOptions;
   private readonly collector = new Collector();
   private probed: Collector | null;
-  private readonly lost: Lost = { unreadable: [], skipped: [] };
+  private readonly lost: Lost;
   private readonly pruned: Pruned = [];
   private readonly alone: Matcher[];
   private readonly both: Matcher[];
@@ -117,6 +126,7 @@ class GrepThread implements ThreadVisitor<GrepFound> {
     private readonly config: GrepWalkConfig,
     private readonly signals: Signals,
   ) {
+    this.lost = { unreadable: [], skipped: [], ...(config.noteBinary ? { binary: [] } : {}) };
     const pattern = reviveMatcher(config.pattern);
     this.alone = [pattern];
     this.both = config.probe ? [pattern, reviveMatcher(config.probe)] : this.alone;

@@ -17,6 +17,9 @@ import { globTest } from "./globlang.ts";
 import { typeGlobs } from "./types.ts";
 
 export interface SearchPlan {
+  /** Binary files the pattern matches are named in the outcome (replace's note), not only
+   * dropped as grep drops them. */
+  noteBinary?: boolean;
   /** The search path, absolute, as given (not symlink-resolved): the base of displayed paths. */
   abs: string;
   /** Its real path. */
@@ -61,6 +64,8 @@ export interface SearchOutcome {
   skipped?: string[];
   /** Directories pruned at the walk's boundary (skipped.ts). */
   pruned?: string[];
+  /** With plan.noteBinary: binary files (a NUL byte) the pattern matches, left out. */
+  binary?: string[];
 }
 
 const TIME_LIMIT_MS = 10_000;

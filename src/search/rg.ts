@@ -96,10 +96,11 @@ async function pass(rg: string, plan: SearchPlan, compiled: Compiled, collector:
   }
   output.end();
   files.flush();
+  const binary = plan.noteBinary ? { binary: files.binaries.sort() } : {};
   const { timedOut, panicked, errors, exitCode } = await run.finish();
   if (panicked) return { timedOut: false, unreadable: [], failed: "rg crashed: a thread panicked" };
   if (!output.summary && !timedOut) return { timedOut, unreadable: [], failed: errors.trim() || `rg exited with code ${exitCode}` };
-  return { timedOut, unreadable: unreadable(errors, plan, paths), pruned: boundary?.pruned ?? [] };
+  return { timedOut, unreadable: unreadable(errors, plan, paths), pruned: boundary?.pruned ?? [], ...binary };
 }
 
 type Rg = Bun.Subprocess<"ignore", "pipe", "pipe">;
@@ -199,6 +200,8 @@ class Sorter implements RgSink {
   /** A line of the pattern itself has been seen (the probe is then of no use). */
   private matched = false;
   private probeLines = 0;
+  /** With plan.noteBinary: the binary files that match, which are left out. */
+  readonly binaries: string[] = [];
 
   constructor(
     private readonly plan: SearchPlan,
@@ -232,6 +235,12 @@ class Sorter implements RgSink {
     this.current!.binary = true;
   }
 
+  binaryFile(raw: string): void {
+    this.flush();
+    const rel = relOf(raw, this.plan);
+    if (this.plan.noteBinary && this.paths.keeps(rel)) this.binaries.push(rel);
+  }
+
   line(number: number, column: number, text: string, valid: boolean, buf: Buffer, from: number): void {
     const current = this.current!;
     const re = valid ? this.compiled.jsValid : this.compiled.js;
@@ -261,6 +270,7 @@ class Sorter implements RgSink {
   flush(): void {
     const current = this.current;
     this.current = null;
+    if (current !== null && current.binary && this.plan.noteBinary && this.paths.keeps(current.rel)) this.binaries.push(current.rel);
     if (current === null || current.binary || (current.count === 0 && current.near.count === 0) || !this.paths.keeps(current.rel)) return;
     const abs = this.abs(current.rel);
     if (this.plan.confine !== null) confirmed(current, abs, this.plan.confine, this.probing ? [this.compiled, this.probing.probe] : [this.compiled]);

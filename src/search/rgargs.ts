@@ -27,6 +27,8 @@ export function rgArgs(plan: SearchPlan, compiled: Compiled, probe: Compiled | n
   else if (columns) args.push("--column");
   if (plan.file) return { args: [...args, ...patterns, "--", basename(plan.real)], cwd: dirname(plan.real), typed: false, columns };
   if (!plan.hidden) args.push("--hidden");
+  // Binary files are searched too, to be named ("binary file matches"), never shown.
+  if (plan.noteBinary) args.push("--binary");
   // no_ignore: rg's own (.gitignore, .ignore, .rgignore, exclude); kt drops .ktignore.
   if (!plan.ignores) args.push("--no-ignore");
   for (const name of plan.noise) args.push("-g", `!${name}/`);

@@ -22,6 +22,8 @@ export interface RgSink {
   counted(): void;
   /** rg's note that the current file is binary (it met a NUL after a match). */
   binary(): void;
+  /** rg's note (under --binary) that a file with no heading of its own is binary and matches. */
+  binaryFile?(raw: string): void;
 }
 
 export interface RgFormat {
@@ -159,6 +161,9 @@ export class RgOutput {
     const binary = BINARY_NOTE.exec(note);
     if (binary && this.path !== null && this.path === binary[1]) {
       this.sink.binary();
+      this.fragment = null;
+    } else if (binary && this.sink.binaryFile) {
+      this.sink.binaryFile(binary[1]!);
       this.fragment = null;
     } else this.fragment = note;
   }

@@ -48,6 +48,8 @@ export function reviveMatcher(spec: MatcherSpec): Matcher {
 export interface Lost {
   unreadable: string[];
   skipped: string[];
+  /** Binary files the pattern matches, when they are to be named (SearchPlan.noteBinary). */
+  binary?: string[];
 }
 
 /**
@@ -58,7 +60,11 @@ export interface Lost {
  * searchFile.
  */
 export function searchInto(abs: string, rel: string, matchers: readonly Matcher[], collector: Collector, probed: Collector | null, lost: Lost, confine: string | null = null): boolean {
-  const results = searchFile(abs, matchers, confine);
+  const results = searchFile(abs, matchers, confine, lost.binary !== undefined);
+  if (results === "binary") {
+    lost.binary!.push(rel);
+    return false;
+  }
   if (results === "unreadable") lost.unreadable.push(rel);
   if (results === "skipped") lost.skipped.push(rel);
   if (results === "unreadable" || results === "skipped" || results === null) return false;
@@ -91,7 +97,7 @@ export type Matcher = Pick<Compiled, "js" | "jsValid" | "prefilter" | "anchors" 
  * is set), the opened file must be at or below that real path, else it is treated as
  * gone: a directory on its path was swapped for a link to elsewhere after the walk.
  */
-export function searchFile(abs: string, matchers: readonly Matcher[], confine: string | null = null): FileResult[] | null | "unreadable" | "skipped" {
+export function searchFile(abs: string, matchers: readonly Matcher[], confine: string | null = null, noteBinary = false): FileResult[] | null | "unreadable" | "skipped" | "binary" {
   let fd: number;
   try {
     // Non-blocking: a file that waits for data (/proc/kmsg) fails at once instead of hanging the search.
@@ -101,7 +107,9 @@ export function searchFile(abs: string, matchers: readonly Matcher[], confine: s
   }
   try {
     if (confine !== null && !openedBelow(fd, confine)) return null;
-    return scan(fd, matchers);
+    const results = scan(fd, matchers);
+    if (results !== BINARY) return results;
+    return noteBinary && matchers.length > 0 && binaryMatches(fd, matchers[0]!) ? "binary" : null;
   } catch (error) {
     return failure(error);
   } finally {
@@ -171,7 +179,32 @@ function newlinesIn(fd: number, from: number, to: number): number {
   return lines;
 }
 
-function scan(fd: number, matchers: readonly Matcher[]): FileResult[] | null {
+/** What scan returns for a binary file. */
+const BINARY = Symbol("binary");
+
+/** The most of a binary file read to tell whether the pattern is in it (for its note). */
+const BINARY_NOTE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Whether the pattern matches somewhere in a binary file (its first BINARY_NOTE_BYTES),
+ * the bytes read as UTF-8 — which is what rg --binary reports as "binary file matches".
+ */
+function binaryMatches(fd: number, matcher: Matcher): boolean {
+  const parts: Buffer[] = [];
+  const chunk = Buffer.allocUnsafe(CHUNK);
+  let total = 0;
+  for (let n = readSync(fd, chunk, 0, chunk.length, 0); n > 0 && total < BINARY_NOTE_BYTES; n = readSync(fd, chunk, 0, chunk.length, total)) {
+    parts.push(Buffer.from(chunk.subarray(0, n)));
+    total += n;
+  }
+  const re = matcher.js;
+  re.lastIndex = 0;
+  const found = re.test(Buffer.concat(parts).toString("utf8"));
+  re.lastIndex = 0;
+  return found;
+}
+
+function scan(fd: number, matchers: readonly Matcher[]): FileResult[] | null | typeof BINARY {
   if (matchers.length === 1 && matchers[0]!.multiline) return scanWhole(fd, matchers[0]!);
   const jobs: Job[] = matchers.map((matcher) => ({ matcher, out: { hits: [], count: 0, cut: false } }));
   const results = jobs.map((job) => job.out);
@@ -192,11 +225,11 @@ function scan(fd: number, matchers: readonly Matcher[]): FileResult[] | null {
     if (first) {
       first = false;
       if (filled >= 2 && ((buf[0] === 0xff && buf[1] === 0xfe) || (buf[0] === 0xfe && buf[1] === 0xff))) {
-        return utf16(fd, buf.subarray(0, filled), jobs) ? results : null;
+        return utf16(fd, buf.subarray(0, filled), jobs) ? results : BINARY;
       }
       if (filled >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) skip = counted = 3;
     }
-    if (n > 0 && buf.subarray(start, filled).indexOf(0) !== -1) return null;
+    if (n > 0 && buf.subarray(start, filled).indexOf(0) !== -1) return BINARY;
     if (filled === 0) return results;
     let end: number;
     if (eof) end = filled;
@@ -323,12 +356,12 @@ function done(finder: RegExp, re: RegExp, line: number): number {
 }
 
 /** A multiline search: the file read and searched whole (a match may span chunks). */
-function scanWhole(fd: number, matcher: Matcher): FileResult[] | null {
+function scanWhole(fd: number, matcher: Matcher): FileResult[] | null | typeof BINARY {
   const parts: Buffer[] = [];
   const chunk = Buffer.allocUnsafe(CHUNK);
   for (let n = readSync(fd, chunk, 0, chunk.length, null); n > 0; n = readSync(fd, chunk, 0, chunk.length, null)) {
     const part = Buffer.from(chunk.subarray(0, n));
-    if (part.indexOf(0) !== -1 && !(parts.length === 0 && utf16Bom(part))) return null;
+    if (part.indexOf(0) !== -1 && !(parts.length === 0 && utf16Bom(part))) return BINARY;
     parts.push(part);
   }
   const bytes = Buffer.concat(parts);
@@ -337,7 +370,7 @@ function scanWhole(fd: number, matcher: Matcher): FileResult[] | null {
   let valid = true;
   if (utf16Bom(bytes)) {
     text = new TextDecoder(bytes[0] === 0xff ? "utf-16le" : "utf-16be").decode(bytes);
-    if (text.includes("\0")) return null;
+    if (text.includes("\0")) return BINARY;
   } else {
     const skip = bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
     valid = isUtf8(bytes.subarray(skip));

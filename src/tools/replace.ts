@@ -83,9 +83,12 @@ export default defineTool({
     const found = new Map<string, Candidate>();
     const unreadable: string[] = [];
     const scopes: string[] = [];
+    const binaries: string[] = [];
     for (const path of input.paths?.length ? input.paths : ["."]) {
       const plan = makePlan(ctx, { tool: "grep", path, glob: input.include, basename: true, type: input.type }, started);
       scopes.push(onOneLine(plan.abs));
+      // The binary files of a walk that hold the pattern are named in a note, not silently dropped.
+      plan.noteBinary = !plan.file;
       const run = await search(engine, plan, compiled, ctx);
       if (run.outcome.timedOut) {
         throw new KtError("CANCELLED", `Nothing was changed: finding the files to change stopped at the ${Math.round(timeLimitMs() / 100) / 10} s time limit in ${plan.abs}, and a replace is made whole or not at all. Narrow the paths, include or type to search fewer files.`);
@@ -105,6 +108,7 @@ export default defineTool({
       // A file named as a path is looked at whatever grep says of it: a binary one gets its note.
       const rels = plan.file ? [""] : run.collector.files.map((f) => f.rel);
       const show = pathShower(ctx, plan);
+      for (const rel of run.outcome.binary ?? []) binaries.push(show(rel));
       for (const rel of rels) {
         const abs = plan.file ? plan.real : join(plan.real, rel);
         const real = realPath(ctx, abs);
@@ -112,12 +116,14 @@ export default defineTool({
       }
     }
     const candidates = [...found.values()].sort((a, b) => (a.display < b.display ? -1 : a.display > b.display ? 1 : 0));
-    const skipped: Skipped = { binary: [], notUtf8: [], tooLarge: [] };
+    const skipped: Skipped = { binary: binaries, notUtf8: [], tooLarge: [] };
     const done: Done[] = [];
     for (const c of candidates) {
       const d = compute(ctx, c, matcher, skipped);
       if (d) done.push(d);
     }
+    // A binary file both named and met in a walk is one file.
+    skipped.binary = [...new Set(skipped.binary)];
     const notes = notesOf(skipped, unreadable);
     const total = done.reduce((n, d) => n + d.replacements, 0);
     const shownPattern = quoted(input.pattern);
@@ -200,6 +206,11 @@ function compute(ctx: ToolContext, c: Candidate, matcher: Matcher, skipped: Skip
   if (bytes === null) return null;
   if (bytes.length > MAX_FILE_BYTES) {
     skipped.tooLarge.push(c.display);
+    return null;
+  }
+  // UTF-16 text (grep searches it, decoded): not UTF-8, which replace writes.
+  if (bytes.length >= 2 && ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))) {
+    skipped.notUtf8.push(c.display);
     return null;
   }
   // Binary as grep means it: a NUL byte anywhere.

@@ -211,7 +211,7 @@ describe("kt replace: what it says (golden)", () => {
     expect(readFileSync(join(work, "src/d.txt"), "latin1")).toBe("fooBar caf\xe9\n");
   });
 
-  for (const engine of ["rg", "builtin"]) {
+  for (const engine of ["auto", "rg", "builtin"]) {
     test(`${engine}: binary files met in the walk that hold the pattern are named, never changed; others (no match, ignored, not included) are not`, () => {
       using tmp = tempDir();
       const work = join(tmp.path, "w");

@@ -107,9 +107,9 @@ export function searchFile(abs: string, matchers: readonly Matcher[], confine: s
   }
   try {
     if (confine !== null && !openedBelow(fd, confine)) return null;
-    const results = scan(fd, matchers);
-    if (results !== BINARY) return results;
-    return noteBinary && matchers.length > 0 && binaryMatches(fd, matchers[0]!) ? "binary" : null;
+    const results = scan(fd, matchers, noteBinary);
+    if (results === BINARY_MATCH) return "binary";
+    return results === BINARY ? null : results;
   } catch (error) {
     return failure(error);
   } finally {
@@ -179,33 +179,28 @@ function newlinesIn(fd: number, from: number, to: number): number {
   return lines;
 }
 
-/** What scan returns for a binary file. */
+/** What scan returns for a binary file; with noteBinary, for one whose bytes read so far hold the pattern. */
 const BINARY = Symbol("binary");
-
-/** The most of a binary file read to tell whether the pattern is in it (for its note). */
-const BINARY_NOTE_BYTES = 16 * 1024 * 1024;
+const BINARY_MATCH = Symbol("binary match");
 
 /**
- * Whether the pattern matches somewhere in a binary file (its first BINARY_NOTE_BYTES),
- * the bytes read as UTF-8 — which is what rg --binary reports as "binary file matches".
+ * A binary file: BINARY_MATCH when it is to be named and the pattern matches the bytes
+ * read so far (the block that held the NUL and what came before it, read as UTF-8: what
+ * costs no further read), else BINARY. Not the rest of the file: a large binary is named
+ * only for what its first block (or the text before its first NUL) holds.
  */
-function binaryMatches(fd: number, matcher: Matcher): boolean {
-  const parts: Buffer[] = [];
-  const chunk = Buffer.allocUnsafe(CHUNK);
-  let total = 0;
-  for (let n = readSync(fd, chunk, 0, chunk.length, 0); n > 0 && total < BINARY_NOTE_BYTES; n = readSync(fd, chunk, 0, chunk.length, total)) {
-    parts.push(Buffer.from(chunk.subarray(0, n)));
-    total += n;
-  }
+function binaryVerdict(read: Buffer, matcher: Matcher | undefined, noteBinary: boolean): typeof BINARY | typeof BINARY_MATCH {
+  if (!noteBinary || matcher === undefined) return BINARY;
+  if (matcher.anchors !== null && !matcher.anchors.some((anchor) => holds(read, anchor))) return BINARY;
   const re = matcher.js;
   re.lastIndex = 0;
-  const found = re.test(Buffer.concat(parts).toString("utf8"));
+  const found = re.test(read.toString("utf8"));
   re.lastIndex = 0;
-  return found;
+  return found ? BINARY_MATCH : BINARY;
 }
 
-function scan(fd: number, matchers: readonly Matcher[]): FileResult[] | null | typeof BINARY {
-  if (matchers.length === 1 && matchers[0]!.multiline) return scanWhole(fd, matchers[0]!);
+function scan(fd: number, matchers: readonly Matcher[], noteBinary = false): FileResult[] | null | typeof BINARY | typeof BINARY_MATCH {
+  if (matchers.length === 1 && matchers[0]!.multiline) return scanWhole(fd, matchers[0]!, noteBinary);
   const jobs: Job[] = matchers.map((matcher) => ({ matcher, out: { hits: [], count: 0, cut: false } }));
   const results = jobs.map((job) => job.out);
   let buf = shared;
@@ -229,7 +224,8 @@ function scan(fd: number, matchers: readonly Matcher[]): FileResult[] | null | t
       }
       if (filled >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) skip = counted = 3;
     }
-    if (n > 0 && buf.subarray(start, filled).indexOf(0) !== -1) return BINARY;
+    // Lines before this block were searched already: a match there is in results.
+    if (n > 0 && buf.subarray(start, filled).indexOf(0) !== -1) return noteBinary && (results[0]?.count ?? 0) > 0 ? BINARY_MATCH : binaryVerdict(buf.subarray(0, filled), matchers[0], noteBinary);
     if (filled === 0) return results;
     let end: number;
     if (eof) end = filled;
@@ -356,12 +352,12 @@ function done(finder: RegExp, re: RegExp, line: number): number {
 }
 
 /** A multiline search: the file read and searched whole (a match may span chunks). */
-function scanWhole(fd: number, matcher: Matcher): FileResult[] | null | typeof BINARY {
+function scanWhole(fd: number, matcher: Matcher, noteBinary: boolean): FileResult[] | null | typeof BINARY | typeof BINARY_MATCH {
   const parts: Buffer[] = [];
   const chunk = Buffer.allocUnsafe(CHUNK);
   for (let n = readSync(fd, chunk, 0, chunk.length, null); n > 0; n = readSync(fd, chunk, 0, chunk.length, null)) {
     const part = Buffer.from(chunk.subarray(0, n));
-    if (part.indexOf(0) !== -1 && !(parts.length === 0 && utf16Bom(part))) return BINARY;
+    if (part.indexOf(0) !== -1 && !(parts.length === 0 && utf16Bom(part))) return binaryVerdict(Buffer.concat([...parts, part]), matcher, noteBinary);
     parts.push(part);
   }
   const bytes = Buffer.concat(parts);

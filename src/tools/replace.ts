@@ -24,7 +24,7 @@ import { diffPath, unifiedDiff } from "../core/diff.ts";
 import { editsDiff } from "../patch/diff.ts";
 import { compilePattern, escapeLiteral, type Cases } from "../search/regex.ts";
 import { count, makePlan, pathShower, quoted, shownPath, timeLimitMs } from "../search/plan.ts";
-import { chooseEngine, search } from "../search/engine.ts";
+import { chooseEngine, search, type Engine } from "../search/engine.ts";
 import { withDiagnostics } from "./diagnostics.ts";
 import { applySpans, findLiteral, findReplacements, parseTemplate, type Span } from "../replacer/substitute.ts";
 
@@ -79,7 +79,7 @@ export default defineTool({
     const source = input.regex ? input.pattern : escapeLiteral(input.pattern);
     const compiled = compilePattern(source, cases);
     const matcher = matcherOf(input, source, cases);
-    const engine = chooseEngine(ctx);
+    const engine = replaceEngine(ctx);
     const found = new Map<string, Candidate>();
     const unreadable: string[] = [];
     const scopes: string[] = [];
@@ -182,6 +182,18 @@ interface Skipped {
 }
 
 type Matcher = (text: string) => Span[];
+
+/**
+ * The built-in engine unless KT_GREP_ENGINE=rg asks for rg: both find the files grep
+ * would search, but only the built-in engine names the binary files that hold the pattern
+ * at no cost (it tests the block it read when it met the NUL; a larger binary is named for
+ * what that block and the text before it hold). rg names them only under --binary, which
+ * reads every binary file whole: twice rg's time over a node_modules with its executables.
+ */
+function replaceEngine(ctx: ToolContext): Engine {
+  const chosen = chooseEngine(ctx);
+  return chosen.name === "rg" && (process.env.KT_GREP_ENGINE ?? "").trim().toLowerCase() !== "rg" ? { name: "builtin" } : chosen;
+}
 
 /** How matches are found in a file's text: plain indexOf for exact literal text, else the regex. */
 function matcherOf(input: Input, source: string, cases: Cases): Matcher {

@@ -30,6 +30,8 @@ export interface Change {
   previous: Uint8Array | null;
   /** The new content, or null to remove the file. */
   bytes: Uint8Array | null;
+  /** Lines added and removed, when the caller has them already (its diff's); else the commit counts them. */
+  counts?: LineCounts;
   /** Mode for a file that does not exist yet (a move keeps its source's); else the file's own is kept. */
   mode?: number;
   /**
@@ -116,7 +118,7 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
       );
       let counting: { error: unknown } | undefined;
       try {
-        for (const c of some) counts.set(c, lineChanges(c.previous, c.bytes));
+        for (const c of some) counts.set(c, c.counts ?? lineChanges(c.previous, c.bytes));
       } catch (error) {
         counting = { error };
       }
@@ -249,7 +251,7 @@ function recheck(ctx: ToolContext, s: Staged, verb: Verb, hash: (bytes: Uint8Arr
   const temp = prepare(s.target, bytes, change.display);
   if (s.temp) discard(s.temp.path);
   s.temp = temp;
-  s.change = { ...change, baseSha: sha, previous: current, bytes };
+  s.change = { ...change, baseSha: sha, previous: current, bytes, counts: undefined };
 }
 
 function pause(): void {

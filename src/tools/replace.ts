@@ -233,12 +233,14 @@ function fromBytes(ctx: ToolContext, c: Candidate, bytes: Uint8Array, matcher: M
   if (after === text) return null;
   const out = Buffer.from(after, "utf8");
   const next = hasBom(bytes) ? Buffer.concat([BOM_BYTES, out]) : out;
+  const diff = diffOf(diffPath(ctx, c.abs), text, after, spans);
   return {
     display: c.display,
     replacements: spans.length,
-    // Named absolutely in history and in the commit's prose, as patch names its files.
-    change: { display: onOneLine(c.abs), real: c.real, baseSha: sha256(bytes), previous: bytes, bytes: next },
-    diff: diffOf(diffPath(ctx, c.abs), text, after, spans),
+    // Named absolutely in history and in the commit's prose, as patch names its files; its
+    // lines added and removed are the diff's, not counted again.
+    change: { display: onOneLine(c.abs), real: c.real, baseSha: sha256(bytes), previous: bytes, bytes: next, counts: { added: diff.additions, removed: diff.deletions } },
+    diff,
   };
 }
 

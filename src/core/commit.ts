@@ -6,7 +6,7 @@
 // installed are put back. A kill at any instant leaves each file old or new (renames are
 // atomic), and only this change's files differ; its journal (history.ts) lets
 // `kt undo --last` revert such a torn change.
-import { chmodSync, close, closeSync, constants, fsync, openSync, renameSync, rmdirSync, statSync, unlinkSync } from "node:fs";
+import { chmodSync, close, closeSync, constants, fsync, openSync, readFileSync, renameSync, rmdirSync, statSync, unlinkSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { KtError, type ToolContext } from "./result.ts";
 import { fdHandle, fsError, READ_NONBLOCKING, verifyOpened } from "./paths.ts";
@@ -86,8 +86,10 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
     // Staged, kept and synced a window of files at a time: each window's temp files stay open
     // from writing to fsync, and the descriptors open at once stay bounded.
     const counts = new Map<Change, LineCounts>();
-    for (let from = 0; from < changes.length; from += WINDOW) {
-      const some = changes.slice(from, from + WINDOW);
+    // A quarter of the descriptors this process may open, at most WINDOW.
+    const window = Math.max(16, Math.min(WINDOW, Math.floor(closing.limit / 4)));
+    for (let from = 0; from < changes.length; from += window) {
+      const some = changes.slice(from, from + window);
       const temps: { temp: Temp; display: string }[] = [];
       for (const change of some) {
         const dir = dirname(change.real);
@@ -149,7 +151,7 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
         at: Date.now(),
         files: staged.map((s) => ({ real: s.change.real, display: s.change.display, prevSha: s.change.previous === null ? null : hash(s.change.previous), prevMode: s.previousMode, newSha: s.change.bytes === null ? null : hash(s.change.bytes) })),
       }) : undefined;
-      install(ctx, staged, opts, hash, closing);
+      install(ctx, staged, opts, hash, closing, dirs.size);
     });
     if (journal) removeJournal(journal);
   } catch (error) {
@@ -260,15 +262,17 @@ function pause(): void {
 }
 
 /** New and changed files first, removals last: a move interrupted halfway leaves both copies, never neither. */
-function install(ctx: ToolContext, staged: readonly Staged[], opts: CommitOptions, hash: (bytes: Uint8Array) => string, closing: Closing): void {
+function install(ctx: ToolContext, staged: readonly Staged[], opts: CommitOptions, hash: (bytes: Uint8Array) => string, closing: Closing, dirs: number): void {
   const order = [...staged.filter((s) => s.change.bytes !== null), ...staged.filter((s) => s.change.bytes === null)];
   const done: Staged[] = [];
+  const budget = pinBudget(closing.limit, dirs);
   try {
     order.forEach((s, i) => {
       opts.beforeInstall?.(i);
       if (i > 0) pause();
       const temp = s.temp;
-      const old = pin(s.target);
+      const old = closing.pinned < budget ? pin(s.target) : undefined;
+      if (old !== undefined) closing.pinned++;
       try {
         if (temp) renameSync(temp.path, s.target);
         else unlinkSync(s.target);
@@ -315,12 +319,32 @@ function pin(target: string): number | undefined {
   }
 }
 
+/** How many descriptors this process may open (Linux: /proc/self/limits; Bun raises the soft limit to the hard one). */
+function fdLimit(): number {
+  try {
+    const m = /^Max open files\s+(\d+)/m.exec(readFileSync("/proc/self/limits", "utf8"));
+    if (m) return Number(m[1]);
+  } catch {
+    // No /proc: the common default.
+  }
+  return 1024;
+}
+
 /**
- * Closes descriptors in the runtime's thread pool, all at once; `all` settles when every one
- * is closed. How many are open meanwhile is bounded by the files of the change: a pin that
- * finds no descriptor left (EMFILE) is only a file freed by its rename.
+ * How many replaced files one commit may hold open (pin): half the descriptors this process
+ * may open, less those it holds for the commit's directories, so that what else opens a file
+ * under the lock (SQLite, a rollback's temp file) still can. Their closes run in the thread
+ * pool, unseen until the lock is let go, so this bounds them all.
  */
+function pinBudget(limit: number, dirs: number): number {
+  return Math.max(0, Math.floor(limit / 2) - dirs - 64);
+}
+
+/** Closes descriptors in the runtime's thread pool, all at once; `all` settles when every one is closed. */
 class Closing {
+  /** Replaced files held open by this commit (see pinBudget). */
+  pinned = 0;
+  readonly limit = fdLimit();
   private pending: Promise<void>[] = [];
   release(fd: number | undefined): void {
     if (fd === undefined) return;

@@ -7,6 +7,8 @@
 // non-zero on a file it cannot take (not UTF-8): the pipeline's status is ignored. sd's
 // literal mode is -s (--string-mode); sd 0.7 has no -F and exits at once on it.
 //   npm run build && bun bench/replace.ts            (KT_BENCH_RUNS=N, default 10)
+// KT_BENCH_BASELINE=path/to/an/older/kt adds its rows (kt replace and --dry-run) to the same
+// hyperfine session, for before/after figures measured side by side.
 import { cpSync, existsSync, mkdtempSync, readdirSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +20,8 @@ if (!existsSync(KT)) throw new Error("build first: npm run build");
 for (const tool of ["rg", "sd"]) if (!Bun.which(tool)) throw new Error(`bench/replace needs ${tool} on PATH`);
 const astGrep = Bun.which("ast-grep");
 const runs = Number(process.env.KT_BENCH_RUNS ?? 10);
+const before = process.env.KT_BENCH_BASELINE;
+if (before && !existsSync(before)) throw new Error(`KT_BENCH_BASELINE: no such file ${before}`);
 
 const work = mkdtempSync(join(tmpdir(), "kt-bench-replace-"));
 
@@ -79,6 +83,10 @@ function runCase(c: Case, pristine: string): void {
   ];
   // What kt does but write and fsync: how much of its time is the durability sd does not pay for.
   commands.push({ name: "kt replace --dry-run", command: `bash -c ${sh(`${sh(KT)} replace ${sh(c.pattern)} ${sh(c.replacement)}${flag} --dry-run > /dev/null`)}`, prepare });
+  if (before) {
+    commands.push({ name: "kt replace (before)", command: `bash -c ${sh(`${sh(before)} replace ${sh(c.pattern)} ${sh(c.replacement)}${flag} > /dev/null`)}`, prepare });
+    commands.push({ name: "kt replace --dry-run (before)", command: `bash -c ${sh(`${sh(before)} replace ${sh(c.pattern)} ${sh(c.replacement)}${flag} --dry-run > /dev/null`)}`, prepare });
+  }
   if (astGrep && c.astGrep) {
     commands.push({ name: "ast-grep", command: `bash -c ${sh(`${sh(astGrep)} run -l ${c.astGrep.lang} -p ${sh(c.astGrep.pattern)} -r ${sh(c.astGrep.rewrite)} -U . > /dev/null; true`)}`, prepare });
   }

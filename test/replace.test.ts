@@ -114,6 +114,20 @@ describe("kt replace on a real package (picomatch, copied from node_modules)", (
 });
 
 describe("kt replace: all or nothing", () => {
+  test("600 files where the process may hold only 256 descriptors: every one replaced (the commit stages, syncs and holds files a bounded number at a time), and undone", () => {
+    using tmp = tempDir();
+    const work = join(tmp.path, "w");
+    mkdirSync(work);
+    for (let i = 0; i < 600; i++) writeFileSync(join(work, `f${i}.txt`), `alpha ${i}\n`);
+    const state = join(tmp.path, ".state");
+    const r = Bun.spawnSync(["bash", "-c", `ulimit -n 256 && exec "$0" replace alpha beta`, KT], { cwd: work, env: { PATH: process.env.PATH ?? "", NO_COLOR: "1", KT_STATE_DIR: state }, stdout: "pipe", stderr: "pipe" });
+    expect(r.stdout.toString().split("\n")[0]).toBe('Replaced "alpha": 600 replacements in 600 files:');
+    expect(r.exitCode).toBe(0);
+    for (let i = 0; i < 600; i++) expect(readFileSync(join(work, `f${i}.txt`), "utf8")).toBe(`beta ${i}\n`);
+    expect(kt(["undo", "--last"], { cwd: work, stateDir: state }).exitCode).toBe(0);
+    for (let i = 0; i < 600; i++) expect(readFileSync(join(work, `f${i}.txt`), "utf8")).toBe(`alpha ${i}\n`);
+  }, 60_000);
+
   test("a file that turns stale between working out the change and committing it: nothing is written", async () => {
     using tmp = tempDir();
     const work = join(tmp.path, "w");

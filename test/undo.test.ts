@@ -136,6 +136,26 @@ describe("kt undo PATH", () => {
     expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("a3\n");
   });
 
+  test("a kept version cut short (kt killed while writing it) is written whole again by the next change that keeps it, and undo restores it", () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    const file = join(work, "k.txt");
+    const kept = "the version kept\n";
+    writeFileSync(file, kept);
+    expect(kt(["read", "k.txt"], opts).exitCode).toBe(0);
+    expect(kt(["write", "k.txt", "--content", "second\n"], opts).exitCode).toBe(0);
+    const blob = join(opts.stateDir, "sessions", "default", "history", new Bun.CryptoHasher("sha256").update(kept).digest("hex"));
+    expect(readFileSync(blob, "utf8")).toBe(kept);
+    // As a kill in the middle of writing it would leave it: the right name, part of the bytes.
+    writeFileSync(blob, kept.slice(0, 5));
+    expect(kt(["write", "k.txt", "--content", kept], opts).exitCode).toBe(0);
+    expect(kt(["write", "k.txt", "--content", "third\n"], opts).exitCode).toBe(0);
+    expect(readFileSync(blob, "utf8")).toBe(kept);
+    const r = kt(["undo", "k.txt"], opts);
+    expect(r.exitCode, r.stdout).toBe(0);
+    expect(readFileSync(file, "utf8")).toBe(kept);
+  });
+
   test("history of a file kt never changed, and usage errors", () => {
     const { tmp, work, opts } = setup();
     using _ = tmp;

@@ -4,10 +4,10 @@
 // index holds one row per change of one file, and the files one change touched share a
 // group, so a whole patch is undone together. This module owns the `history` table.
 import type { Database } from "bun:sqlite";
-import { fstatSync, readdirSync, renameSync, statSync, unlinkSync, type BigIntStats } from "node:fs";
+import { closeSync, constants, fstatSync, readdirSync, renameSync, statSync, unlinkSync, writeSync, type BigIntStats } from "node:fs";
 import { join } from "node:path";
 import { sessionDir } from "./state.ts";
-import { lstatOrUndefined, readStateFile, writeStateFile } from "./statefs.ts";
+import { lstatOrUndefined, openStateFile, readStateFile, writeStateFile } from "./statefs.ts";
 import { sha256 } from "./stamps.ts";
 
 export const HISTORY_KEEP = 10;
@@ -385,19 +385,29 @@ export function keptBytes(ctx: Ctx, sha: string): Uint8Array | null {
   }
 }
 
-/** Writes a blob whole or not at all (temp file, rename): a full disk must not leave a truncated one. */
+/**
+ * Writes a blob, kept only when whole. Where nothing is yet it is written in place, made
+ * exclusively (never through a link): one file created, not a temp file and a rename. One cut
+ * short (a full disk: removed; a kill: left) has the wrong size, and is replaced, as anything
+ * else there is, through a temp file and a rename; and undo restores no blob whose content is
+ * not its name (keptBytes).
+ */
 function putBlob(dir: string, sha: string, bytes: Uint8Array): void {
   const blob = join(dir, sha);
-  // Kept already — only as a file of kt's: anything else there is replaced by the rename below.
-  if (lstatOrUndefined(blob)?.isFile()) return;
+  const st = lstatOrUndefined(blob);
+  // Kept already: a file of the content's size (its name is its hash).
+  if (st?.isFile() && st.size === bytes.length) return;
+  if (st === undefined && writeNew(blob, bytes)) return;
   const temp = `${blob}.${process.pid}.tmp`;
   try {
     try {
-      unlinkSync(temp); // A crashed call's leftover (or a planted link): the new temp is made exclusively.
-    } catch {
-      // None.
+      writeStateFile(temp, bytes, true);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      // A crashed call's leftover (or a planted link): removed, and the temp made exclusively again.
+      unlinkSync(temp);
+      writeStateFile(temp, bytes, true);
     }
-    writeStateFile(temp, bytes, true);
     renameSync(temp, blob);
   } catch (error) {
     try {
@@ -407,6 +417,31 @@ function putBlob(dir: string, sha: string, bytes: Uint8Array): void {
     }
     throw error;
   }
+}
+
+/** Creates `path` holding `bytes`; false when something appeared there first (then left alone). */
+function writeNew(path: string, bytes: Uint8Array): boolean {
+  let fd: number;
+  try {
+    fd = openStateFile(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw error;
+  }
+  try {
+    for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off);
+  } catch (error) {
+    // Made by this call, so removed by it: no blob cut short is left by a full disk.
+    closeSync(fd);
+    try {
+      unlinkSync(path);
+    } catch {
+      // Gone already.
+    }
+    throw error;
+  }
+  closeSync(fd);
+  return true;
 }
 
 /** Removes a session's history rows; its blobs go with the session folder. */

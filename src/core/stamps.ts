@@ -19,13 +19,16 @@ export function sha256(bytes: Uint8Array | string): string {
  * its history rows, journal, stamps and re-checks: each content is hashed once, not five
  * times. Only for arrays nothing writes into while it is in use.
  */
-export function hashOnce(): (bytes: Uint8Array) => string {
+export function hashOnce(): ((bytes: Uint8Array) => string) & { know(bytes: Uint8Array, sha: string): void } {
   const known = new WeakMap<Uint8Array, string>();
-  return (bytes) => {
+  const hash = (bytes: Uint8Array) => {
     let sha = known.get(bytes);
     if (sha === undefined) known.set(bytes, (sha = sha256(bytes)));
     return sha;
   };
+  /** A hash the caller worked out already (the content a change was computed from). */
+  const know = (bytes: Uint8Array, sha: string) => void known.set(bytes, sha);
+  return Object.assign(hash, { know });
 }
 
 export function getStamp(ctx: Pick<ToolContext, "stateDir" | "warn" | "session">, real: string): Stamp | undefined {

@@ -142,18 +142,27 @@ export function freshContent(ctx: ToolContext, display: string, real: string, by
  * The writer checks; write and edit check first too, so that this is what they say.
  */
 export function refuseStateFiles(ctx: Pick<ToolContext, "stateDir">, real: string, display: string): void {
+  stateFilesGuard(ctx)(real, display);
+}
+
+/**
+ * refuseStateFiles for many files of one call: the state directory's real path is resolved
+ * once, not once per file (three system calls each).
+ */
+export function stateFilesGuard(ctx: Pick<ToolContext, "stateDir">): (real: string, display: string) => void {
   let state: string;
   try {
     state = realPath({}, resolve(ctx.stateDir));
   } catch {
-    return;
+    return () => {};
   }
-  if (inside(state, real)) {
+  return (real, display) => {
+    if (!inside(state, real)) return;
     throw new KtError(
       "PERMISSION_DENIED",
       `Refusing to write ${display}: it is inside kt's own state directory ${onOneLine(state)}, which holds kt's index, logs and process pipes. Files there are read, never written, with kt's tools.`,
     );
-  }
+  };
 }
 
 /** The file's directory, opened and verified inside the root; made first when `mkdirs` (dirs.ts). */
@@ -246,24 +255,51 @@ export interface Temp {
   path: string;
   mtimeMs: number;
   size: number;
+  /** The temp file's descriptor, left open for a caller that syncs it (`keepOpen`); it closes it. */
+  fd?: number;
+}
+
+/** What prepare needs of the file it replaces: its mode and owner, or null when there is none. */
+export interface Previous {
+  mode: number;
+  uid: number;
+  gid: number;
+}
+
+/** The mode, owner and group of `target`, or null when it does not exist. */
+export function previousOf(target: string, display: string): Previous | null {
+  try {
+    const st = statSync(target);
+    return { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw fsError(error, display);
+    return null;
+  }
+}
+
+export interface PrepareOptions {
+  /** false leaves the fsync to a caller that syncs many temp files at once. */
+  sync?: boolean;
+  /** The file replaced, as previousOf gives it, when the caller has stat'ed it already. */
+  previous?: Previous | null;
+  /** Mode of a file that does not exist yet (default 0o666 less the umask). */
+  mode?: number;
+  /** Leave the descriptor open (Temp.fd), for a caller that syncs it. */
+  keepOpen?: boolean;
 }
 
 /**
  * The new content, complete and fsynced, in a temp file beside `target` with its mode and owner.
- * `sync: false` leaves the fsync to a caller that syncs many temp files at once.
+ * The mode and owner are set only where the new file did not get them already (the umask, or
+ * a file of another owner): one fstat tells.
  */
-export function prepare(target: string, bytes: Uint8Array, display: string, sync = true): Temp {
-  let previous: { mode: number; uid: number; gid: number } | undefined;
-  try {
-    const st = statSync(target);
-    previous = { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw fsError(error, display);
-  }
+export function prepare(target: string, bytes: Uint8Array, display: string, opts: PrepareOptions = {}): Temp {
+  const previous = opts.previous !== undefined ? opts.previous : previousOf(target, display);
   const path = join(dirname(target), `.${basename(target)}.kt-${process.pid}-${Math.random().toString(36).slice(2, 8)}.tmp`);
+  const mode = previous?.mode ?? opts.mode;
   let fd: number;
   try {
-    fd = openSync(path, "wx", previous?.mode ?? 0o666);
+    fd = openSync(path, "wx", mode ?? 0o666);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT" && previous) {
       // The file exists but its directory takes no new files (/proc, /sys): no atomic write is possible.
@@ -271,24 +307,33 @@ export function prepare(target: string, bytes: Uint8Array, display: string, sync
     }
     throw fsError(error, display);
   }
+  let open = true;
   try {
     for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off);
-    if (previous) {
-      fchmodSync(fd, previous.mode);
+    // Neither fchown nor fchmod changes mtime or size: this fstat gives what the stamp records.
+    const st = fstatSync(fd);
+    let chowned = false;
+    if (previous && (st.uid !== previous.uid || st.gid !== previous.gid)) {
       try {
         fchownSync(fd, previous.uid, previous.gid);
+        chowned = true;
       } catch {
         // Only root may give a file away; an ordinary user keeps owning what they write.
       }
     }
-    if (sync) fsyncSync(fd);
-    const st = fstatSync(fd);
+    // After the chown, which may clear set-user-ID and set-group-ID bits.
+    if (mode !== undefined && (chowned || (st.mode & 0o7777) !== mode)) fchmodSync(fd, mode);
+    if (opts.sync ?? true) fsyncSync(fd);
+    if (opts.keepOpen) {
+      open = false;
+      return { path, mtimeMs: st.mtimeMs, size: st.size, fd };
+    }
     return { path, mtimeMs: st.mtimeMs, size: st.size };
   } catch (error) {
     discard(path);
     throw fsError(error, display);
   } finally {
-    closeSync(fd);
+    if (open) closeSync(fd);
   }
 }
 

@@ -18,7 +18,7 @@ import { defineTool, KtError, type ToolContext, type ToolOutput } from "./tool.t
 import { onOneLine, realPath } from "../core/paths.ts";
 import { getStamp, sha256 } from "../core/stamps.ts";
 import { BOM_BYTES, decodeUtf8, hasBom, MAX_FILE_BYTES } from "../core/text.ts";
-import { freshContent, readIfExists, refuseStateFiles } from "../core/writer.ts";
+import { freshContent, readIfExists, stateFilesGuard } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
 import { diffPath, unifiedDiff } from "../core/diff.ts";
 import { editsDiff } from "../patch/diff.ts";
@@ -118,8 +118,9 @@ export default defineTool({
     const candidates = [...found.values()].sort((a, b) => (a.display < b.display ? -1 : a.display > b.display ? 1 : 0));
     const skipped: Skipped = { binary: binaries, notUtf8: [], tooLarge: [] };
     const done: Done[] = [];
+    const refuse = stateFilesGuard(ctx);
     for (const c of candidates) {
-      const d = compute(ctx, c, matcher, skipped);
+      const d = compute(ctx, c, matcher, skipped, refuse);
       if (d) done.push(d);
     }
     // A binary file both named and met in a walk is one file.
@@ -206,10 +207,10 @@ function matcherOf(input: Input, source: string, cases: Cases): Matcher {
 }
 
 /** One file's change, or null when it has no match (or is skipped, with a note). */
-function compute(ctx: ToolContext, c: Candidate, matcher: Matcher, skipped: Skipped): Done | null {
+function compute(ctx: ToolContext, c: Candidate, matcher: Matcher, skipped: Skipped, refuse: (real: string, display: string) => void): Done | null {
   // kt's own state (a state directory inside the tree) is never changed, nor worth a note.
   try {
-    refuseStateFiles(ctx, c.real, onOneLine(c.abs));
+    refuse(c.real, onOneLine(c.abs));
   } catch (error) {
     if (error instanceof KtError && error.code === "PERMISSION_DENIED") return null;
     throw error;
@@ -259,12 +260,14 @@ function fromBytes(ctx: ToolContext, c: Candidate, bytes: Uint8Array, matcher: M
   if (after === text) return null;
   const out = Buffer.from(after, "utf8");
   const next = hasBom(bytes) ? Buffer.concat([BOM_BYTES, out]) : out;
+  const diff = diffOf(diffPath(ctx, c.abs), text, after, spans);
   return {
     display: c.display,
     replacements: spans.length,
-    // Named absolutely in history and in the commit's prose, as patch names its files.
-    change: { display: onOneLine(c.abs), real: c.real, baseSha: sha256(bytes), previous: bytes, bytes: next },
-    diff: diffOf(diffPath(ctx, c.abs), text, after, spans),
+    // Named absolutely in history and in the commit's prose, as patch names its files; its
+    // lines added and removed are the diff's, not counted again.
+    change: { display: onOneLine(c.abs), real: c.real, baseSha: sha256(bytes), previous: bytes, bytes: next, counts: { added: diff.additions, removed: diff.deletions } },
+    diff,
   };
 }
 

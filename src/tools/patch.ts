@@ -18,7 +18,7 @@ import { withDiagnostics } from "./diagnostics.ts";
 import { diffPath, unifiedDiff } from "../core/diff.ts";
 import { refuseWrite } from "../sandbox/policy.ts";
 import { suggestions } from "../core/suggest.ts";
-import { excerpt, Lf, SNIPPET_CONTEXT, snippetOf, SnippetLines } from "./edit.ts";
+import { excerpt, Lf, SNIPPET_CONTEXT, snippetOf, SnippetLines } from "./_snippets.ts";
 import { parsePatch, type FileOp, type Hunk, type PatchForm } from "../patch/parse.ts";
 import { applyHunks, type HunkFailure, type HunkPlacement } from "../patch/apply.ts";
 import { editsDiff } from "../patch/diff.ts";

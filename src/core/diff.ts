@@ -306,9 +306,9 @@ function splitLines(text: string): string[] {
 /**
  * Hunks as diff -u lays them out, with CONTEXT lines around each change; changes closer
  * than twice the context share a hunk. `old` is every line of the old text (ending in a
- * newline); `changes` are sorted and disjoint.
+ * newline), or what answers its `slice` alike; `changes` are sorted and disjoint.
  */
-export function lineChangesPatch(path: string, old: readonly string[], changes: readonly LineChange[]): StructuredPatch {
+export function lineChangesPatch(path: string, old: { slice(start: number, end: number): readonly string[] }, changes: readonly LineChange[]): StructuredPatch {
   const hunks: StructuredPatch["hunks"] = [];
   let delta = 0;
   for (let k = 0; k < changes.length; ) {

@@ -3,9 +3,9 @@
 // on random spans over small alphabets (many repeated lines, where a wrong shortcut shows);
 // and the context lines it reads around the edits must be those of the whole file split.
 import { describe, expect, test } from "bun:test";
-import { diffArrays } from "diff";
+import { diffArrays, formatPatch, structuredPatch } from "diff";
 import { editsDiff, spanParts } from "../src/patch/diff.ts";
-import { formatDiff, lineChangesPatch, type LineChange } from "../src/core/diff.ts";
+import { formatDiff, hunksText, lineChangesPatch, type LineChange } from "../src/core/diff.ts";
 import { mulberry32 } from "../bench/_random.ts";
 
 const shape = (parts: readonly { value: readonly string[]; added?: boolean; removed?: boolean }[]) =>
@@ -88,6 +88,19 @@ describe("editsDiff", () => {
       if (got.patch !== want.patch || got.additions !== want.additions || got.deletions !== want.deletions) expect({ work, edits, got }).toEqual({ work, edits, got: want });
       const lines = edits.map((e) => work.slice(0, e.start).split("\n").length - 1);
       expect(editsDiff("f", work, edits, lines)).toEqual(got);
+    }
+  });
+});
+
+describe("hunksText", () => {
+  test("writes the hunks as jsdiff's formatPatch does after its headers: 5,000 random diffs, empty sides and missing final newlines among them", () => {
+    const r = mulberry32(13);
+    const text = (n: number) => Array.from({ length: n }, () => `l${Math.floor(r() * 4)}`).join("\n") + (r() < 0.8 && n > 0 ? "\n" : "");
+    for (let t = 0; t < 5_000; t++) {
+      const patch = structuredPatch("f", "f", text(Math.floor(r() * 15)), text(Math.floor(r() * 15)), "", "", { context: Math.floor(r() * 4) });
+      const jsdiff = formatPatch(patch);
+      const at = jsdiff.indexOf("\n@@");
+      expect(hunksText(patch.hunks)).toBe(at === -1 ? "" : jsdiff.slice(at + 1));
     }
   });
 });

@@ -7,7 +7,7 @@
 // under a share of the budget or else replaced whole: two edits at the ends of a large file
 // stay two small hunks. Only texts without such anchors get the one coarse hunk: everything
 // between the common head and tail replaced.
-import { diffArrays, formatPatch, structuredPatch, type StructuredPatch } from "diff";
+import { diffArrays, structuredPatch, type StructuredPatch } from "diff";
 import { isAbsolute, relative } from "node:path";
 import { onOneLine } from "./paths.ts";
 
@@ -46,9 +46,7 @@ export function diffPath(ctx: { cwd: string; root?: string }, abs: string): stri
 export function formatDiff(patch: StructuredPatch, change: DiffChange = "update", from?: string): string {
   const moved = from !== undefined && from !== patch.newFileName;
   if (patch.hunks.length === 0 && !moved) return "";
-  const text = formatPatch(patch);
-  const at = text.indexOf("\n@@");
-  const hunks = at === -1 ? "" : text.slice(at + 1);
+  const hunks = hunksText(patch.hunks);
   const side = (prefix: string, path: string) => (isAbsolute(path) ? path : `${prefix}${path}`);
   const old = from ?? patch.oldFileName ?? "";
   const neu = patch.newFileName ?? old;
@@ -57,6 +55,19 @@ export function formatDiff(patch: StructuredPatch, change: DiffChange = "update"
   const a = change === "create" ? "/dev/null" : side("a/", old);
   const b = change === "remove" ? "/dev/null" : side("b/", neu);
   return `${rename}--- ${a}\n+++ ${b}\n${hunks}`;
+}
+
+/**
+ * The hunks as jsdiff's formatPatch writes them after its file headers: "@@ -a,b +c,d @@" (an
+ * empty side's start one lower, as diff -u writes it), then the hunk's lines.
+ */
+export function hunksText(hunks: StructuredPatch["hunks"]): string {
+  let out = "";
+  for (const h of hunks) {
+    out += `@@ -${h.oldLines === 0 ? h.oldStart - 1 : h.oldStart},${h.oldLines} +${h.newLines === 0 ? h.newStart - 1 : h.newStart},${h.newLines} @@\n`;
+    if (h.lines.length > 0) out += `${h.lines.join("\n")}\n`;
+  }
+  return out;
 }
 
 /** `path`: the file as diffPath names it. */
@@ -306,9 +317,9 @@ function splitLines(text: string): string[] {
 /**
  * Hunks as diff -u lays them out, with CONTEXT lines around each change; changes closer
  * than twice the context share a hunk. `old` is every line of the old text (ending in a
- * newline); `changes` are sorted and disjoint.
+ * newline), or what answers its `slice` alike; `changes` are sorted and disjoint.
  */
-export function lineChangesPatch(path: string, old: readonly string[], changes: readonly LineChange[]): StructuredPatch {
+export function lineChangesPatch(path: string, old: { slice(start: number, end: number): readonly string[] }, changes: readonly LineChange[]): StructuredPatch {
   const hunks: StructuredPatch["hunks"] = [];
   let delta = 0;
   for (let k = 0; k < changes.length; ) {

@@ -21,13 +21,28 @@ export function configBase(ctx: { root?: string; cwd: string }): string {
 }
 
 /**
- * Whether some server could cover `path`: a built-in one for its extension with a project
- * root above it, or any when the project has a .kt/lsp.json (the server may still be absent).
+ * Whether some server could cover a path, for the files of one change: a built-in one for
+ * its extension with a project root above it, or any when the project has a .kt/lsp.json
+ * (the server may still be absent). .kt/lsp.json is looked for once, and the project root
+ * once for each directory and extension: a patch of 20 files in one folder asked both 20
+ * times, up every directory to /.
  */
-export function mayCover(ctx: { root?: string; cwd: string }, path: string): boolean {
-  if (existsSync(join(configBase(ctx), ".kt", "lsp.json"))) return true;
-  const ext = extensionOf(path);
-  if (ext === "" || !builtinCovers(ext)) return false;
-  const markers = [...new Set(BUILTIN.filter((e) => e.extensions.includes(ext)).flatMap((e) => e.rootMarkers))];
-  return projectRoot(dirname(path), markers, ctx.root) !== undefined;
+export function coverage(ctx: { root?: string; cwd: string }): (path: string) => boolean {
+  let configured: boolean | undefined;
+  const rooted = new Map<string, boolean>();
+  return (path) => {
+    configured ??= existsSync(join(configBase(ctx), ".kt", "lsp.json"));
+    if (configured) return true;
+    const ext = extensionOf(path);
+    if (ext === "" || !builtinCovers(ext)) return false;
+    const dir = dirname(path);
+    const key = `${ext}\0${dir}`;
+    let found = rooted.get(key);
+    if (found === undefined) {
+      const markers = [...new Set(BUILTIN.filter((e) => e.extensions.includes(ext)).flatMap((e) => e.rootMarkers))];
+      found = projectRoot(dir, markers, ctx.root) !== undefined;
+      rooted.set(key, found);
+    }
+    return found;
+  };
 }

@@ -48,6 +48,14 @@ class ParseError {
   constructor(readonly line: number, readonly found: string | undefined, readonly expected: string) {}
 }
 
+/** Character codes of "\\", "@", "-", "+", " " and "d". */
+const BACKSLASH = 92;
+const AT = 64;
+const MINUS = 45;
+const PLUS = 43;
+const SPACE = 32;
+const D = 100;
+
 /** The patch lines, CRLF read as LF; a final line break does not open an empty last line. */
 function splitPatch(text: string): string[] {
   const lines = text.split("\n");
@@ -119,7 +127,8 @@ function parseEnvelope(text: string, lines: string[], first: number): FileOp[] {
   if (lines[i]!.trim() !== BEGIN) i++;
   i++;
   const ops: FileOp[] = [];
-  const header = (l: string | undefined) => l !== undefined && (l.startsWith(ADD) || l.startsWith(DELETE) || l.startsWith(UPDATE) || l.trim() === END);
+  // (Trimmed only when it may be the end: a trim per hunk line was a copy of every line.)
+  const header = (l: string | undefined) => l !== undefined && (l.startsWith(ADD) || l.startsWith(DELETE) || l.startsWith(UPDATE) || (l.includes(END) && l.trim() === END));
   const path = (l: string, prefix: string, at: number) => {
     const p = l.slice(prefix.length).trim();
     if (p === "") throw new ParseError(at + 1, l, `a file path after "${prefix.trim()}"`);
@@ -189,7 +198,7 @@ function parseEnvelopeHunks(lines: string[], start: number, op: FileOp & { kind:
     const l = lines[i]!;
     // A unified diff's header inside the envelope ("@@ -12,5 +12,6 @@", models mix the two
     // forms): its numbers are hints as in a unified diff, and it names no context line.
-    const numbered = l.match(/^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/);
+    const numbered = l.charCodeAt(0) === AT ? l.match(/^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/) : null;
     if (numbered) {
       open(undefined, i);
       hunk!.hint = { oldStart: +numbered[1]!, oldLines: numbered[2] === undefined ? 1 : +numbered[2], newStart: +numbered[3]!, newLines: numbered[4] === undefined ? 1 : +numbered[4] };
@@ -209,7 +218,7 @@ function parseEnvelopeHunks(lines: string[], start: number, op: FileOp & { kind:
       else open(l.slice(3).trim() || undefined, i);
       continue;
     }
-    if (l === EOF_MARK || l.trim() === EOF_MARK) {
+    if (l === EOF_MARK || (l.includes(EOF_MARK) && l.trim() === EOF_MARK)) {
       if (!hunk || hunk.lines.length === 0) throw new ParseError(i + 1, l, `hunk lines before "${EOF_MARK}"`);
       hunk.endOfFile = true;
       hunk = undefined;
@@ -373,7 +382,10 @@ function parseUnifiedHunk(lines: string[], at: number): [Hunk, number] {
   let newSeen = 0;
   for (; i < lines.length; i++) {
     const l = lines[i]!;
-    if (l.startsWith("\\")) {
+    // The first character says which of the tests below can hold (NaN for an empty line):
+    // one look per line rather than a search per kind of line.
+    const c = l.charCodeAt(0);
+    if (c === BACKSLASH) {
       const last = hunk.lines[hunk.lines.length - 1];
       if (!last) throw new ParseError(i + 1, l, `a hunk line before "\\ No newline at end of file"`);
       if (last.kind !== "+") hunk.oldNoNewline = true;
@@ -383,11 +395,12 @@ function parseUnifiedHunk(lines: string[], at: number): [Hunk, number] {
     // The header's counts say where the hunk ends; past them, only a line that clearly
     // continues it (models miscount) is taken, never the next file's "--- " header.
     const counted = oldSeen < hint.oldLines || newSeen < hint.newLines;
-    if (!counted && (l.startsWith("--- ") || l.startsWith("diff ") || l === "" || l.startsWith("@@"))) break;
-    if (l.startsWith("@@") || l.startsWith("diff --git ") || (l.startsWith("--- ") && lines[i + 1]?.startsWith("+++ "))) break;
-    const kind = l[0];
-    if (kind === " " || kind === "-" || kind === "+" || l === "") {
-      const k = l === "" ? " " : (kind as HunkLine["kind"]);
+    const opens = c === AT && l.startsWith("@@");
+    const minuses = c === MINUS && l.startsWith("--- ");
+    if (!counted && (minuses || (c === D && l.startsWith("diff ")) || l === "" || opens)) break;
+    if (opens || (c === D && l.startsWith("diff --git ")) || (minuses && lines[i + 1]?.startsWith("+++ "))) break;
+    if (c === SPACE || c === MINUS || c === PLUS || l === "") {
+      const k = c === MINUS ? "-" : c === PLUS ? "+" : " ";
       hunk.lines.push({ kind: k, text: l.slice(1) });
       if (k !== "+") oldSeen++;
       if (k !== "-") newSeen++;

@@ -3,7 +3,7 @@
 // cover costs an extension lookup. Never thrown: a change that landed is reported as made,
 // whatever its servers do.
 import type { ToolContext, ToolOutput } from "../core/result.ts";
-import { diagnosticsOff, mayCover } from "../lsp/gate.ts";
+import { coverage, diagnosticsOff } from "../lsp/gate.ts";
 
 export interface ChangedFile {
   display: string;
@@ -26,7 +26,8 @@ function text(content: Uint8Array | string | null): string | null {
  */
 export async function diagnoseChange(ctx: ToolContext, files: readonly ChangedFile[], max = Infinity): Promise<{ text?: string; diagnostics?: readonly object[] }> {
   if (ctx.flags.dryRun || diagnosticsOff(ctx.flags)) return {};
-  const covered = files.filter((f) => mayCover(ctx, f.real));
+  const covers = coverage(ctx);
+  const covered = files.filter((f) => covers(f.real));
   if (covered.length === 0) return {};
   const asked = covered.slice(0, max);
   try {

@@ -7,18 +7,19 @@ import description from "./edit.txt" with { type: "text" };
 import { defineTool, invalidArgs, KtError, type ToolContext } from "./tool.ts";
 import { absolutePath, fsError, onOneLine, realPath } from "../core/paths.ts";
 import { sha256 } from "../core/stamps.ts";
-import { countLines, linesOf, MAX_FILE_BYTES, MAX_LINE_CHARS } from "../core/text.ts";
+import { countLines, linesOf, MAX_FILE_BYTES } from "../core/text.ts";
 import { decodeFile, describe, encodeText, UTF8, type Encoding } from "../core/encoding.ts";
-import { spliceKeepingEndings } from "../core/eol.ts";
 import { formatBytes } from "../core/truncate.ts";
 import { freshContent, guardedWrite, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { diffPath, unifiedDiff } from "../core/diff.ts";
 import { refuseWrite } from "../sandbox/policy.ts";
 import { withDiagnostics } from "./diagnostics.ts";
 import { notFound } from "../core/suggest.ts";
-import { applyEdits, replace } from "../replacer/index.ts";
+import { replace } from "../replacer/index.ts";
 import { notebookEdit, type NotebookPlan } from "./_notebook.ts";
-import type { CascadeOk, CascadeResult, Edit, GuessedDepth, NearMiss, StrategyName, TraceStep } from "../replacer/index.ts";
+import { excerpt, Lf, snippet, visible } from "./_snippets.ts";
+export { excerpt, snippet } from "./_snippets.ts";
+import type { CascadeOk, CascadeResult, GuessedDepth, NearMiss, StrategyName, TraceStep } from "../replacer/index.ts";
 
 /** One change: the text to find and what replaces it. */
 export const EditPair = z.strictObject({
@@ -42,10 +43,6 @@ export const Parameters = z.strictObject({
 
 type Input = z.infer<typeof Parameters>;
 type Pair = z.infer<typeof EditPair>;
-
-/** Snippet: the edited region and this many lines either side, at most SNIPPET_MAX lines. */
-export const SNIPPET_CONTEXT = 4;
-export const SNIPPET_MAX = 60;
 
 /** The edit's pairs: `edits`, or the one pair of the top-level fields — never both, never neither. */
 function pairsOf(input: Input): Pair[] {
@@ -324,52 +321,6 @@ function normalize(s: string): string {
   return (s.startsWith("\uFEFF") ? s.slice(1) : s).replace(/\r\n/g, "\n");
 }
 
-/**
- * The file's text with CRLF read as LF, and the way back: offsets into the LF text map onto
- * the original, so that only the edited spans change and every other line keeps its own
- * ending — in a file with mixed endings too.
- */
-export class Lf {
-  private constructor(
-    readonly original: string,
-    readonly lf: string,
-    /** LF-text offsets of the "\n"s that were "\r\n", ascending. */
-    private readonly crlf: number[],
-  ) {}
-
-  static of(original: string): Lf {
-    const crlf: number[] = [];
-    if (!original.includes("\r\n")) return new Lf(original, original, crlf);
-    let lf = "";
-    let from = 0;
-    for (let i = original.indexOf("\r\n"); i !== -1; i = original.indexOf("\r\n", i + 2)) {
-      lf += original.slice(from, i);
-      crlf.push(lf.length);
-      lf += "\n";
-      from = i + 2;
-    }
-    return new Lf(original, lf + original.slice(from), crlf);
-  }
-
-  /** The original offset of an LF-text offset: each CRLF before it adds one "\r". */
-  toOriginal(offset: number): number {
-    let lo = 0;
-    let hi = this.crlf.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.crlf[mid]! < offset) lo = mid + 1;
-      else hi = mid;
-    }
-    return offset + lo;
-  }
-
-  /** The edits applied to the original, each line ending kept line by line (core/eol.ts says how). */
-  apply(edits: readonly Edit[]): string {
-    if (this.crlf.length === 0) return applyEdits(this.original, edits);
-    return spliceKeepingEndings(this.original, edits.map((e) => ({ start: this.toOriginal(e.start), end: this.toOriginal(e.end), text: e.text })));
-  }
-}
-
 const LABELS: Record<StrategyName, string> = {
   exact: "matched exactly",
   "trailing-whitespace": "matched with trailing whitespace ignored",
@@ -472,47 +423,6 @@ function numberedFailure(n: NonNullable<CascadeOk["numbering"]>): string {
   return `old_string's lines began with ${display(n)}, which are not part of the file, so it was also looked for without them. Leave them out of old_string and new_string.`;
 }
 
-/** The edited region ± SNIPPET_CONTEXT lines with real line numbers, middle elided past SNIPPET_MAX lines. */
-export function snippet(content: string, startLine: number, endLine: number): string {
-  return snippetOf(SnippetLines.of(content), startLine, endLine);
-}
-
-/** A text split into lines once, for several snippets of it. */
-export class SnippetLines {
-  private constructor(
-    readonly lines: readonly string[],
-    /** As countLines counts: a final newline does not open a line. */
-    readonly total: number,
-  ) {}
-
-  static of(content: string): SnippetLines {
-    const lines = content === "" ? [] : content.split("\n");
-    return new SnippetLines(lines, lines.length - (content.endsWith("\n") ? 1 : 0));
-  }
-}
-
-export function snippetOf({ lines, total }: SnippetLines, startLine: number, endLine: number): string {
-  if (total === 0) return "The file is now empty.";
-  const from = Math.max(1, Math.min(startLine, total) - SNIPPET_CONTEXT);
-  const to = Math.min(total, Math.max(endLine, startLine) + SNIPPET_CONTEXT);
-  const row = (n: number) => {
-    const line = lines[n - 1]!;
-    return `${String(n).padStart(6)}→${line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}… [line truncated]` : line}`;
-  };
-  const rows: string[] = [];
-  const span = to - from + 1;
-  if (span <= SNIPPET_MAX) for (let n = from; n <= to; n++) rows.push(row(n));
-  else {
-    const head = Math.ceil((SNIPPET_MAX - 1) / 2);
-    const tail = SNIPPET_MAX - 1 - head;
-    for (let n = from; n < from + head; n++) rows.push(row(n));
-    rows.push(`[... ${span - head - tail} lines omitted ...]`);
-    for (let n = to - tail + 1; n <= to; n++) rows.push(row(n));
-  }
-  const range = from === to ? `line ${from}` : `lines ${from}–${to}`;
-  return `Snippet of the edited region (${range}):\n${rows.join("\n")}`;
-}
-
 const NOT_PERFORMED = "No replacement was performed:";
 
 function failure(abs: string, r: Exclude<CascadeResult, CascadeOk>, oldLength: number, traced: object): KtError {
@@ -579,32 +489,6 @@ function notFoundProse(abs: string, near: NearMiss | undefined, also = ""): stri
   const expected = excerpt(near.expected, near.column);
   const actual = excerpt(near.actual, near.column);
   return `${first}\nClosest near-miss is at ${region} (${differs}: expected ${expected}, file has ${actual}).${also} Read that region and provide old_string exactly as it appears in the file.`;
-}
-
-const EXCERPT = 80;
-
-/** A line quoted with its whitespace visible; a long one cut around the column where it differs. */
-export function excerpt(line: string, column: number): string {
-  let text = line;
-  let before = "";
-  let after = "";
-  if (line.length > EXCERPT) {
-    const start = Math.max(0, Math.min(column - 1 - 30, line.length - EXCERPT));
-    text = line.slice(start, start + EXCERPT);
-    if (start > 0) before = "…";
-    if (start + EXCERPT < line.length) after = "…";
-  }
-  return `"${before}${visible(text)}${after}"`;
-}
-
-function visible(s: string): string {
-  return s.replace(/[\\"\t\r\u0000-\u001f\u007f\u00a0\u1680\u2000-\u200b\u2028\u2029\u202f\u205f\u3000\ufeff]/g, (c) => {
-    if (c === "\\") return "\\\\";
-    if (c === '"') return '\\"';
-    if (c === "\t") return "\\t";
-    if (c === "\r") return "\\r";
-    return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
-  });
 }
 
 /** The cascade as a person debugging it reads it (stderr). */

@@ -18,7 +18,7 @@ import { withDiagnostics } from "./diagnostics.ts";
 import { diffPath, unifiedDiff } from "../core/diff.ts";
 import { refuseWrite } from "../sandbox/policy.ts";
 import { suggestions } from "../core/suggest.ts";
-import { excerpt, Lf, SNIPPET_CONTEXT, snippetOf, SnippetLines } from "./edit.ts";
+import { excerpt, Lf, SNIPPET_CONTEXT, snippetOf, SnippetLines } from "./_snippets.ts";
 import { parsePatch, type FileOp, type Hunk, type PatchForm } from "../patch/parse.ts";
 import { applyHunks, type HunkFailure, type HunkPlacement } from "../patch/apply.ts";
 import { editsDiff } from "../patch/diff.ts";
@@ -307,7 +307,6 @@ function fromBytes(ctx: ToolContext, plan: Plan, op: Exclude<FileOp, { kind: "ad
     );
   }
   const before = file.text;
-  const eol = dominantEol(before);
   const hadNewline = before === "" || before.endsWith("\n");
   const mapped = Lf.of(before);
   const lf = mapped.lf;
@@ -315,7 +314,7 @@ function fromBytes(ctx: ToolContext, plan: Plan, op: Exclude<FileOp, { kind: "ad
   if (!applied.ok) throw hunkFailure(ctx, abs, applied.index, applied.hunk, applied.failure, form);
   // The edits are spans of the text with a final line break; mapped back onto the file's
   // own bytes, every line outside them keeps its line ending.
-  let after = (hadNewline ? mapped : Lf.of(before + eol)).apply(applied.edits);
+  let after = (hadNewline ? mapped : Lf.of(before + dominantEol(before))).apply(applied.edits);
   if (!applied.finalNewline) after = after.replace(/\r?\n$/, "");
   const newBytes = encodeText(after, file.encoding, abs);
   // Named as git names them (relative to the root or the working directory); a move from its old name.

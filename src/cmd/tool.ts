@@ -1,7 +1,7 @@
 // `kt <tool> …`: flags or JSON on stdin in, the model text (or the envelope) out.
 import { fstatSync, readFileSync } from "node:fs";
 import type { ArgsDef, CommandDef } from "citty";
-import * as z from "zod/mini";
+import { unwrap, type Param } from "../tools/params.ts";
 import { errorResult, KtError, type Tool, type ToolResult } from "../tools/tool.ts";
 import { invalidInput, REWRITE } from "../core/result.ts";
 import { fieldKinds, parseToolArgv, strictText, UsageError, type Options } from "./_args.ts";
@@ -98,7 +98,7 @@ export function examplesSection(tool: Tool): string {
 function helpArgs(tool: Tool): ArgsDef {
   const args: ArgsDef = {};
   const kinds = fieldKinds(tool);
-  const shape = tool.parameters.shape as Record<string, z.ZodMiniType>;
+  const shape = tool.parameters.shape as Record<string, Param>;
   const positional = typeof tool.positionals === "function" ? [] : tool.positionals ?? [tool.primary];
   for (const [field, kind] of kinds) {
     const description = describeField(shape[field]);
@@ -115,10 +115,7 @@ function helpArgs(tool: Tool): ArgsDef {
   return args;
 }
 
-function describeField(schema: z.ZodMiniType | undefined): string {
-  for (let s = schema; s; s = (s._zod.def as { innerType?: z.ZodMiniType }).innerType) {
-    const meta = z.globalRegistry.get(s) as { description?: string } | undefined;
-    if (meta?.description) return meta.description;
-  }
-  return "";
+function describeField(param: Param | undefined): string {
+  const def = param && unwrap(param);
+  return def && "description" in def && def.description ? def.description : "";
 }

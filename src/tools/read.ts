@@ -1,6 +1,6 @@
 // read (SPEC §4.1): a page of a file with line numbers, a directory listing, or a
 // one-line description of a binary file. A page of a large file is read by streaming.
-import * as z from "zod/mini";
+import { p } from "./params.ts";
 import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from "node:fs";
 import { extname } from "node:path";
 import description from "./read.txt" with { type: "text" };
@@ -21,11 +21,11 @@ export const MAX_LINES = 2000;
 export const MAX_PAGE_BYTES = 50 * 1024;
 export { MAX_FILE_BYTES, MAX_LINE_CHARS };
 
-export const Parameters = z.strictObject({
-  file_path: z.string().check(z.describe("Path to the file to read (absolute preferred).")),
-  offset: z.optional(z.int().check(z.minimum(0), z.describe("1-based line number to start reading from (0 is read as 1). Omit to start at line 1."))),
-  limit: z.optional(z.int().check(z.minimum(1), z.describe("Maximum number of lines to return. Omit for the default of 2000."))),
-  pages: z.optional(z.string().check(z.describe('PDF files only: the page ("3") or range of pages ("5-12") to read. Omit for the first 20 pages.'))),
+export const Parameters = p.object({
+  file_path: p.string({ description: "Path to the file to read (absolute preferred)." }),
+  offset: p.optional(p.int({ minimum: 0, description: "1-based line number to start reading from (0 is read as 1). Omit to start at line 1." })),
+  limit: p.optional(p.int({ minimum: 1, description: "Maximum number of lines to return. Omit for the default of 2000." })),
+  pages: p.optional(p.string({ description: 'PDF files only: the page ("3") or range of pages ("5-12") to read. Omit for the first 20 pages.' })),
 });
 
 export default defineTool({

@@ -1,5 +1,5 @@
 // The shared path from a parsed command line to stdout and an exit code.
-import { fstatSync, realpathSync, statSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import { onOneLine } from "../core/paths.ts";
 import { tmpdir, homedir } from "node:os";
 import { resolveStateDir } from "../core/state.ts";
@@ -9,7 +9,7 @@ import { KtError, type ToolContext, type ToolResult } from "../tools/tool.ts";
 import type { Options } from "./_args.ts";
 import { log } from "./_log.ts";
 import { exitCode, writeAll } from "./exit.ts";
-import { colourOn, paintDryRun, paintTrace } from "./terminal.ts";
+import { colourOn, isTerminal, paintDryRun, paintTrace } from "./terminal.ts";
 
 export { EXIT, writeAll } from "./exit.ts";
 
@@ -101,14 +101,4 @@ export function onTerminal(text: string, fd = 1): string {
     if (code === 0x7f) return "\u2421";
     return `\\u${code.toString(16).padStart(4, "0")}`;
   });
-}
-
-function isTerminal(fd: number): boolean {
-  try {
-    if (!fstatSync(fd).isCharacterDevice()) return false;
-  } catch {
-    return false;
-  }
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return (require("node:tty") as typeof import("node:tty")).isatty(fd);
 }

@@ -1,5 +1,5 @@
 // `kt <tool> …`: flags or JSON on stdin in, the model text (or the envelope) out.
-import { fstatSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import type { ArgsDef, CommandDef } from "citty";
 import { unwrap, type Param } from "../tools/params.ts";
 import { errorResult, KtError, type Tool, type ToolResult } from "../tools/tool.ts";
@@ -60,15 +60,9 @@ function finish(result: ToolResult, options: Options, tool: string): number {
   return emit(result, options, tool);
 }
 
-/** True when stdin is a terminal (nothing will be piped). node:tty is costly to load, so it is asked only about character devices. */
+/** True when stdin is a terminal (nothing will be piped). */
 export function stdinIsTerminal(): boolean {
-  try {
-    if (!fstatSync(0).isCharacterDevice()) return false;
-  } catch {
-    return false;
-  }
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return (require("node:tty") as typeof import("node:tty")).isatty(0);
+  return isTerminal(0);
 }
 
 /** Parses stdin as the tool input, or explains why it is not one. */

@@ -7,7 +7,7 @@ import { invalidInput, REWRITE } from "../core/result.ts";
 import { fieldKinds, parseToolArgv, strictText, UsageError, type Options } from "./_args.ts";
 import { contextFrom, emit } from "./_run.ts";
 import { switchArgs } from "./switches.ts";
-import { routing } from "../lsp/gate.ts";
+import { routing } from "../lsp/routing.ts";
 import { isTerminal, progress, streamTo } from "./terminal.ts";
 
 /** Subcommands that walk a tree and may take a while: progress on a terminal after 1 s. */

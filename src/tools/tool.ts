@@ -3,9 +3,10 @@
 // A tool body returns a ToolOutput or throws a KtError — nothing else.
 import { accept, dropNulls, type Infer, type ObjectParam } from "./params.ts";
 import { backstop } from "../core/truncate.ts";
-import { appendNotices } from "../process/notices.ts";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { deadOwnedSessions, endDeadSessions } from "../process/owner.ts";
-import { isStateFault, StateError, stateProblem } from "../core/state.ts";
+import { isStateFault, safeName, StateError, stateProblem } from "../core/state.ts";
 import { invalidInput, KtError, type ToolContext, type ToolOutput, type ToolResult } from "../core/result.ts";
 
 export type { ErrorCode, ImageBlock, ToolContext, ToolFlags, ToolMetadata, ToolOutput, ToolResult, Truncation } from "../core/result.ts";
@@ -72,7 +73,7 @@ export function defineTool<S extends ObjectParam>(spec: ToolSpec<S>): Tool<S> {
       }
       backstop(result, spec.name, ctx);
       try {
-        appendNotices(result, ctx);
+        if (startedProcesses(ctx)) (await import("../process/notices.ts")).appendNotices(result, ctx);
       } catch (error) {
         // A result already computed is not withheld for want of the index: notices wait.
         if (!isStateFault(error)) throw error;
@@ -85,6 +86,15 @@ export function defineTool<S extends ObjectParam>(spec: ToolSpec<S>): Tool<S> {
     },
   };
   return tool;
+}
+
+/**
+ * The session has started a process, so it may have completion notices (SPEC §4.7): the
+ * check process/notices.ts begins with, made here so that a session that never started one
+ * does not load the process registry on every call.
+ */
+function startedProcesses(ctx: ToolContext): boolean {
+  return existsSync(join(ctx.stateDir, "sessions", safeName(ctx.session), "proc"));
 }
 
 export function errorResult(tool: string, error: KtError, started = performance.now()): ToolResult {

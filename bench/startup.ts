@@ -16,11 +16,12 @@ const bun = join(root, "node_modules", ".bin", "bun");
 if (!existsSync(kt)) throw new Error("build first: npm run build");
 const before = process.env.BEFORE;
 
-// The floor: an empty program compiled exactly as kt is (package.json "build").
+// The floor: an empty program compiled exactly as kt is (package.json "build"; the bytecode
+// profile, scripts/kt.order, is kt's own and names nothing an empty program has).
 const work = mkdtempSync(join(tmpdir(), "kt-startup-"));
 writeFileSync(join(work, "floor.ts"), "export {};\n");
 const floor = join(work, "floor");
-const flags = ["--compile", "--minify", "--bytecode", "--splitting", "--format=esm", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig"];
+const flags = ["--compile", "--minify", "--bytecode", "--splitting", "--format=esm", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig", "--compile-jit-policy=8"];
 const build = Bun.spawnSync([bun, "build", ...flags, join(work, "floor.ts"), "--outfile", floor], { stdout: "ignore", stderr: "pipe" });
 if (build.exitCode !== 0) throw new Error(build.stderr.toString());
 

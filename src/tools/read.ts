@@ -12,8 +12,6 @@ import { IMAGE_EXTENSIONS, imageInfo, looksLikeImage, MAX_IMAGE_BYTES } from "..
 import { MAX_FILE_BYTES, MAX_LINE_CHARS } from "../core/text.ts";
 import { decodeFile, describe, encodingNote, streamDecoding, type ChunkDecoder, type Encoding } from "../core/encoding.ts";
 import { formatBytes } from "../core/truncate.ts";
-import { listDirectory } from "./_listing.ts";
-import { notFound } from "../core/suggest.ts";
 import { looksLikePdf, parsePages, pdfText, type PageRange } from "../documents/pdf.ts";
 import { isNotebookPath, parseNotebook, renderNotebook } from "../documents/notebook.ts";
 
@@ -47,10 +45,11 @@ export default defineTool({
     try {
       st = statSync(real);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") throw notFound(ctx, path);
+      // Loaded only here: a read that finds its file never needs the suggestions.
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") throw (await import("../core/suggest.ts")).notFound(ctx, path);
       throw fsError(error, path);
     }
-    if (st.isDirectory()) return listing(ctx, real, abs);
+    if (st.isDirectory()) return await listing(ctx, real, abs);
     // Refused before opening: opening a device can itself have effects, or wait.
     if (!st.isFile()) {
       throw new KtError("INVALID_ARGS", `${abs} is not a regular file (it is a device, socket or pipe); read cannot page it. Use bash if you really mean to read from it.`);
@@ -77,7 +76,9 @@ export default defineTool({
   },
 });
 
-function listing(ctx: ToolContext, real: string, abs: string) {
+/** A directory's entries; the lister is loaded only for a directory, which few reads are. */
+async function listing(ctx: ToolContext, real: string, abs: string) {
+  const { listDirectory } = await import("./_listing.ts");
   let fd: number;
   try {
     fd = openSync(real, constants.O_RDONLY | constants.O_DIRECTORY);

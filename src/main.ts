@@ -56,8 +56,24 @@ function wantsHelp(argv: readonly string[]): boolean {
   return false;
 }
 
+/**
+ * The binary starts with the JIT's tier-up thresholds scaled up (package.json "build":
+ * --compile-jit-policy): code that runs once while a call starts (node:fs defining its
+ * functions, opening the index) stays in the interpreter instead of starting a JIT thread
+ * to compile it, about 1 ms of CPU. A one-shot file tool keeps that policy; anything that
+ * may run long (a search, a server, a host of processes) gets the normal one back.
+ * Worker threads (grep's searchers) start with the normal policy whatever this one is.
+ */
+const ONE_SHOT: ReadonlySet<string> = new Set(["read", "write", "edit", "--version", "-v"]);
+
+function jitPolicy(first: string | undefined): void {
+  if (first !== undefined && ONE_SHOT.has(first)) return;
+  Bun.unsafe?.setJITPolicy?.(1);
+}
+
 async function main(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
+  jitPolicy(first);
   // Hidden: the detached owner of a background command (src/process/supervisor.ts).
   if (first === "__supervise") return (await import("./process/supervisor.ts")).supervise(rest);
   // Hidden: the session's host of background commands (src/process/host.ts).

@@ -10,7 +10,7 @@ import { kt, tempDir, type TempDir } from "./_helpers.ts";
 
 // What the completions must offer comes from the same places kt reads: as formats, actions
 // or commands are added, the expectations follow.
-const PS_ACTIONS = Object.values((PsParameters.shape.action._zod.def as unknown as { entries: Record<string, string> }).entries);
+const PS_ACTIONS = PsParameters.shape.action.values;
 const starting = (prefix: string, words: Iterable<string>) => [...words].filter((w) => w.startsWith(prefix)).sort();
 
 const BASH = Bun.which("bash");

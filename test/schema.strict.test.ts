@@ -8,7 +8,7 @@ import { shape } from "../src/cmd/schema.ts";
 import { inputSchema, strictSchema } from "../src/tools/jsonschema.ts";
 import { loadAllTools, schemaName } from "../src/tools/registry.ts";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import * as z from "zod/mini";
+import { p } from "../src/tools/params.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { parseInput } from "../src/tools/tool.ts";
@@ -212,22 +212,22 @@ describe("null means absent (SPEC §7.5)", () => {
     }
   }
 
-  test("at every depth: optional fields of objects inside arrays too, never a required one", () => {
+  test("at every depth: optional fields of objects inside arrays too, never a required one", async () => {
     const tool = {
       name: "t",
       aliases: { filePath: "file_path" },
-      parameters: z.strictObject({
-        file_path: z.string(),
-        edits: z.optional(z.array(z.strictObject({ old_string: z.string(), replace_all: z.optional(z.boolean()) }))),
-        limit: z.optional(z.int()),
+      parameters: p.object({
+        file_path: p.string(),
+        edits: p.optional(p.array(p.object({ old_string: p.string(), replace_all: p.optional(p.boolean()) }))),
+        limit: p.optional(p.int()),
       }),
     };
     const raw = { file_path: "a", filePath: null, limit: null, edits: [{ old_string: "x", replace_all: null }, { old_string: "y", replace_all: true }] };
-    expect(parseInput(tool, raw)).toEqual({ ok: true, input: { file_path: "a", edits: [{ old_string: "x" }, { old_string: "y", replace_all: true }] } });
+    expect(await parseInput(tool, raw)).toEqual({ ok: true, input: { file_path: "a", edits: [{ old_string: "x" }, { old_string: "y", replace_all: true }] } });
     // The caller's value is left as it was.
     expect(raw.edits[0]).toEqual({ old_string: "x", replace_all: null });
-    expect(parseInput(tool, { file_path: "a", edits: null })).toEqual({ ok: true, input: { file_path: "a" } });
-    const refused = parseInput(tool, { file_path: "a", edits: [{ old_string: null }] });
+    expect(await parseInput(tool, { file_path: "a", edits: null })).toEqual({ ok: true, input: { file_path: "a" } });
+    const refused = await parseInput(tool, { file_path: "a", edits: [{ old_string: null }] });
     expect(refused.ok).toBe(false);
   });
 

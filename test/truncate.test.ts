@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import * as z from "zod/mini";
+import { p } from "../src/tools/params.ts";
 import { backstop, cutToBytes, middleOut, omissionMarker } from "../src/core/truncate.ts";
 import { defineTool, type ToolContext } from "../src/tools/tool.ts";
 import { tempDir } from "./_helpers.ts";
@@ -76,7 +76,7 @@ describe("the 64 KB backstop", () => {
     const tool = defineTool({
       name: "noisy",
       description: "test",
-      parameters: z.strictObject({}),
+      parameters: p.object({}),
       primary: "x",
       annotations: { readOnlyHint: true, destructiveHint: false },
       execute: async () => ({ content: big, title: "noisy" }),

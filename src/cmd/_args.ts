@@ -2,7 +2,7 @@
 // primary field is positional, long text fields take --<field>-file PATH|-, and the
 // switches of switches.ts configure kt itself. Unknown flags are usage errors (exit 2).
 import { readFileSync } from "node:fs";
-import type * as z from "zod/mini";
+import { unwrap, type Param } from "../tools/params.ts";
 import { KtError, type Tool } from "../tools/tool.ts";
 import { UsageError } from "./exit.ts";
 import { flag, parseSwitches } from "./switches.ts";
@@ -50,19 +50,16 @@ export function baseOptions(): Options {
 
 export function fieldKinds(tool: Tool): Map<string, Kind> {
   const kinds = new Map<string, Kind>();
-  for (const [name, schema] of Object.entries(tool.parameters.shape)) kinds.set(name, kindOf(schema as z.ZodMiniType));
+  for (const [name, param] of Object.entries(tool.parameters.shape)) kinds.set(name, kindOf(param as Param));
   return kinds;
 }
 
-function kindOf(schema: z.ZodMiniType): Kind {
-  let def = schema._zod.def as { type: string; innerType?: z.ZodMiniType };
-  while ((def.type === "optional" || def.type === "default" || def.type === "nullable") && def.innerType) {
-    def = def.innerType._zod.def as typeof def;
-  }
-  if (def.type === "boolean") return "boolean";
-  if (def.type === "number" || def.type === "int") return "number";
+function kindOf(param: Param): Kind {
+  const def = unwrap(param);
+  if (def.kind === "boolean") return "boolean";
+  if (def.kind === "int") return "number";
   // A list or an object (edit's edits) is given as JSON text, inline or through --<field>-file.
-  if (def.type === "array" || def.type === "object") return "json";
+  if (def.kind === "array" || def.kind === "object") return "json";
   return "string";
 }
 

@@ -7,7 +7,7 @@ let instance: ConsolaInstance | undefined;
 export function log(): ConsolaInstance {
   if (instance) return instance;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { createConsola } = require("consola") as typeof import("consola");
+  const { createConsola } = require("./_consola.ts") as typeof import("./_consola.ts");
   instance = createConsola({
     stdout: process.stderr,
     stderr: process.stderr,

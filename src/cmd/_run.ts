@@ -1,7 +1,6 @@
 // The shared path from a parsed command line to stdout and an exit code.
-import { fstatSync, realpathSync, statSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import { onOneLine } from "../core/paths.ts";
-import { tmpdir, homedir } from "node:os";
 import { resolveStateDir } from "../core/state.ts";
 import type { SandboxMode } from "../core/result.ts";
 import { policyOf, SANDBOX_MODES } from "../sandbox/policy.ts";
@@ -9,7 +8,7 @@ import { KtError, type ToolContext, type ToolResult } from "../tools/tool.ts";
 import type { Options } from "./_args.ts";
 import { log } from "./_log.ts";
 import { exitCode, writeAll } from "./exit.ts";
-import { colourOn, paintDryRun, paintTrace } from "./terminal.ts";
+import { colourOn, isTerminal, paintDryRun, paintTrace } from "./terminal.ts";
 
 export { EXIT, writeAll } from "./exit.ts";
 
@@ -72,10 +71,18 @@ function sandboxFrom(options: Options, env: Record<string, string | undefined>, 
     writable: options.writable ?? [],
     allowNetwork: options.allowNetwork ?? false,
     denyRead: options.denyRead ?? [],
-    home: env.HOME || homedir(),
-    tmp: tmpdir(),
+    // Asked only of a sandbox that is on: node:os costs every call more than the answer is worth.
+    get home() {
+      return env.HOME || os().homedir();
+    },
+    get tmp() {
+      return os().tmpdir();
+    },
   });
 }
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const os = (): typeof import("node:os") => require("node:os") as typeof import("node:os");
 
 /** Prints a result the way the options ask and returns the exit code. */
 export function emit(result: ToolResult, options: Pick<Options, "json"> & Partial<Pick<Options, "dryRun">>, tool?: string): number {
@@ -101,14 +108,4 @@ export function onTerminal(text: string, fd = 1): string {
     if (code === 0x7f) return "\u2421";
     return `\\u${code.toString(16).padStart(4, "0")}`;
   });
-}
-
-function isTerminal(fd: number): boolean {
-  try {
-    if (!fstatSync(fd).isCharacterDevice()) return false;
-  } catch {
-    return false;
-  }
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return (require("node:tty") as typeof import("node:tty")).isatty(fd);
 }

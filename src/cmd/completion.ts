@@ -3,7 +3,7 @@
 // input fields, aliases and switches) plus the tools' enum fields, so a new tool, field or
 // option is completed as soon as help shows it.
 import type { ArgDef, ArgsDef, CommandDef, Resolvable } from "citty";
-import * as z from "zod/mini";
+import { unwrap, type Param } from "../tools/params.ts";
 import { version } from "../../package.json" with { type: "json" };
 import type { Subcommand } from "./subcommand.ts";
 import { loadTool } from "../tools/registry.ts";
@@ -101,10 +101,9 @@ function takes(key: string, arg: ArgDef, enums: Map<string, readonly string[]>):
 /** Input fields whose schema is an enum, with their values. */
 function enumFields(tool: Tool): Map<string, readonly string[]> {
   const found = new Map<string, readonly string[]>();
-  for (const [field, schema] of Object.entries(tool.parameters.shape as Record<string, z.ZodMiniType>)) {
-    let def = schema._zod.def as { type: string; innerType?: z.ZodMiniType; entries?: Record<string, string> };
-    while (def.innerType && def.type !== "enum") def = def.innerType._zod.def as typeof def;
-    if (def.type === "enum" && def.entries) found.set(field, Object.values(def.entries));
+  for (const [field, param] of Object.entries(tool.parameters.shape as Record<string, Param>)) {
+    const def = unwrap(param);
+    if (def.kind === "enum") found.set(field, def.values);
   }
   return found;
 }

@@ -1,17 +1,32 @@
 // What a person at a terminal sees (SPEC §8.6): colour for diffs and traces, progress for a
 // long search, bash's output as it comes — only when the stream is a terminal and NO_COLOR
 // is unset, and never in what a model or a script reads (a pipe gets the text unchanged).
-import { fstatSync, writeSync } from "node:fs";
+import { fstatSync, statSync, writeSync, type Stats } from "node:fs";
 
-/** The stream is a terminal (node:tty is loaded only for character devices). */
+/**
+ * The stream is a terminal. node:tty costs a kt call more than the rest of its start-up, so
+ * it is asked only about a character device that is not /dev/null (where scripts, cron and
+ * benchmarks send output: a device, never a terminal, told by its device number).
+ */
 export function isTerminal(fd: number): boolean {
+  let st: Stats;
   try {
-    if (!fstatSync(fd).isCharacterDevice()) return false;
+    st = fstatSync(fd);
   } catch {
     return false;
   }
+  if (!st.isCharacterDevice() || isDevNull(st)) return false;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   return (require("node:tty") as typeof import("node:tty")).isatty(fd);
+}
+
+function isDevNull(st: Stats): boolean {
+  try {
+    const null_ = statSync("/dev/null");
+    return null_.isCharacterDevice() && null_.rdev === st.rdev;
+  } catch {
+    return false;
+  }
 }
 
 /** Colour on this stream: a terminal, and NO_COLOR unset or empty (no-color.org). */

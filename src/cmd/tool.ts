@@ -1,13 +1,13 @@
 // `kt <tool> …`: flags or JSON on stdin in, the model text (or the envelope) out.
-import { fstatSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import type { ArgsDef, CommandDef } from "citty";
-import * as z from "zod/mini";
+import { unwrap, type Param } from "../tools/params.ts";
 import { errorResult, KtError, type Tool, type ToolResult } from "../tools/tool.ts";
 import { invalidInput, REWRITE } from "../core/result.ts";
 import { fieldKinds, parseToolArgv, strictText, UsageError, type Options } from "./_args.ts";
 import { contextFrom, emit } from "./_run.ts";
 import { switchArgs } from "./switches.ts";
-import { routing } from "../lsp/gate.ts";
+import { routing } from "../lsp/routing.ts";
 import { isTerminal, progress, streamTo } from "./terminal.ts";
 
 /** Subcommands that walk a tree and may take a while: progress on a terminal after 1 s. */
@@ -60,15 +60,9 @@ function finish(result: ToolResult, options: Options, tool: string): number {
   return emit(result, options, tool);
 }
 
-/** True when stdin is a terminal (nothing will be piped). node:tty is costly to load, so it is asked only about character devices. */
+/** True when stdin is a terminal (nothing will be piped). */
 export function stdinIsTerminal(): boolean {
-  try {
-    if (!fstatSync(0).isCharacterDevice()) return false;
-  } catch {
-    return false;
-  }
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return (require("node:tty") as typeof import("node:tty")).isatty(0);
+  return isTerminal(0);
 }
 
 /** Parses stdin as the tool input, or explains why it is not one. */
@@ -98,7 +92,7 @@ export function examplesSection(tool: Tool): string {
 function helpArgs(tool: Tool): ArgsDef {
   const args: ArgsDef = {};
   const kinds = fieldKinds(tool);
-  const shape = tool.parameters.shape as Record<string, z.ZodMiniType>;
+  const shape = tool.parameters.shape as Record<string, Param>;
   const positional = typeof tool.positionals === "function" ? [] : tool.positionals ?? [tool.primary];
   for (const [field, kind] of kinds) {
     const description = describeField(shape[field]);
@@ -115,10 +109,7 @@ function helpArgs(tool: Tool): ArgsDef {
   return args;
 }
 
-function describeField(schema: z.ZodMiniType | undefined): string {
-  for (let s = schema; s; s = (s._zod.def as { innerType?: z.ZodMiniType }).innerType) {
-    const meta = z.globalRegistry.get(s) as { description?: string } | undefined;
-    if (meta?.description) return meta.description;
-  }
-  return "";
+function describeField(param: Param | undefined): string {
+  const def = param && unwrap(param);
+  return def && "description" in def && def.description ? def.description : "";
 }

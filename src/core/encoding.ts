@@ -12,14 +12,16 @@
 // taken: a wrong guess can change how a few characters look, never a byte of the file.
 // iconv-lite and chardet are loaded on first need: a UTF-8 file, which is nearly every file,
 // never uses them, and every read, write and edit would otherwise pay for loading them.
-type Iconv = typeof import("iconv-lite");
+// (Required through ./_codecs.ts, which the bundle makes a chunk of its own loaded here.)
+type Codecs = typeof import("./_codecs.ts");
+type Iconv = Codecs["iconv"];
 let iconvLib: Iconv | undefined;
-const lib = (): Iconv => (iconvLib ??= require("iconv-lite") as Iconv);
+const lib = (): Iconv => (iconvLib ??= (require("./_codecs.ts") as Codecs).iconv);
 const iconv = {
   decode: (...args: Parameters<Iconv["decode"]>) => lib().decode(...args),
   encode: (...args: Parameters<Iconv["encode"]>) => lib().encode(...args),
 };
-const analyse = (sample: Uint8Array): ReturnType<typeof import("chardet").analyse> => (require("chardet") as typeof import("chardet")).analyse(sample);
+const analyse = (sample: Uint8Array): ReturnType<Codecs["analyse"]> => (require("./_codecs.ts") as Codecs).analyse(sample);
 import { KtError } from "./result.ts";
 import { editorconfigCharset } from "./editorconfig.ts";
 import { binaryByName, decodeUtf8Exact, invalidUtf8At, magicKind, sniffBinary } from "./text.ts";

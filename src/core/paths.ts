@@ -1,10 +1,13 @@
 // Path resolution and confinement (SPEC §3.6), and the mapping of file-system errors
 // to prose with a code: every failure names the path and one concrete next step.
 import { closeSync, constants, existsSync, fstatSync, openSync, readlinkSync, realpathSync, type Stats } from "node:fs";
-import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { KtError, type ToolContext } from "./result.ts";
 import { safeName } from "./state.ts";
+
+/** node:os, loaded for the few paths that start with "~" (every kt call would pay for it otherwise). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const homedir = (): string => (require("node:os") as typeof import("node:os")).homedir();
 
 /** The absolute, normalized form of a model-given path (relative to ctx.cwd; `~` expanded). */
 export function absolutePath(ctx: Pick<ToolContext, "cwd">, input: string): string {

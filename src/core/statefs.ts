@@ -88,15 +88,15 @@ function refuse(message: string): StateError {
 /** The prose for a directory (the state directory, or one kt uses in it) that is not this user's own, or undefined when it is. */
 function notPrivate(stateDir: string, dir: string, st: Stats, uid: number): StateError | undefined {
   const which = dir === stateDir ? "it" : `${dir} in it`;
-  const mine = you(uid);
+  // Named only in a refusal: the name is read from /etc/passwd.
   if (st.uid !== uid) {
     return refuse(
-      `${head(stateDir)} ${which} belongs to ${ownerName(st.uid)}, not to ${mine}, with mode ${modeText(st)}. Whoever owns it could read what kt keeps there and plant what kt would trust, so kt does not use it, and never changes a directory it does not own. Set KT_STATE_DIR (or --state-dir) to a directory of your own (kt creates a missing one, private), or remove ${dir} if it should not be there.`,
+      `${head(stateDir)} ${which} belongs to ${ownerName(st.uid)}, not to ${you(uid)}, with mode ${modeText(st)}. Whoever owns it could read what kt keeps there and plant what kt would trust, so kt does not use it, and never changes a directory it does not own. Set KT_STATE_DIR (or --state-dir) to a directory of your own (kt creates a missing one, private), or remove ${dir} if it should not be there.`,
     );
   }
   if ((st.mode & 0o022) !== 0) {
     return refuse(
-      `${head(stateDir)} ${which} belongs to ${mine} but its mode is ${modeText(st)}: ${writableBy(st)} can write in it, and so plant what kt would trust. Make it private with chmod 700 ${dir} (or remove it: kt creates it again, private), or set KT_STATE_DIR (or --state-dir) to a private directory of your own.`,
+      `${head(stateDir)} ${which} belongs to ${you(uid)} but its mode is ${modeText(st)}: ${writableBy(st)} can write in it, and so plant what kt would trust. Make it private with chmod 700 ${dir} (or remove it: kt creates it again, private), or set KT_STATE_DIR (or --state-dir) to a private directory of your own.`,
     );
   }
   return undefined;

@@ -7,8 +7,7 @@ import { dirname, join } from "node:path";
 import { projectRoot } from "./locate.ts";
 import { BUILTIN, builtinCovers, extensionOf } from "./table.ts";
 
-/** Where the servers run: in this process (kt mcp, kt call --jsonl, embedders), or in the session's host (a one-shot kt call). */
-export const routing: { host: boolean } = { host: false };
+export { routing } from "./routing.ts";
 
 /** Off by a person's switch: --no-diagnostics (ctx.flags) or KT_DIAGNOSTICS=0; never by a model. */
 export function diagnosticsOff(flags: { noDiagnostics?: boolean }): boolean {

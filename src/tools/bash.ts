@@ -2,7 +2,7 @@
 // Every command is handed to the session's host like a background process (src/process), so
 // reaching the time budget only means this call stops waiting: the command carries on as
 // process pN with its output continuing in the same log, nothing lost or duplicated.
-import * as z from "zod/mini";
+import { p } from "./params.ts";
 import { closeSync, openSync, readSync, renameSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import description from "./bash.txt" with { type: "text" };
@@ -29,19 +29,16 @@ export const DEFAULT_TIMEOUT_MS = 120_000;
 export const MAX_TIMEOUT_MS = 300_000;
 export const LIMITS: Limits = { maxLines: 400, maxBytes: 30 * 1024, headLines: 250, tailLines: 150 };
 
-export const Parameters = z.strictObject({
-  command: z.string().check(z.describe("The shell command to execute.")),
-  timeout_ms: z.optional(
-    z.int().check(
-      z.minimum(1),
-      z.describe("Time budget in milliseconds before the command is moved to the background. Default 120000, maximum 300000 (larger values count as 300000)."),
-    ),
+export const Parameters = p.object({
+  command: p.string({ description: "The shell command to execute." }),
+  timeout_ms: p.optional(
+    p.int({ minimum: 1, description: "Time budget in milliseconds before the command is moved to the background. Default 120000, maximum 300000 (larger values count as 300000)." }),
   ),
-  workdir: z.optional(z.string().check(z.describe("Working directory for the command. Defaults to the current working directory. Use this instead of 'cd'."))),
+  workdir: p.optional(p.string({ description: "Working directory for the command. Defaults to the current working directory. Use this instead of 'cd'." })),
   // SPEC §7.4: terminals.
-  tty: z.optional(z.boolean().check(z.describe("Run the command on a pseudo-terminal, for programs that behave differently without one (colour, progress bars, prompts that give up). Default false: pipes, stdin closed."))),
-  cols: z.optional(z.int().check(z.minimum(MIN_COLS), z.maximum(MAX_COLS), z.describe(`With tty: terminal width in columns. Default ${DEFAULT_COLS}.`))),
-  rows: z.optional(z.int().check(z.minimum(MIN_ROWS), z.maximum(MAX_ROWS), z.describe(`With tty: terminal height in rows. Default ${DEFAULT_ROWS}.`))),
+  tty: p.optional(p.boolean({ description: "Run the command on a pseudo-terminal, for programs that behave differently without one (colour, progress bars, prompts that give up). Default false: pipes, stdin closed." })),
+  cols: p.optional(p.int({ minimum: MIN_COLS, maximum: MAX_COLS, description: `With tty: terminal width in columns. Default ${DEFAULT_COLS}.` })),
+  rows: p.optional(p.int({ minimum: MIN_ROWS, maximum: MAX_ROWS, description: `With tty: terminal height in rows. Default ${DEFAULT_ROWS}.` })),
 });
 
 export default defineTool({

@@ -2,7 +2,7 @@
 // and rename, asked of the project's language server. A position is a line and the symbol's
 // name on it (models are poor at columns). rename applies the server's workspace edit through
 // the multi-file commit (SPEC §7.1): stale checks, all or nothing, one history entry.
-import * as z from "zod/mini";
+import { p, type Infer } from "./params.ts";
 import description from "./code.txt" with { type: "text" };
 import { defineTool, invalidArgs, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
 import { absolutePath, onOneLine, realPath } from "../core/paths.ts";
@@ -22,15 +22,15 @@ export const ACTIONS = ["definition", "references", "hover", "symbols", "workspa
 type Action = (typeof ACTIONS)[number];
 const POSITIONED: readonly Action[] = ["definition", "references", "hover", "rename"];
 
-export const Parameters = z.strictObject({
-  action: z.enum(ACTIONS).check(z.describe("What to ask: definition, references, hover, symbols (the file's outline), workspace_symbols (query), diagnostics, rename (query = the new name).")),
-  file_path: z.optional(z.string().check(z.describe("The file (absolute preferred). Required except for diagnostics, which without it covers every file changed in this session."))),
-  line: z.optional(z.union([z.int().check(z.minimum(1)), z.string()]).check(z.describe('1-based line of the symbol, or "line:col" (1-based column).'))),
-  symbol: z.optional(z.string().check(z.describe("The symbol's name as written on that line (definition, references, hover, rename)."))),
-  query: z.optional(z.string().check(z.describe("workspace_symbols: the name to search for; rename: the new name."))),
+export const Parameters = p.object({
+  action: p.enum(ACTIONS, { description: "What to ask: definition, references, hover, symbols (the file's outline), workspace_symbols (query), diagnostics, rename (query = the new name)." }),
+  file_path: p.optional(p.string({ description: "The file (absolute preferred). Required except for diagnostics, which without it covers every file changed in this session." })),
+  line: p.optional(p.union([p.int({ minimum: 1 }), p.string()], { description: '1-based line of the symbol, or "line:col" (1-based column).' })),
+  symbol: p.optional(p.string({ description: "The symbol's name as written on that line (definition, references, hover, rename)." })),
+  query: p.optional(p.string({ description: "workspace_symbols: the name to search for; rename: the new name." })),
 });
 
-type Input = z.infer<typeof Parameters>;
+type Input = Infer<typeof Parameters>;
 
 /** Places shown before the rest goes to a spill file. */
 export const MAX_SHOWN = 100;

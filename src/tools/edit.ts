@@ -1,7 +1,7 @@
 // edit (SPEC §4.3): preconditions, then the replacer cascade on the LF-normalized text, then
 // the edits mapped back onto the file's own bytes (its CRLFs, its BOM, every line outside
 // the edits untouched) and written by the one writer. All model-facing edit prose is here.
-import * as z from "zod/mini";
+import { p, type Infer } from "./params.ts";
 import { statSync, type Stats } from "node:fs";
 import description from "./edit.txt" with { type: "text" };
 import { defineTool, invalidArgs, KtError, type ToolContext } from "./tool.ts";
@@ -22,27 +22,24 @@ export { excerpt, snippet } from "./_snippets.ts";
 import type { CascadeOk, CascadeResult, GuessedDepth, NearMiss, StrategyName, TraceStep } from "../replacer/index.ts";
 
 /** One change: the text to find and what replaces it. */
-export const EditPair = z.strictObject({
-  old_string: z.string().check(z.describe("The exact existing text to replace.")),
-  new_string: z.string().check(z.describe("The replacement text. Must differ from old_string.")),
-  replace_all: z.optional(z.boolean().check(z.describe("Replace every exact occurrence of old_string. Default false."))),
+export const EditPair = p.object({
+  old_string: p.string({ description: "The exact existing text to replace." }),
+  new_string: p.string({ description: "The replacement text. Must differ from old_string." }),
+  replace_all: p.optional(p.boolean({ description: "Replace every exact occurrence of old_string. Default false." })),
 });
 
-export const Parameters = z.strictObject({
-  file_path: z.string().check(z.describe("Path of the file to edit (absolute preferred).")),
-  old_string: z.optional(z.string().check(z.describe("The exact existing text to replace, with enough surrounding context to be unique in the file. Required unless edits is given."))),
-  new_string: z.optional(z.string().check(z.describe("The replacement text. Must differ from old_string. Required unless edits is given."))),
-  replace_all: z.optional(z.boolean().check(z.describe("Replace every exact occurrence of old_string instead of requiring uniqueness. Default false."))),
-  edits: z.optional(
-    z.array(EditPair).check(
-      z.minLength(1),
-      z.describe("Several changes to this one file, instead of old_string/new_string: applied in order, each to the result of the one before, all or none."),
-    ),
+export const Parameters = p.object({
+  file_path: p.string({ description: "Path of the file to edit (absolute preferred)." }),
+  old_string: p.optional(p.string({ description: "The exact existing text to replace, with enough surrounding context to be unique in the file. Required unless edits is given." })),
+  new_string: p.optional(p.string({ description: "The replacement text. Must differ from old_string. Required unless edits is given." })),
+  replace_all: p.optional(p.boolean({ description: "Replace every exact occurrence of old_string instead of requiring uniqueness. Default false." })),
+  edits: p.optional(
+    p.array(EditPair, { minLength: 1, description: "Several changes to this one file, instead of old_string/new_string: applied in order, each to the result of the one before, all or none." }),
   ),
 });
 
-type Input = z.infer<typeof Parameters>;
-type Pair = z.infer<typeof EditPair>;
+type Input = Infer<typeof Parameters>;
+type Pair = Infer<typeof EditPair>;
 
 /** The edit's pairs: `edits`, or the one pair of the top-level fields — never both, never neither. */
 function pairsOf(input: Input): Pair[] {

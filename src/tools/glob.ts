@@ -1,6 +1,6 @@
 // glob (SPEC §4.5): files below a directory whose path (relative to it) matches a
 // picomatch pattern, newest first. Same walk and ignore rules as grep.
-import * as z from "zod/mini";
+import { p } from "./params.ts";
 import { join } from "node:path";
 import { distance } from "fastest-levenshtein";
 import description from "./glob.txt" with { type: "text" };
@@ -14,12 +14,12 @@ import { summarize, type Pruned } from "../search/skipped.ts";
 /** Paths shown; the rest go to the spill file. */
 export const MAX_SHOWN = 100;
 
-export const Parameters = z.strictObject({
-  pattern: z.string().check(z.minLength(1), z.describe('Glob pattern to match file paths against, relative to path (e.g. "**/*.ts").')),
-  path: z.optional(z.string().check(z.describe("Directory to search in. Defaults to the working directory."))),
-  head_limit: z.optional(z.int().check(z.minimum(1), z.describe("Show at most this many paths: a page. Default 100."))),
-  offset: z.optional(z.int().check(z.minimum(0), z.describe("Skip this many paths before the page (with head_limit: page through the results)."))),
-  no_ignore: z.optional(z.boolean().check(z.describe("Also list what is skipped by default: files ignore files exclude, and noise directories (node_modules, .git, __pycache__, virtualenvs, caches)."))),
+export const Parameters = p.object({
+  pattern: p.string({ minLength: 1, description: 'Glob pattern to match file paths against, relative to path (e.g. "**/*.ts").' }),
+  path: p.optional(p.string({ description: "Directory to search in. Defaults to the working directory." })),
+  head_limit: p.optional(p.int({ minimum: 1, description: "Show at most this many paths: a page. Default 100." })),
+  offset: p.optional(p.int({ minimum: 0, description: "Skip this many paths before the page (with head_limit: page through the results)." })),
+  no_ignore: p.optional(p.boolean({ description: "Also list what is skipped by default: files ignore files exclude, and noise directories (node_modules, .git, __pycache__, virtualenvs, caches)." })),
 });
 
 export default defineTool({

@@ -2,7 +2,7 @@
 // newest files first. Two engines, one output: the built-in engine and ripgrep
 // (search/engine.ts) feed the same collector, and the text is written from it in
 // exactly one place, below; the no-match hint comes from search/nearmiss.ts.
-import * as z from "zod/mini";
+import { p, type Infer } from "./params.ts";
 import description from "./grep.txt" with { type: "text" };
 import { defineTool, type ToolContext, type ToolOutput } from "./tool.ts";
 import { spillFile } from "../core/truncate.ts";
@@ -19,28 +19,25 @@ import { nearMissHint, samePassProbe } from "../search/nearmiss.ts";
 /** Matching lines shown; the rest go to the spill file. */
 export const MAX_SHOWN = 100;
 
-const count0 = (what: string) => z.optional(z.int().check(z.minimum(0), z.describe(what)));
+const count0 = (what: string) => p.optional(p.int({ minimum: 0, description: what }));
 
-export const Parameters = z.strictObject({
-  pattern: z.string().check(
-    z.minLength(1),
-    z.describe("Regular expression to search for (the syntax ripgrep and JavaScript share). Case-insensitive unless it contains an uppercase letter."),
-  ),
-  path: z.optional(z.string().check(z.describe("Directory or file to search in. Defaults to the working directory."))),
-  include: z.optional(z.string().check(z.describe('Glob filter for file names, e.g. "*.ts" or "src/**/*.py". A glob without "/" matches file names at any depth.'))),
-  output_mode: z.optional(
-    z.enum(["content", "files_with_matches", "count"]).check(z.describe('"content" (default): matching lines grouped by file; "files_with_matches": only the paths; "count": each path with its number of matching lines.')),
+export const Parameters = p.object({
+  pattern: p.string({ minLength: 1, description: "Regular expression to search for (the syntax ripgrep and JavaScript share). Case-insensitive unless it contains an uppercase letter." }),
+  path: p.optional(p.string({ description: "Directory or file to search in. Defaults to the working directory." })),
+  include: p.optional(p.string({ description: 'Glob filter for file names, e.g. "*.ts" or "src/**/*.py". A glob without "/" matches file names at any depth.' })),
+  output_mode: p.optional(
+    p.enum(["content", "files_with_matches", "count"], { description: '"content" (default): matching lines grouped by file; "files_with_matches": only the paths; "count": each path with its number of matching lines.' }),
   ),
   context: count0("Lines of context to show before and after each matching line (content mode)."),
   before: count0("Lines of context to show before each matching line (content mode)."),
   after: count0("Lines of context to show after each matching line (content mode)."),
-  case_sensitive: z.optional(z.boolean().check(z.describe("true: match case exactly; false: ignore case. Omit for smart case."))),
-  fixed_strings: z.optional(z.boolean().check(z.describe("Treat pattern as literal text, not a regular expression."))),
-  multiline: z.optional(z.boolean().check(z.describe('Let matches span lines: "." also matches a newline, and \\n matches one.'))),
-  type: z.optional(z.string().check(z.describe('File type to search, as ripgrep names them: "py", "js", "ts", "rust", "go", "java", "md", …'))),
-  head_limit: z.optional(z.int().check(z.minimum(1), z.describe("Show at most this many entries (matching lines, or files): a page. Default 100."))),
+  case_sensitive: p.optional(p.boolean({ description: "true: match case exactly; false: ignore case. Omit for smart case." })),
+  fixed_strings: p.optional(p.boolean({ description: "Treat pattern as literal text, not a regular expression." })),
+  multiline: p.optional(p.boolean({ description: 'Let matches span lines: "." also matches a newline, and \\n matches one.' })),
+  type: p.optional(p.string({ description: 'File type to search, as ripgrep names them: "py", "js", "ts", "rust", "go", "java", "md", …' })),
+  head_limit: p.optional(p.int({ minimum: 1, description: "Show at most this many entries (matching lines, or files): a page. Default 100." })),
   offset: count0("Skip this many entries before the page (with head_limit: page through the results)."),
-  no_ignore: z.optional(z.boolean().check(z.describe("Also search what is skipped by default: files ignore files exclude, and noise directories (node_modules, .git, __pycache__, virtualenvs, caches)."))),
+  no_ignore: p.optional(p.boolean({ description: "Also search what is skipped by default: files ignore files exclude, and noise directories (node_modules, .git, __pycache__, virtualenvs, caches)." })),
 });
 
 /** Claude Code's Grep spellings: plain renames here; "-i" and "-n" in normalize. */
@@ -99,7 +96,7 @@ interface View {
   paging: boolean;
 }
 
-function viewOf(input: z.infer<typeof Parameters>): View {
+function viewOf(input: Infer<typeof Parameters>): View {
   const paging = input.head_limit !== undefined || input.offset !== undefined;
   return {
     mode: input.output_mode ?? "content",

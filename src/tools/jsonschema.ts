@@ -1,11 +1,12 @@
-// JSON Schema for a tool's input, derived from its zod schema (zod is the source of truth).
+// JSON Schema for a tool's input, derived by zod from the schema its parameter description builds.
 import * as z from "zod/mini";
 import type { Tool } from "./tool.ts";
+import { zodSchema } from "./_zod.ts";
 
 export type JsonSchema = Record<string, unknown>;
 
 export function inputSchema(tool: Tool): JsonSchema {
-  const schema = z.toJSONSchema(tool.parameters, { io: "input" }) as JsonSchema;
+  const schema = z.toJSONSchema(zodSchema(tool.parameters), { io: "input" }) as JsonSchema;
   delete schema.$schema;
   const props = (schema.properties ?? {}) as Record<string, JsonSchema>;
   for (const prop of Object.values(props)) {

@@ -2,7 +2,7 @@
 // (src/adapter/claude-code.ts) and not listed as a tool of kt's own: edit already changes
 // notebooks. A NotebookEdit call is turned into the edit of the cell's text as read shows it
 // (its marker and source), so it passes through edit's guards, writer, history and prose.
-import * as z from "zod/mini";
+import { p, type Infer } from "./params.ts";
 import { defineTool, invalidArgs, KtError, type ToolContext } from "./tool.ts";
 import { absolutePath, realPath } from "../core/paths.ts";
 import { decodeUtf8 } from "../core/text.ts";
@@ -11,12 +11,12 @@ import { notFound } from "../core/suggest.ts";
 import { markerOf, parseNotebook, viewLines, type Notebook } from "../documents/notebook.ts";
 import edit from "./edit.ts";
 
-export const Parameters = z.strictObject({
-  notebook_path: z.string().check(z.describe("Path of the .ipynb notebook (absolute preferred).")),
-  cell_id: z.optional(z.string().check(z.describe('The cell to change: its id, "cell-N" (0-based), or its number as read shows it. For insert, the new cell goes after it (first when omitted).'))),
-  new_source: z.string().check(z.describe("The cell's new source (ignored for delete).")),
-  cell_type: z.optional(z.enum(["code", "markdown"]).check(z.describe("The cell's type: required for insert; for replace, changes the type."))),
-  edit_mode: z.optional(z.enum(["replace", "insert", "delete"]).check(z.describe("replace (default), insert or delete."))),
+export const Parameters = p.object({
+  notebook_path: p.string({ description: "Path of the .ipynb notebook (absolute preferred)." }),
+  cell_id: p.optional(p.string({ description: 'The cell to change: its id, "cell-N" (0-based), or its number as read shows it. For insert, the new cell goes after it (first when omitted).' })),
+  new_source: p.string({ description: "The cell's new source (ignored for delete)." }),
+  cell_type: p.optional(p.enum(["code", "markdown"], { description: "The cell's type: required for insert; for replace, changes the type." })),
+  edit_mode: p.optional(p.enum(["replace", "insert", "delete"], { description: "replace (default), insert or delete." })),
 });
 
 export default defineTool({
@@ -58,7 +58,7 @@ function cellIndex(path: string, nb: Notebook, cellId: string): number {
 }
 
 /** The old and new text of the edit a NotebookEdit call means, on the view read shows. */
-function asEdit(path: string, nb: Notebook, input: z.infer<typeof Parameters>): { old_string: string; new_string: string } {
+function asEdit(path: string, nb: Notebook, input: Infer<typeof Parameters>): { old_string: string; new_string: string } {
   const mode = input.edit_mode ?? "replace";
   const lines = viewLines(nb);
   const blockOf = (i: number) => lines.filter((l) => l.cell === i).map((l) => l.text).join("\n");

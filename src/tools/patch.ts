@@ -1,7 +1,7 @@
 // apply_patch (SPEC §7.1): parse the patch, locate every hunk of every file, compute every
 // new content, and only then write them all through the multi-file commit — or nothing.
 // All model-facing patch prose is here.
-import * as z from "zod/mini";
+import { p } from "./params.ts";
 import { existsSync, lstatSync, statSync, type Stats } from "node:fs";
 import { basename, dirname, isAbsolute, join } from "node:path";
 import description from "./patch.txt" with { type: "text" };
@@ -24,10 +24,8 @@ import { applyHunks, type HunkFailure, type HunkPlacement } from "../patch/apply
 import { editsDiff } from "../patch/diff.ts";
 import type { NearMiss, TraceStep } from "../replacer/index.ts";
 
-export const Parameters = z.strictObject({
-  patch: z.string().check(
-    z.describe('The whole patch: "*** Begin Patch" … "*** End Patch" with "*** Add File:", "*** Delete File:", "*** Update File:" (optional "*** Move to:") sections, or a unified diff.'),
-  ),
+export const Parameters = p.object({
+  patch: p.string({ description: 'The whole patch: "*** Begin Patch" … "*** End Patch" with "*** Add File:", "*** Delete File:", "*** Update File:" (optional "*** Move to:") sections, or a unified diff.' }),
 });
 
 /** A patch over this many characters is large: its garbage is collected between the steps. */

@@ -3,7 +3,7 @@
 // (src/process/host.ts) or a supervisor of its own (src/process/supervisor.ts); these
 // actions only read and update its row and its log,
 // write to its stdin FIFO, and signal its process group.
-import * as z from "zod/mini";
+import { p, type Infer } from "./params.ts";
 import { onOneLine } from "../core/paths.ts";
 import { existsSync } from "node:fs";
 import description from "./ps.txt" with { type: "text" };
@@ -39,26 +39,26 @@ export const WAIT_MAX_MS = 600_000;
 export const READ_LIMITS: Limits = { maxLines: 300, maxBytes: 20 * 1024, headLines: 100, tailLines: 200 };
 const TOOL = "process";
 
-export const Parameters = z.strictObject({
-  action: z.enum(["start", "list", "read", "wait", "write", "resize", "stop"]).check(z.describe("The operation to perform.")),
-  command: z.optional(z.string().check(z.describe("Shell command to launch. Required for 'start'."))),
-  id: z.optional(z.string().check(z.describe('Process id, e.g. "p3". Required for \'read\', \'wait\', \'write\', \'stop\'.'))),
-  input: z.optional(z.string().check(z.describe("Text to send to stdin. Required for 'write'. End with \\n to submit a line; a lone \\u0004 (Ctrl-D) closes stdin (end of input)."))),
-  offset: z.optional(z.int().check(z.minimum(1), z.describe("For 'read': 1-based output line to read from, instead of 'new output since last read'."))),
+export const Parameters = p.object({
+  action: p.enum(["start", "list", "read", "wait", "write", "resize", "stop"], { description: "The operation to perform." }),
+  command: p.optional(p.string({ description: "Shell command to launch. Required for 'start'." })),
+  id: p.optional(p.string({ description: 'Process id, e.g. "p3". Required for \'read\', \'wait\', \'write\', \'stop\'.' })),
+  input: p.optional(p.string({ description: "Text to send to stdin. Required for 'write'. End with \\n to submit a line; a lone \\u0004 (Ctrl-D) closes stdin (end of input)." })),
+  offset: p.optional(p.int({ minimum: 1, description: "For 'read': 1-based output line to read from, instead of 'new output since last read'." })),
   // SPEC §7.4: terminals.
-  keys: z.optional(
-    z.array(z.string()).check(z.describe('For \'write\' to a tty process: keys sent after input, as a terminal sends them, e.g. ["Enter"], ["Up"], ["C-c"], ["Esc", ":", "w", "q", "Enter"] (names: Enter, Tab, Esc, Space, Backspace, Delete, Up, Down, Left, Right, Home, End, PageUp, PageDown, F1-F12; C-x is Ctrl+x, M-x is Alt+x; or one character).')),
+  keys: p.optional(
+    p.array(p.string(), { description: 'For \'write\' to a tty process: keys sent after input, as a terminal sends them, e.g. ["Enter"], ["Up"], ["C-c"], ["Esc", ":", "w", "q", "Enter"] (names: Enter, Tab, Esc, Space, Backspace, Delete, Up, Down, Left, Right, Home, End, PageUp, PageDown, F1-F12; C-x is Ctrl+x, M-x is Alt+x; or one character).' }),
   ),
-  screen: z.optional(z.boolean().check(z.describe("For 'read' of a tty process: return the current screen (its rows and the cursor) instead of new output."))),
-  tty: z.optional(z.boolean().check(z.describe("For 'start': run the command on a pseudo-terminal, for programs that need one (REPLs, editors, pagers, top, prompts, progress bars). Default false: pipes."))),
-  cols: z.optional(z.int().check(z.minimum(MIN_COLS), z.maximum(MAX_COLS), z.describe(`For 'start' with tty, and 'resize': terminal width in columns. Default ${DEFAULT_COLS}.`))),
-  rows: z.optional(z.int().check(z.minimum(MIN_ROWS), z.maximum(MAX_ROWS), z.describe(`For 'start' with tty, and 'resize': terminal height in rows. Default ${DEFAULT_ROWS}.`))),
+  screen: p.optional(p.boolean({ description: "For 'read' of a tty process: return the current screen (its rows and the cursor) instead of new output." })),
+  tty: p.optional(p.boolean({ description: "For 'start': run the command on a pseudo-terminal, for programs that need one (REPLs, editors, pagers, top, prompts, progress bars). Default false: pipes." })),
+  cols: p.optional(p.int({ minimum: MIN_COLS, maximum: MAX_COLS, description: `For 'start' with tty, and 'resize': terminal width in columns. Default ${DEFAULT_COLS}.` })),
+  rows: p.optional(p.int({ minimum: MIN_ROWS, maximum: MAX_ROWS, description: `For 'start' with tty, and 'resize': terminal height in rows. Default ${DEFAULT_ROWS}.` })),
   // SPEC §8.7: waiting for output.
-  pattern: z.optional(z.string().check(z.describe("For 'wait': a regex (grep's syntax; case-insensitive unless it has an uppercase letter) tested against each new line of output; the wait ends at the first line that matches. Without it, 'wait' waits for the process to end."))),
-  timeout_ms: z.optional(z.int().check(z.minimum(0), z.describe(`For 'wait': how long to wait, in milliseconds. Default ${WAIT_DEFAULT_MS}, maximum ${WAIT_MAX_MS} (larger values count as ${WAIT_MAX_MS}).`))),
+  pattern: p.optional(p.string({ description: "For 'wait': a regex (grep's syntax; case-insensitive unless it has an uppercase letter) tested against each new line of output; the wait ends at the first line that matches. Without it, 'wait' waits for the process to end." })),
+  timeout_ms: p.optional(p.int({ minimum: 0, description: `For 'wait': how long to wait, in milliseconds. Default ${WAIT_DEFAULT_MS}, maximum ${WAIT_MAX_MS} (larger values count as ${WAIT_MAX_MS}).` })),
 });
 
-type Input = z.infer<typeof Parameters>;
+type Input = Infer<typeof Parameters>;
 
 export default defineTool({
   name: "ps",

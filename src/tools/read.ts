@@ -1,6 +1,6 @@
 // read (SPEC §4.1): a page of a file with line numbers, a directory listing, or a
 // one-line description of a binary file. A page of a large file is read by streaming.
-import * as z from "zod/mini";
+import { p } from "./params.ts";
 import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from "node:fs";
 import { extname } from "node:path";
 import description from "./read.txt" with { type: "text" };
@@ -12,8 +12,6 @@ import { IMAGE_EXTENSIONS, imageInfo, looksLikeImage, MAX_IMAGE_BYTES } from "..
 import { MAX_FILE_BYTES, MAX_LINE_CHARS } from "../core/text.ts";
 import { decodeFile, describe, encodingNote, streamDecoding, type ChunkDecoder, type Encoding } from "../core/encoding.ts";
 import { formatBytes } from "../core/truncate.ts";
-import { listDirectory } from "./_listing.ts";
-import { notFound } from "../core/suggest.ts";
 import { looksLikePdf, parsePages, pdfText, type PageRange } from "../documents/pdf.ts";
 import { isNotebookPath, parseNotebook, renderNotebook } from "../documents/notebook.ts";
 
@@ -21,11 +19,11 @@ export const MAX_LINES = 2000;
 export const MAX_PAGE_BYTES = 50 * 1024;
 export { MAX_FILE_BYTES, MAX_LINE_CHARS };
 
-export const Parameters = z.strictObject({
-  file_path: z.string().check(z.describe("Path to the file to read (absolute preferred).")),
-  offset: z.optional(z.int().check(z.minimum(0), z.describe("1-based line number to start reading from (0 is read as 1). Omit to start at line 1."))),
-  limit: z.optional(z.int().check(z.minimum(1), z.describe("Maximum number of lines to return. Omit for the default of 2000."))),
-  pages: z.optional(z.string().check(z.describe('PDF files only: the page ("3") or range of pages ("5-12") to read. Omit for the first 20 pages.'))),
+export const Parameters = p.object({
+  file_path: p.string({ description: "Path to the file to read (absolute preferred)." }),
+  offset: p.optional(p.int({ minimum: 0, description: "1-based line number to start reading from (0 is read as 1). Omit to start at line 1." })),
+  limit: p.optional(p.int({ minimum: 1, description: "Maximum number of lines to return. Omit for the default of 2000." })),
+  pages: p.optional(p.string({ description: 'PDF files only: the page ("3") or range of pages ("5-12") to read. Omit for the first 20 pages.' })),
 });
 
 export default defineTool({
@@ -47,10 +45,11 @@ export default defineTool({
     try {
       st = statSync(real);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") throw notFound(ctx, path);
+      // Loaded only here: a read that finds its file never needs the suggestions.
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") throw (await import("../core/suggest.ts")).notFound(ctx, path);
       throw fsError(error, path);
     }
-    if (st.isDirectory()) return listing(ctx, real, abs);
+    if (st.isDirectory()) return await listing(ctx, real, abs);
     // Refused before opening: opening a device can itself have effects, or wait.
     if (!st.isFile()) {
       throw new KtError("INVALID_ARGS", `${abs} is not a regular file (it is a device, socket or pipe); read cannot page it. Use bash if you really mean to read from it.`);
@@ -77,7 +76,9 @@ export default defineTool({
   },
 });
 
-function listing(ctx: ToolContext, real: string, abs: string) {
+/** A directory's entries; the lister is loaded only for a directory, which few reads are. */
+async function listing(ctx: ToolContext, real: string, abs: string) {
+  const { listDirectory } = await import("./_listing.ts");
   let fd: number;
   try {
     fd = openSync(real, constants.O_RDONLY | constants.O_DIRECTORY);

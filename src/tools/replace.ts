@@ -11,7 +11,7 @@
 // replace across files it never opened is the point of the command, and the model's replace
 // tool is held to the same rule as its apply_patch (SPEC §7.1); every change is in history
 // (`kt undo --last` reverts all its files) and --dry-run shows the diff first.
-import * as z from "zod/mini";
+import { p, type Infer } from "./params.ts";
 import { join } from "node:path";
 import description from "./replace.txt" with { type: "text" };
 import { defineTool, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
@@ -28,20 +28,18 @@ import { chooseEngine, search, type Engine } from "../search/engine.ts";
 import { withDiagnostics } from "./diagnostics.ts";
 import { applySpans, findLiteral, findReplacements, parseTemplate, type Span } from "../replacer/substitute.ts";
 
-export const Parameters = z.strictObject({
-  pattern: z.string().check(z.minLength(1), z.describe("The text to find: literal text, or with regex: true a regular expression (the syntax ripgrep and JavaScript share). Matches never span lines.")),
-  replacement: z.string().check(
-    z.describe('What each match becomes (may be empty). With regex: true, $1 or ${1} inserts a group by number, $name or ${name} a named group, $$ a dollar sign; without regex it is inserted as written.'),
-  ),
-  paths: z.optional(z.array(z.string()).check(z.describe("Files or directories to change. Defaults to the working directory."))),
-  include: z.optional(z.string().check(z.describe('Glob filter for file names, e.g. "*.ts" or "src/**/*.py", as grep\'s include.'))),
-  type: z.optional(z.string().check(z.describe('File type, as ripgrep names them: "py", "js", "ts", "rust", "go", …'))),
-  regex: z.optional(z.boolean().check(z.describe("Treat pattern as a regular expression (default: literal text)."))),
-  word: z.optional(z.boolean().check(z.describe("Match only whole words: no letter, digit or _ just before or after a match."))),
-  ignore_case: z.optional(z.boolean().check(z.describe("Match letters in either case (default: exact case)."))),
+export const Parameters = p.object({
+  pattern: p.string({ minLength: 1, description: "The text to find: literal text, or with regex: true a regular expression (the syntax ripgrep and JavaScript share). Matches never span lines." }),
+  replacement: p.string({ description: 'What each match becomes (may be empty). With regex: true, $1 or ${1} inserts a group by number, $name or ${name} a named group, $$ a dollar sign; without regex it is inserted as written.' }),
+  paths: p.optional(p.array(p.string(), { description: "Files or directories to change. Defaults to the working directory." })),
+  include: p.optional(p.string({ description: 'Glob filter for file names, e.g. "*.ts" or "src/**/*.py", as grep\'s include.' })),
+  type: p.optional(p.string({ description: 'File type, as ripgrep names them: "py", "js", "ts", "rust", "go", …' })),
+  regex: p.optional(p.boolean({ description: "Treat pattern as a regular expression (default: literal text)." })),
+  word: p.optional(p.boolean({ description: "Match only whole words: no letter, digit or _ just before or after a match." })),
+  ignore_case: p.optional(p.boolean({ description: "Match letters in either case (default: exact case)." })),
 });
 
-type Input = z.infer<typeof Parameters>;
+type Input = Infer<typeof Parameters>;
 
 /** Files listed by name in the answer; the rest are counted. */
 const MAX_LISTED = 100;

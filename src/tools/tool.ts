@@ -1,12 +1,12 @@
 // The tool core: defineTool, which owns validation, the 64 KB backstop and the turning of
 // thrown KtErrors into error results. The envelope and KtError live in core/result.ts.
 // A tool body returns a ToolOutput or throws a KtError — nothing else.
-import * as z from "zod/mini";
-import { validationProse } from "./_validate.ts";
+import { accept, dropNulls, type Infer, type ObjectParam } from "./params.ts";
 import { backstop } from "../core/truncate.ts";
-import { appendNotices } from "../process/notices.ts";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { deadOwnedSessions, endDeadSessions } from "../process/owner.ts";
-import { isStateFault, StateError, stateProblem } from "../core/state.ts";
+import { isStateFault, safeName, StateError, stateProblem } from "../core/state.ts";
 import { invalidInput, KtError, type ToolContext, type ToolOutput, type ToolResult } from "../core/result.ts";
 
 export type { ErrorCode, ImageBlock, ToolContext, ToolFlags, ToolMetadata, ToolOutput, ToolResult, Truncation } from "../core/result.ts";
@@ -17,7 +17,7 @@ export interface ToolAnnotations {
   destructiveHint: boolean;
 }
 
-export interface ToolSpec<S extends z.ZodMiniObject> {
+export interface ToolSpec<S extends ObjectParam = ObjectParam> {
   name: string;
   /** The name other frameworks see in `kt schema` (e.g. "process" for kt ps). */
   schemaName?: string;
@@ -43,26 +43,26 @@ export interface ToolSpec<S extends z.ZodMiniObject> {
   annotations: ToolAnnotations;
   /** Its results may hold an image beside the text (read of a picture). */
   showsImages?: boolean;
-  execute(input: z.infer<S>, ctx: ToolContext): Promise<ToolOutput>;
+  execute(input: Infer<S>, ctx: ToolContext): Promise<ToolOutput>;
 }
 
-export interface Tool<S extends z.ZodMiniObject = z.ZodMiniObject> extends ToolSpec<S> {
+export interface Tool<S extends ObjectParam = ObjectParam> extends ToolSpec<S> {
   run(raw: unknown, ctx: ToolContext): Promise<ToolResult>;
 }
 
-export function defineTool<S extends z.ZodMiniObject>(spec: ToolSpec<S>): Tool<S> {
+export function defineTool<S extends ObjectParam>(spec: ToolSpec<S>): Tool<S> {
   const tool: Tool<S> = {
     ...spec,
     async run(raw, ctx) {
       const started = performance.now();
       let result: ToolResult;
       // Validation prose names the tool as the model knows it ("process", not "ps").
-      const parsed = parseInput(spec.schemaName ? { ...tool, name: spec.schemaName } : tool, raw);
+      const parsed = await parseInput(spec.schemaName ? { ...tool, name: spec.schemaName } : tool, raw);
       if (!parsed.ok) {
         result = errorResult(spec.name, new KtError("INVALID_ARGS", parsed.prose), started);
       } else {
         try {
-          const out = await spec.execute(parsed.input as z.infer<S>, ctx);
+          const out = await spec.execute(parsed.input as Infer<S>, ctx);
           const { content, image, ...meta } = out;
           result = { content, isError: false, ...(image ? { image } : {}), metadata: { ...meta, durationMs: 0 } };
         } catch (error) {
@@ -73,7 +73,7 @@ export function defineTool<S extends z.ZodMiniObject>(spec: ToolSpec<S>): Tool<S
       }
       backstop(result, spec.name, ctx);
       try {
-        appendNotices(result, ctx);
+        if (startedProcesses(ctx)) (await import("../process/notices.ts")).appendNotices(result, ctx);
       } catch (error) {
         // A result already computed is not withheld for want of the index: notices wait.
         if (!isStateFault(error)) throw error;
@@ -88,6 +88,15 @@ export function defineTool<S extends z.ZodMiniObject>(spec: ToolSpec<S>): Tool<S
   return tool;
 }
 
+/**
+ * The session has started a process, so it may have completion notices (SPEC §4.7): the
+ * check process/notices.ts begins with, made here so that a session that never started one
+ * does not load the process registry on every call.
+ */
+function startedProcesses(ctx: ToolContext): boolean {
+  return existsSync(join(ctx.stateDir, "sessions", safeName(ctx.session), "proc"));
+}
+
 export function errorResult(tool: string, error: KtError, started = performance.now()): ToolResult {
   return {
     content: error.message,
@@ -97,16 +106,25 @@ export function errorResult(tool: string, error: KtError, started = performance.
   };
 }
 
-type Parsed = { ok: true; input: unknown } | { ok: false; prose: string };
+export type Parsed = { ok: true; input: unknown } | { ok: false; prose: string };
+
+type Parses = Pick<ToolSpec, "name" | "parameters" | "aliases" | "normalize">;
 
 /**
  * Maps aliases onto canonical names, drops optional fields sent as null (SPEC §7.5: OpenAI
- * strict mode sends every field, null for "not given"), then validates with the tool's zod schema.
+ * strict mode sends every field, null for "not given"), then validates against the tool's
+ * parameters. A call that passes costs no zod; any other goes to zod (src/tools/_zod.ts),
+ * which gives the same answer every call once had, with its prose.
  */
-export function parseInput(tool: Pick<ToolSpec<z.ZodMiniObject>, "name" | "parameters" | "aliases" | "normalize">, raw: unknown): Parsed {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    return { ok: false, prose: validationProse(tool.name, tool.parameters, raw, []) };
-  }
+export async function parseInput(tool: Parses, raw: unknown): Promise<Parsed> {
+  const input = quickParse(tool, raw);
+  if (input !== undefined) return { ok: true, input };
+  return (await import("./_zod.ts")).parseWithZod(tool, raw);
+}
+
+/** parseInput's way without zod: the parsed input, or undefined for zod to decide. */
+export function quickParse(tool: Parses, raw: unknown): Record<string, unknown> | undefined {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return undefined;
   const input: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
   for (const [alias, canonical] of Object.entries(tool.aliases ?? {})) {
     if (!(alias in input)) continue;
@@ -115,41 +133,12 @@ export function parseInput(tool: Pick<ToolSpec<z.ZodMiniObject>, "name" | "param
       continue;
     }
     if (!(canonical in input)) input[canonical] = input[alias];
-    else if (input[canonical] !== input[alias]) {
-      return {
-        ok: false,
-        prose: invalidInput(tool.name, `parameters "${canonical}" and "${alias}" are the same field with different values`, `Please rewrite the input with only "${canonical}".`),
-      };
-    }
+    else if (input[canonical] !== input[alias]) return undefined;
     delete input[alias];
   }
   const given = dropNulls(tool.parameters, input) as Record<string, unknown>;
-  const contradiction = tool.normalize?.(given) ?? null;
-  if (contradiction !== null) return { ok: false, prose: invalidInput(tool.name, contradiction, "") };
-  const result = tool.parameters.safeParse(given);
-  if (result.success) return { ok: true, input: result.data };
-  return { ok: false, prose: validationProse(tool.name, tool.parameters, given, result.error.issues) };
-}
-
-type Def = { type: string; innerType?: z.ZodMiniType; shape?: Record<string, z.ZodMiniType>; element?: z.ZodMiniType };
-
-/** `value` without the null values of fields the schema marks optional, at every depth (a copy where anything changed). */
-function dropNulls(schema: z.ZodMiniType, value: unknown): unknown {
-  let def = schema._zod.def as Def;
-  while (def.innerType && (def.type === "optional" || def.type === "default" || def.type === "nonoptional" || def.type === "readonly")) {
-    def = def.innerType._zod.def as Def;
-  }
-  if (def.type === "object" && def.shape && typeof value === "object" && value !== null && !Array.isArray(value)) {
-    const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
-    for (const [key, field] of Object.entries(def.shape)) {
-      if (!Object.hasOwn(out, key)) continue;
-      if (out[key] === null && (field._zod.def as Def).type === "optional") delete out[key];
-      else out[key] = dropNulls(field, out[key]);
-    }
-    return out;
-  }
-  if (def.type === "array" && def.element && Array.isArray(value)) return value.map((item) => dropNulls(def.element!, item));
-  return value;
+  if ((tool.normalize?.(given) ?? null) !== null) return undefined;
+  return accept(tool.parameters, given);
 }
 
 /** Model-facing prose for a KtError raised by a tool body for a conditional requirement. */

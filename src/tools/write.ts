@@ -1,5 +1,5 @@
 // write (SPEC §4.2): create a file or replace a whole file the session has read.
-import * as z from "zod/mini";
+import { p } from "./params.ts";
 import { statSync } from "node:fs";
 import description from "./write.txt" with { type: "text" };
 import { defineTool, KtError } from "./tool.ts";
@@ -13,9 +13,9 @@ import { diffPath, unifiedDiff } from "../core/diff.ts";
 import { refuseWrite } from "../sandbox/policy.ts";
 import { withDiagnostics } from "./diagnostics.ts";
 
-export const Parameters = z.strictObject({
-  file_path: z.string().check(z.describe("Path of the file to write (absolute preferred).")),
-  content: z.string().check(z.describe("The complete new content of the file.")),
+export const Parameters = p.object({
+  file_path: p.string({ description: "Path of the file to write (absolute preferred)." }),
+  content: p.string({ description: "The complete new content of the file." }),
 });
 
 export default defineTool({

@@ -9,6 +9,7 @@ import type { Compiled } from "./regex.ts";
 import { holds } from "./anchor.ts";
 import { Collector, displayLine, garbage, MAX_KEPT, type Hit } from "./collect.ts";
 import { openedBelow, READ_NONBLOCKING } from "../core/paths.ts";
+import { belowTopTier } from "./tiers.ts";
 
 const CHUNK = 256 * 1024;
 let shared = Buffer.allocUnsafe(CHUNK);
@@ -173,8 +174,15 @@ function newlinesIn(fd: number, from: number, to: number): number {
 
 function scan(fd: number, matchers: readonly Matcher[]): FileResult[] | null {
   if (matchers.length === 1 && matchers[0]!.multiline) return scanWhole(fd, matchers[0]!);
-  const jobs: Job[] = matchers.map((matcher) => ({ matcher, out: { hits: [], count: 0, cut: false } }));
-  const results = jobs.map((job) => job.out);
+  // Loops, not map and some: a builtin called with a closure is compiled with it, at
+  // the top tier (tiers.ts).
+  const jobs: Job[] = [];
+  const results: FileResult[] = [];
+  for (const matcher of matchers) {
+    const out: FileResult = { hits: [], count: 0, cut: false };
+    jobs.push({ matcher, out });
+    results.push(out);
+  }
   let buf = shared;
   let filled = 0;
   let first = true;
@@ -216,7 +224,7 @@ function scan(fd: number, matchers: readonly Matcher[]): FileResult[] | null {
     }
     const bytes = buf.subarray(skip, end);
     // A chunk without the bytes every match needs is not decoded.
-    if (end > skip && jobs.some((job) => job.matcher.anchors === null || job.matcher.anchors.some((anchor) => holds(bytes, anchor)))) {
+    if (end > skip && worthDecoding(jobs, bytes)) {
       if (counted < offset + skip) line += newlinesIn(fd, counted, offset + skip);
       line = isUtf8(bytes) ? searchAll(jobs, bytes.toString("utf8"), true, line) : searchMixed(jobs, bytes, line);
       counted = offset + end;
@@ -228,6 +236,16 @@ function scan(fd: number, matchers: readonly Matcher[]): FileResult[] | null {
     offset += end;
     skip = 0;
   }
+}
+
+/** Whether some job may match in `bytes`: it has no anchors, or the bytes hold one. */
+function worthDecoding(jobs: readonly Job[], bytes: Buffer): boolean {
+  for (const job of jobs) {
+    const anchors = job.matcher.anchors;
+    if (anchors === null) return true;
+    for (const anchor of anchors) if (holds(bytes, anchor)) return true;
+  }
+  return false;
 }
 
 /**
@@ -408,3 +426,5 @@ function utf16(fd: number, head: Buffer, jobs: Job[]): boolean {
   searchAll(jobs, text, true, 1);
   return true;
 }
+
+belowTopTier(searchInto, searchFile, scan, worthDecoding, searchAll, searchMixed, newlinesIn, searchText, lineByLine);

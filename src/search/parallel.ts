@@ -7,7 +7,7 @@
 // small tree is searched sooner than that: a walk starts alone, and only after its kind's
 // time alone, with work left, are helpers started and given the walk (each joins once
 // up). Once a walk is done with them they wait for the next walk of the process (kt mcp,
-// kt call), which gives them its walk at once. Work is shared through this thread: a
+// kt call), which then has them up already. Work is shared through this thread: a
 // helper gone idle is given half of the directories still to be read here (a very large
 // directory waits in slices of files, which go the same way), and when this thread runs
 // out it takes half of a busy helper's. A busy helper reads no messages, so whether it is
@@ -239,9 +239,9 @@ class HelperFailure extends Error {}
 
 /**
  * A helper thread's worker, started for a walk and kept for the next walk of the process
- * once that one is done with it. Its messages go to the
- * Helper of the walk using it. It keeps no process alive (unref): kt exits when its work
- * is done, whatever thread is still starting.
+ * once that one is done with it. Its messages go to the Helper of the walk using it. It
+ * keeps the process alive only while a walk uses it: kt exits when its work is done,
+ * whatever thread is still starting or waiting.
  */
 class Thread {
   readonly worker: Worker;

@@ -160,14 +160,14 @@ class GrepThread implements ThreadVisitor<GrepFound> {
 }
 
 /** grep's kind of the parallel walk. Reading a file costs far more than listing it, so
- * large directories are shared in small slices, and helpers start after 3 ms alone
+ * large directories are shared in small slices, and helpers start after 8 ms alone
  * rather than ALONE_MS: a tree of tens of files is done sooner and never pays for a
- * thread, and on a larger one the helper is up about 10 ms later, sharing a walk that
- * the first files (cold) make slow. */
+ * thread, and on a larger one the helper is up sooner, sharing a walk that the first
+ * files (cold) make slow. */
 export const grepWalk: WalkKind<GrepWalkConfig, GrepFound> = {
   name: "grep",
   slice: 64,
-  aloneMs: 3,
+  aloneMs: 8,
   visitor: (config, signals) => new GrepThread(config, signals),
 };
 

@@ -113,16 +113,12 @@ export function workerUrl(): string {
 /** Directories stepped through between looks at the helpers, by this thread. */
 const STEP = 2;
 
-/** Walking time alone before helpers may start, by default (glob's walk): then they
- * start once what is left of the walk is worth it (worthHelpers). A helper costs about
- * 10-15 ms to start: a walk shorter than this is done before it could help. A fixed count
+/** Walking time alone before helpers start, by default (glob's walk). A helper costs
+ * about 10-15 ms to start: a walk shorter than this is done before it could help. A fixed count
  * of files did not do: with grep's near-miss probe searched until the first match, a
  * thousand files on one thread were slow enough that starting helpers at once took a
  * 2-thread search of node_modules ×4 from 1,036 ms to 922 ms. */
 const ALONE_MS = 15;
-
-/** About how long a helper takes to come up (8-13 ms measured on a 2-core machine). */
-const HELPER_UP_MS = 10;
 
 /** A count of files to walk alone before helpers start, instead of ALONE_MS: tests and
  * benches set one (KT_GREP_PARALLEL_AFTER, KT_GLOB_PARALLEL_AFTER); null when unset. */
@@ -161,14 +157,10 @@ async function walkWith<Config, Found>(kind: WalkKind<Config, Found>, config: Co
     tried = true;
     for (const thread of takeThreads(threads - 1, url!)) helpers.push(Helper.start(thread, kind, config, signals));
   };
-  // Whether helpers would pay for their start: after the time alone, when what is left
-  // of the walk at its pace so far (the directories still to be read, each taking as
-  // long as those read took) lasts more than twice a helper's start.
-  const worthHelpers = (): boolean => {
-    const elapsed = performance.now() - began;
-    if (elapsed < aloneMs) return false;
-    return (walker.pending * elapsed) / Math.max(1, dirs - walker.pending) >= 2 * HELPER_UP_MS;
-  };
+  // Whether helpers would pay for their start: the walk has lasted its kind's time alone.
+  // (An estimate of what is left from the directories still to be read misjudged a
+  // depth-first walk, whose stack holds whole subtrees as one directory each.)
+  const worthHelpers = (): boolean => performance.now() - began >= aloneMs;
   // Until the helpers are given the walk, every entry visited is counted and every file
   // looks at the clock (or at a count of files alone), so that they join on time even in
   // the middle of a step of many files (the first files of a search, cold, take longest).

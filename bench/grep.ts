@@ -242,6 +242,6 @@ else {
   memory();
 }
 console.log("\nTargets (SPEC §6): builtin ≤ 3× rg, rg engine ≤ 1.2× rg; memory flat in the tree size.");
-console.log("The built-in engine walks and searches with one thread per core (KT_THREADS) once what is left of the walk is worth a helper's start (after 3 ms alone at least); 'kt builtin, 1 thread' forces one (KT_GREP_PARALLEL_AFTER, a test knob).");
+console.log("The built-in engine walks and searches with one thread per core (KT_THREADS) once it has walked 8 ms alone; 'kt builtin, 1 thread' forces one (KT_GREP_PARALLEL_AFTER, a test knob).");
 console.log("'no match' includes the near-miss probe (for the hint). The built-in engine searches for it in the same pass, while nothing has matched; so does the rg engine for a case-insensitive pattern. For a case-sensitive one (last row) the rg engine searches for the probe in a second pass, only when nothing matched.");
 rmSync(stateDir, { recursive: true, force: true });

@@ -1,6 +1,7 @@
 // What a buffer must contain for a line of it to match: the chunk test that lets the
 // built-in grep engine skip text without decoding it. Kept apart from regex.ts so that
 // the search threads load no more than they need.
+import { belowTopTier } from "./tiers.ts";
 
 /** No ASCII letter outside these has a non-ASCII case partner (K: U+212A, S: U+017F). */
 const FOLDS_OUTSIDE_ASCII = new Set("kKsS");
@@ -108,3 +109,5 @@ export function holds(buf: Uint8Array & { indexOf(value: Uint8Array, from?: numb
   }
   return false;
 }
+
+belowTopTier(holds, spelled);

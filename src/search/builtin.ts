@@ -10,6 +10,7 @@ import { filesAlone, walkParallel, type Signals, type ThreadVisitor, type WalkKi
 import { fileFilter, type SearchOutcome, type SearchPlan } from "./plan.ts";
 import { matcherSpec, reviveMatcher, searchInto, type Lost, type Matcher, type MatcherSpec } from "./searcher.ts";
 import { pruneRecorder, type Pruned } from "./skipped.ts";
+import { belowTopTier } from "./tiers.ts";
 
 export interface BuiltinRun {
   collector: Collector;
@@ -145,6 +146,7 @@ class GrepThread implements ThreadVisitor<GrepFound> {
       onUnreadable: (abs) => this.lost.unreadable.push(relative(config.real, abs)),
       ...(config.confine === null ? {} : { confine: config.confine }),
     };
+    belowTopTier(this.visit);
   }
 
   readonly visit = (abs: string, rel: string, dir: boolean): WalkState => {
@@ -168,10 +170,14 @@ class GrepThread implements ThreadVisitor<GrepFound> {
 }
 
 /** grep's kind of the parallel walk. Reading a file costs far more than listing it, so
- * large directories are shared in small slices. */
+ * large directories are shared in small slices, and helpers start after 8 ms alone
+ * rather than ALONE_MS: a tree of tens of files is done sooner and never pays for a
+ * thread, and on a larger one the helper is up sooner, sharing a walk that the first
+ * files (cold) make slow. */
 export const grepWalk: WalkKind<GrepWalkConfig, GrepFound> = {
   name: "grep",
   slice: 64,
+  aloneMs: 8,
   visitor: (config, signals) => new GrepThread(config, signals),
 };
 

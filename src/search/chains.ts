@@ -13,6 +13,7 @@
 import { existsSync, readFileSync, statSync, type Dirent } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { compileIgnore, Match, type IgnoreRules } from "./ignore.ts";
+import { belowTopTier } from "./tiers.ts";
 
 /** One ignore file in a chain, nearest directory first. */
 interface Link {
@@ -269,3 +270,5 @@ export class PathChecker {
     return level(parent, prefix, (name) => (this.hidden || name === ".ktignore") && existsSync(prefix + name));
   }
 }
+
+belowTopTier(verdict, keepsEntry, decide, firstMatch, extend);

@@ -3,14 +3,16 @@
 // thread walks part of the tree with its own (walk.ts's Walker, same ignore rules) and
 // hands back what it found at the end.
 //
-// This thread starts alone; after ALONE_MS of walking (a small tree is done before a
-// thread would be up), with directories left, it starts one helper thread per further
-// core (worker.ts). Work is shared through this thread: a helper gone idle is given half
-// of the directories still to be read here (a very large directory waits in slices of
-// files, which go the same way), and when this thread runs out it takes half of a busy
-// helper's. A busy helper reads no messages, so whether it is up, idle or asked for its
-// directories goes through shared memory. Any failure of a helper has the whole walk
-// done again on this thread alone.
+// Helper threads (worker.ts, one per further core) cost about 10 ms to come up, and a
+// small tree is searched sooner than that: a walk starts alone, and only after its kind's
+// time alone, with work left, are helpers started and given the walk (each joins once
+// up). Once a walk is done with them they wait for the next walk of the process (kt mcp,
+// kt call), which then has them up already. Work is shared through this thread: a
+// helper gone idle is given half of the directories still to be read here (a very large
+// directory waits in slices of files, which go the same way), and when this thread runs
+// out it takes half of a busy helper's. A busy helper reads no messages, so whether it is
+// up, idle or asked for its directories goes through shared memory. Any failure of a
+// helper has the whole walk done again on this thread alone.
 import { Walker, type DirRef, type Visit, type WalkOptions } from "./walk.ts";
 import { threadCount } from "./threads.ts";
 
@@ -59,6 +61,10 @@ export interface WalkKind<Config, Found> {
   /** Files of one directory visited at once (walk.ts's slice): smaller when visiting a
    * file costs much (grep reads it), so that work is shared at a finer grain. */
   readonly slice?: number;
+  /** Walking time alone before helpers are started and given the walk (default
+   * ALONE_MS): shorter when visiting a file costs much, so that a helper's start is paid
+   * for by less of the walk. */
+  readonly aloneMs?: number;
   visitor(config: Config, signals: Signals): ThreadVisitor<Found>;
   /** Found data in a form cheaper to send between threads, and back. */
   pack?(found: Found): unknown;
@@ -107,12 +113,11 @@ export function workerUrl(): string {
 /** Directories stepped through between looks at the helpers, by this thread. */
 const STEP = 2;
 
-/** Walking time after which helpers are started. A helper costs about 15 ms to start: a
- * walk shorter than this is done before it could help, and one longer has little of
- * itself done by one thread alone. A fixed count of files did not: with grep's near-miss
- * probe searched until the first match, a thousand files on one thread were slow enough
- * that starting helpers at once took a 2-thread search of node_modules ×4 from 1,036 ms
- * to 922 ms. */
+/** Walking time alone before helpers start, by default (glob's walk). A helper costs
+ * about 10-15 ms to start: a walk shorter than this is done before it could help. A fixed count
+ * of files did not do: with grep's near-miss probe searched until the first match, a
+ * thousand files on one thread were slow enough that starting helpers at once took a
+ * 2-thread search of node_modules ×4 from 1,036 ms to 922 ms. */
 const ALONE_MS = 15;
 
 /** A count of files to walk alone before helpers start, instead of ALONE_MS: tests and
@@ -138,26 +143,40 @@ export async function walkParallel<Config, Found>(kind: WalkKind<Config, Found>,
 }
 
 async function walkWith<Config, Found>(kind: WalkKind<Config, Found>, config: Config, after: number | null, threads: number, url: string | null): Promise<WalkOutcome<Found>> {
-  const startAt = performance.now() + ALONE_MS;
+  const began = performance.now();
+  const aloneMs = kind.aloneMs ?? ALONE_MS;
   const signals = new Signals();
   const own = kind.visitor(config, signals);
   const walker = new Walker(withSlice(own.options, kind.slice));
-  let walked = 0;
-  // Files are counted only for a count of files alone (tests): not on the hot path else.
-  const visit: Visit =
-    after === null
-      ? own.visit
-      : (abs, rel, dir) => {
-          if (!dir) walked++;
-          return own.visit(abs, rel, dir);
-        };
   let helpers: Helper<Found>[] = [];
   let tried = threads < 2 || url === null;
+  let files = 0;
+  /** Directories found, the root among them. */
+  let dirs = 1;
+  const startHelpers = (): void => {
+    tried = true;
+    for (const thread of takeThreads(threads - 1, url!)) helpers.push(Helper.start(thread, kind, config, signals));
+  };
+  // Whether helpers would pay for their start: the walk has lasted its kind's time alone.
+  // (An estimate of what is left from the directories still to be read misjudged a
+  // depth-first walk, whose stack holds whole subtrees as one directory each.)
+  const worthHelpers = (): boolean => performance.now() - began >= aloneMs;
+  // Until the helpers are given the walk, every entry visited is counted and every file
+  // looks at the clock (or at a count of files alone), so that they join on time even in
+  // the middle of a step of many files (the first files of a search, cold, take longest).
+  const alone: Visit = (abs, rel, dir) => {
+    if (dir) dirs++;
+    else {
+      files++;
+      if (!tried && (after === null ? worthHelpers() : files >= after)) startHelpers();
+    }
+    return own.visit(abs, rel, dir);
+  };
   let partial = false;
   try {
     for (;;) {
       if (walker.pending > 0) {
-        const ended = walker.step(visit, STEP);
+        const ended = walker.step(tried ? own.visit : alone, STEP);
         if (ended && (ended.timedOut || ended.stopped)) {
           signals.stop();
           partial = walker.pending > 0 || ended.timedOut;
@@ -168,16 +187,10 @@ async function walkWith<Config, Found>(kind: WalkKind<Config, Found>, config: Co
         partial = true;
         break;
       }
-      if (!tried && (after === null ? walker.pending > 0 && performance.now() >= startAt : walked >= after)) {
-        tried = true;
-        for (let i = 1; i < threads; i++) {
-          const helper = Helper.start(kind, config, signals, url!);
-          if (helper) helpers.push(helper);
-        }
-        // Helpers asked for by a count of files (tests and benches) share the walk for
-        // certain, even a small one: it waits for them to be up (a few seconds at most).
-        if (after !== null) for (let waited = 0; waited < 5000 && helpers.some((h) => h.starting); waited++) await Bun.sleep(1);
-      }
+      if (!tried && (after === null ? walker.pending > 0 && worthHelpers() : files >= after)) startHelpers();
+      // Helpers asked for by a count of files (tests and benches) share the walk for
+      // certain, even a small one: it waits for them to be up (a few seconds at most).
+      if (after !== null && helpers.length > 0) for (let waited = 0; waited < 5000 && helpers.some((h) => h.starting); waited++) await Bun.sleep(1);
       if (helpers.length === 0) {
         if (walker.pending === 0) break;
         continue;
@@ -199,11 +212,13 @@ async function walkWith<Config, Found>(kind: WalkKind<Config, Found>, config: Co
     // Every thread hands over its findings at the same time (each sorts its own).
     const finishing = helpers.map((h) => h.finish());
     helpers = [];
+    // A helper failing now fails the walk (caught in walkParallel, done again alone).
     const mine = own.finish(partial);
     const theirs = (await Promise.all(finishing)).filter((found) => found !== null);
     return { found: [mine, ...theirs], threads: started };
   } finally {
-    for (const helper of helpers) helper.terminate();
+    // Helpers not finished (the walk failed): their threads are not used again.
+    for (const helper of helpers) helper.discard();
   }
 }
 
@@ -214,46 +229,94 @@ function withSlice(options: WalkOptions, slice: number | undefined): WalkOptions
 /** A helper thread failed: the walk is done again on this thread alone. */
 class HelperFailure extends Error {}
 
-/** A helper thread, as this thread sees it. */
+/**
+ * A helper thread's worker, started for a walk and kept for the next walk of the process
+ * once that one is done with it. Its messages go to the Helper of the walk using it. It
+ * keeps the process alive only while a walk uses it: kt exits when its work is done,
+ * whatever thread is still starting or waiting.
+ */
+class Thread {
+  readonly worker: Worker;
+  /** The walk using this thread (null: waiting in the pool). */
+  user: Helper<unknown> | null = null;
+  /** Why the thread cannot be used any more (it failed, or ended). */
+  failure: string | null = null;
+
+  constructor(readonly url: string) {
+    this.worker = new Worker(url);
+    // Referenced only while a walk uses it (Helper), which then waits for its replies.
+    this.worker.unref();
+    this.worker.onmessage = (event: MessageEvent<FromHelper>) => this.user?.receive(event.data);
+    this.worker.onerror = (event) => this.fail(event.message || "a search thread failed");
+    this.worker.onmessageerror = () => this.fail("a search thread sent an unreadable message");
+    // A thread that ends while kept (it is terminated only when discarded): failed.
+    this.worker.addEventListener("close", () => this.fail("a search thread ended early"));
+  }
+
+  private fail(why: string): void {
+    this.failure ??= why;
+    this.user?.poke();
+  }
+}
+
+/** Threads done with a walk, waiting for the next. */
+const pool: Thread[] = [];
+
+/** Up to `count` threads for a walk: those waiting first, then new ones. */
+function takeThreads(count: number, url: string): Thread[] {
+  const taken: Thread[] = [];
+  for (let i = 0; i < pool.length && taken.length < count; ) {
+    const thread = pool[i]!;
+    if (thread.failure !== null) {
+      pool.splice(i, 1);
+      thread.worker.terminate();
+    } else if (thread.url === url) taken.push(...pool.splice(i, 1));
+    else i++;
+  }
+  while (taken.length < count) {
+    try {
+      taken.push(new Thread(url));
+    } catch {
+      break;
+    }
+  }
+  return taken;
+}
+
+/** A helper thread, as one walk sees it. */
 class Helper<Found> {
   private replies: FromHelper[] = [];
   private wake: (() => void) | null = null;
-  private failure: string | null = null;
   private readonly state = new Int32Array(new SharedArrayBuffer(4));
 
   private constructor(
-    private readonly worker: Worker,
+    private readonly thread: Thread,
     private readonly kind: WalkKind<never, Found>,
   ) {
     Atomics.store(this.state, 0, State.Starting);
-    worker.onmessage = (event: MessageEvent<FromHelper>) => {
-      this.replies.push(event.data);
-      this.poke();
-    };
-    worker.onerror = (event) => {
-      this.failure ??= event.message || "a search thread failed";
-      this.poke();
-    };
-    worker.onmessageerror = () => {
-      this.failure ??= "a search thread sent an unreadable message";
-      this.poke();
-    };
-    // A thread that ends before its findings are in (it is terminated only after): failed.
-    worker.addEventListener("close", () => {
-      if (!this.replies.some((r) => r.type === "found")) this.failure ??= "a search thread ended early";
-      this.poke();
-    });
+    thread.user = this as Helper<unknown>;
+    thread.worker.ref();
   }
 
-  static start<Found>(kind: WalkKind<never, Found>, config: unknown, signals: Signals, url: string): Helper<Found> | null {
+  /** Gives the walk to `thread`; it joins when up (at once when it already is). */
+  static start<Found>(thread: Thread, kind: WalkKind<never, Found>, config: unknown, signals: Signals): Helper<Found> {
+    const helper = new Helper(thread, kind);
     try {
-      const helper = new Helper(new Worker(url), kind);
       const message: ToHelper = { type: "walk", kind: kind.name, config, signals: signals.words.buffer as SharedArrayBuffer, state: helper.state.buffer as SharedArrayBuffer };
-      helper.worker.postMessage(message);
-      return helper;
-    } catch {
-      return null;
+      thread.worker.postMessage(message);
+    } catch (error) {
+      thread.failure ??= String(error);
     }
+    return helper;
+  }
+
+  private get failure(): string | null {
+    return this.thread.failure;
+  }
+
+  receive(message: FromHelper): void {
+    this.replies.push(message);
+    this.poke();
   }
 
   /** The helper is up and has no directories left (or was never given any). */
@@ -275,7 +338,7 @@ class Helper<Found> {
     return state === State.Running || state === State.Steal;
   }
 
-  private poke(): void {
+  poke(): void {
     const wake = this.wake;
     this.wake = null;
     wake?.();
@@ -295,7 +358,7 @@ class Helper<Found> {
   /** Hands directories to the idle helper. */
   give(dirs: DirRef[]): void {
     Atomics.store(this.state, 0, State.Running);
-    this.worker.postMessage({ type: "dirs", dirs } satisfies ToHelper);
+    this.thread.worker.postMessage({ type: "dirs", dirs } satisfies ToHelper);
   }
 
   /** Half of the helper's unread directories (none when it has fewer than two, or has
@@ -312,20 +375,31 @@ class Helper<Found> {
   }
 
   /** Takes what the helper found (it is idle, or stopped by the walk's STOP); null when
-   * it was not up yet (it then never walked, and is not waited for). */
+   * it was not up yet (it then never walked, and is not waited for). The thread then
+   * waits in the pool for the next walk; one that failed is ended. */
   async finish(): Promise<Found | null> {
     try {
       if (Atomics.compareExchange(this.state, 0, State.Starting, State.Retired) === State.Starting) return null;
-      this.worker.postMessage({ type: "finish" } satisfies ToHelper);
+      this.thread.worker.postMessage({ type: "finish" } satisfies ToHelper);
       const { found } = await this.reply("found");
       return this.kind.unpack ? this.kind.unpack(found) : (found as Found);
     } finally {
-      this.worker.terminate();
+      this.release();
     }
   }
 
-  terminate(): void {
-    this.worker.terminate();
+  private release(): void {
+    this.thread.user = null;
+    this.thread.worker.unref();
+    if (this.thread.failure === null) pool.push(this.thread);
+    else this.thread.worker.terminate();
+  }
+
+  /** Ends the thread (the walk failed before its end: its state is unknown). */
+  discard(): void {
+    this.thread.user = null;
+    this.thread.failure ??= "discarded";
+    this.thread.worker.terminate();
   }
 }
 
@@ -378,6 +452,8 @@ export function serveWalks(kinds: readonly WalkKind<never, unknown>[]): void {
       case "finish": {
         const found = job!.visitor.finish(job!.partial);
         reply({ type: "found", found: job!.kind.pack ? job!.kind.pack(found) : found });
+        // The thread may wait for another walk (the pool): it keeps nothing of this one.
+        job = null;
         break;
       }
     }

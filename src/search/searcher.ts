@@ -9,6 +9,7 @@ import type { Compiled } from "./regex.ts";
 import { holds } from "./anchor.ts";
 import { Collector, displayLine, garbage, MAX_KEPT, type Hit } from "./collect.ts";
 import { openedBelow, READ_NONBLOCKING } from "../core/paths.ts";
+import { belowTopTier } from "./tiers.ts";
 
 const CHUNK = 256 * 1024;
 let shared = Buffer.allocUnsafe(CHUNK);
@@ -191,7 +192,11 @@ const BINARY_MATCH = Symbol("binary match");
  */
 function binaryVerdict(read: Buffer, matcher: Matcher | undefined, noteBinary: boolean): typeof BINARY | typeof BINARY_MATCH {
   if (!noteBinary || matcher === undefined) return BINARY;
-  if (matcher.anchors !== null && !matcher.anchors.some((anchor) => holds(read, anchor))) return BINARY;
+  if (matcher.anchors !== null) {
+    let held = false;
+    for (const anchor of matcher.anchors) held ||= holds(read, anchor);
+    if (!held) return BINARY;
+  }
   const re = matcher.js;
   re.lastIndex = 0;
   const found = re.test(read.toString("utf8"));
@@ -201,8 +206,15 @@ function binaryVerdict(read: Buffer, matcher: Matcher | undefined, noteBinary: b
 
 function scan(fd: number, matchers: readonly Matcher[], noteBinary = false): FileResult[] | null | typeof BINARY | typeof BINARY_MATCH {
   if (matchers.length === 1 && matchers[0]!.multiline) return scanWhole(fd, matchers[0]!, noteBinary);
-  const jobs: Job[] = matchers.map((matcher) => ({ matcher, out: { hits: [], count: 0, cut: false } }));
-  const results = jobs.map((job) => job.out);
+  // Loops, not map and some: a builtin called with a closure is compiled with it, at
+  // the top tier (tiers.ts).
+  const jobs: Job[] = [];
+  const results: FileResult[] = [];
+  for (const matcher of matchers) {
+    const out: FileResult = { hits: [], count: 0, cut: false };
+    jobs.push({ matcher, out });
+    results.push(out);
+  }
   let buf = shared;
   let filled = 0;
   let first = true;
@@ -245,7 +257,7 @@ function scan(fd: number, matchers: readonly Matcher[], noteBinary = false): Fil
     }
     const bytes = buf.subarray(skip, end);
     // A chunk without the bytes every match needs is not decoded.
-    if (end > skip && jobs.some((job) => job.matcher.anchors === null || job.matcher.anchors.some((anchor) => holds(bytes, anchor)))) {
+    if (end > skip && worthDecoding(jobs, bytes)) {
       if (counted < offset + skip) line += newlinesIn(fd, counted, offset + skip);
       line = isUtf8(bytes) ? searchAll(jobs, bytes.toString("utf8"), true, line) : searchMixed(jobs, bytes, line);
       counted = offset + end;
@@ -257,6 +269,16 @@ function scan(fd: number, matchers: readonly Matcher[], noteBinary = false): Fil
     offset += end;
     skip = 0;
   }
+}
+
+/** Whether some job may match in `bytes`: it has no anchors, or the bytes hold one. */
+function worthDecoding(jobs: readonly Job[], bytes: Buffer): boolean {
+  for (const job of jobs) {
+    const anchors = job.matcher.anchors;
+    if (anchors === null) return true;
+    for (const anchor of anchors) if (holds(bytes, anchor)) return true;
+  }
+  return false;
 }
 
 /**
@@ -437,3 +459,5 @@ function utf16(fd: number, head: Buffer, jobs: Job[]): boolean {
   searchAll(jobs, text, true, 1);
   return true;
 }
+
+belowTopTier(searchInto, searchFile, scan, worthDecoding, searchAll, searchMixed, newlinesIn, searchText, lineByLine);

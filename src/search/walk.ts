@@ -13,6 +13,7 @@ import { dirname } from "node:path";
 import { ancestorChains, chainsOfEntries, EMPTY, extend, IGNORE_FILE_NAMES, keepsEntry, verdict, Verdict, type Chains } from "./chains.ts";
 import { fdHandle, openedBelow } from "../core/paths.ts";
 import { holdsEvidence } from "../core/noise.ts";
+import { belowTopTier } from "./tiers.ts";
 
 export { ALWAYS_NOISE } from "../core/noise.ts";
 
@@ -234,3 +235,5 @@ export class Walker {
   }
 }
 
+
+belowTopTier(Walker.prototype.step, holdsEvidence);

@@ -121,8 +121,17 @@ interface Entry {
 }
 
 function entriesOf(files: FileHits[], view: View): Entry[] {
-  if (view.mode !== "content") return files.map((file) => ({ file }));
   const out: Entry[] = [];
+  if (view.mode !== "content") {
+    // Past the kept lines (a file left with none of its lines), which files are still
+    // listed depends on the order the search found them in, so on its threads: the
+    // listing ends where the kept lines do, which is the same in any order.
+    for (const file of files) {
+      if (file.cut && file.hits.length === 0) break;
+      out.push({ file });
+    }
+    return out;
+  }
   for (const file of files) {
     for (const hit of file.hits) out.push({ file, hit });
     // A file cut short (too many matches kept) ends what can be listed in order.

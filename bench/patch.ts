@@ -68,7 +68,7 @@ const stateDir = join(work, "state");
 // stale) go with it: every kt run starts a fresh session (`kt session end`, untimed) in a
 // state directory whose index already exists, as it does for an agent.
 const resetScript = join(work, "reset.sh");
-writeFileSync(resetScript, `#!/bin/sh\ncp -a '${base}/.' '${tree}' && KT_STATE_DIR='${join(work, "state")}' '${kt}' session end >/dev/null\n`, { mode: 0o755 });
+writeFileSync(resetScript, `#!/bin/sh\ncp -a '${base}/.' '${tree}' && KT_STATE_DIR='${join(work, "state")}' '${kt}' session end >/dev/null && sync\n`, { mode: 0o755 });
 // Both tools must produce the same tree before their speed means anything.
 const reset = () => Bun.spawnSync([resetScript]);
 reset();

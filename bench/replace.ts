@@ -69,8 +69,11 @@ function runCase(c: Case, pristine: string): void {
   const list = join(work, "changed.txt");
   writeFileSync(list, `${listed.join("\n")}\n`);
   const state = join(work, "state");
-  // Put back what the previous run changed, and forget kt's stamps and history.
-  const restore = `cd ${sh(pristine)} && xargs -d '\\n' -a ${sh(list)} cp --parents -t ${sh(tree)} && rm -rf ${sh(state)}`;
+  // Put back what the previous run changed, and forget kt's stamps and history; then sync,
+  // so that the files put back are on disk before the run: else kt's first fsync waits for
+  // the copy's own writeback (a journal commit takes every dirty file with it), which rg | sd,
+  // never syncing, does not — seconds on a busy disk, and nothing to do with kt.
+  const restore = `cd ${sh(pristine)} && xargs -d '\\n' -a ${sh(list)} cp --parents -t ${sh(tree)} && rm -rf ${sh(state)} && sync`;
   const prepare = `bash -c ${sh(restore)}`;
   const flag = c.fixed ? "" : " --regex";
   const commands = [

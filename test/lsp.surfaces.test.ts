@@ -244,4 +244,22 @@ describe.skipIf(!HAS_TSLS)("replace (skipped when typescript-language-server is 
     expect(readFileSync(join(tmp.path, "m24.ts"), "utf8")).toContain("export const extent");
     kt(["session", "end"], { cwd: tmp.path, stateDir: state, env: { PATH } });
   }, 240_000);
+  test("a replace of files larger than a socket's buffer: the session's host gets the whole request and answers within the budget", () => {
+    using tmp = project();
+    const state = join(tmp.path, ".state");
+    const env = { PATH, KT_DIAGNOSTICS_MS: "20000", KT_CODE_MS: "120000" };
+    const pad = `// ${"x".repeat(78)}\n`.repeat(300);
+    const names = Array.from({ length: 12 }, (_, i) => `big${String(i).padStart(2, "0")}.ts`);
+    for (const name of names) writeFileSync(join(tmp.path, name), `import { area } from "./lib";\n\nexport const size = area(2, 3);\n${pad}`);
+    // The host is up and its server warm before the replace asks it.
+    kt(["code", "diagnostics", "main.ts", "--root", tmp.path], { cwd: tmp.path, stateDir: state, env });
+    const started = performance.now();
+    const r = kt(["replace", "size", "extent", "--word", "--include", "big*.ts", "--root", tmp.path], { cwd: tmp.path, stateDir: state, env });
+    const took = performance.now() - started;
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(block(r.stdout.trimEnd())).toBe("Diagnostics (typescript-language-server): no errors in 12 files (big00.ts, big01.ts, big02.ts, big03.ts, big04.ts and 7 more).");
+    // A request the host never got whole went unanswered until the budget ran out (and then some).
+    expect(took).toBeLessThan(20_000);
+    kt(["session", "end"], { cwd: tmp.path, stateDir: state, env: { PATH } });
+  }, 240_000);
 });

@@ -95,7 +95,7 @@ async function handOver(ctx: ToolContext, stateDir: string, path: string, spec: 
     }
     if (!conn) return undefined;
   }
-  conn.socket.write(`${JSON.stringify({ run: spec, secret })}\n`);
+  send(conn.socket, `${JSON.stringify({ run: spec, secret })}\n`);
   const taken = await Promise.race([conn.line(), Bun.sleep(ACK_MS).then(() => undefined)]);
   if (taken !== "ok") {
     conn.socket.end();
@@ -175,7 +175,7 @@ export async function askHost(ctx: Pick<ToolContext, "session">, stateDir: strin
     }
     if (!conn) return { reached: false };
   }
-  conn.socket.write(`${JSON.stringify(message)}\n`);
+  send(conn.socket, `${JSON.stringify(message)}\n`);
   let timer: Timer | undefined;
   const line = await Promise.race([
     conn.line(),
@@ -212,6 +212,32 @@ interface Connection {
   line(): Promise<string | undefined>;
 }
 
+/** Bytes a socket has not taken yet: a Bun socket's write takes what the kernel's buffer
+ * holds and returns the count, the rest is written on drain. */
+const unsent = new WeakMap<object, Buffer>();
+
+/** Writes `text` whole: what the socket does not take now goes out as it drains (a
+ * diagnostics request of 20 files is far larger than a socket's buffer). */
+function send(socket: { write(data: Buffer): number }, text: string): void {
+  const queued = unsent.get(socket);
+  const bytes = Buffer.from(text);
+  if (queued) {
+    unsent.set(socket, Buffer.concat([queued, bytes]));
+    return;
+  }
+  const n = socket.write(bytes);
+  if (n < bytes.length) unsent.set(socket, bytes.subarray(Math.max(0, n)));
+}
+
+/** The drain handler of both sides: writes on what `send` left. */
+function drained(socket: { write(data: Buffer): number }): void {
+  const queued = unsent.get(socket);
+  if (!queued) return;
+  const n = socket.write(queued);
+  if (n >= queued.length) unsent.delete(socket);
+  else unsent.set(socket, queued.subarray(Math.max(0, n)));
+}
+
 /**
  * Whether `path` is a socket this user bound, readable and writable by this user alone: only
  * this user's kt (or root) can have made it, in a directory nobody else can write.
@@ -229,6 +255,8 @@ function ownSocketFile(path: string): boolean {
 async function connect(path: string): Promise<Connection | undefined> {
   if (!ownSocketFile(path)) return undefined;
   let buffer = "";
+  // One decoder for the connection: a character split between two chunks is kept whole.
+  const decoder = new TextDecoder();
   const lines: string[] = [];
   let closed = false;
   const waiting: ((line: string | undefined) => void)[] = [];
@@ -240,13 +268,16 @@ async function connect(path: string): Promise<Connection | undefined> {
       unix: path,
       socket: {
         data(_s, data) {
-          buffer += data.toString();
+          buffer += decoder.decode(data, { stream: true });
           let nl: number;
           while ((nl = buffer.indexOf("\n")) >= 0) {
             lines.push(buffer.slice(0, nl));
             buffer = buffer.slice(nl + 1);
           }
           flush();
+        },
+        drain(s) {
+          drained(s);
         },
         close() {
           closed = true;
@@ -298,6 +329,8 @@ function startHost(spec: HostSpec): { readonly ended: boolean } | undefined {
 /** A connection to the host: its unread bytes, and whether its peer is this user. */
 interface Conn {
   buffer: string;
+  /** Decodes the peer's bytes: a character split between two chunks is kept whole. */
+  decoder: TextDecoder;
   trusted: boolean;
 }
 
@@ -384,7 +417,7 @@ export async function serveHost(argv: string[], services: HostServices = {}): Pr
     }
     idleSince = performance.now();
     try {
-      socket.write(`${JSON.stringify({ answer })}\n`);
+      send(socket, `${JSON.stringify({ answer })}\n`);
     } catch {
       // The kt call went away: nobody waits.
     }
@@ -436,18 +469,21 @@ export async function serveHost(argv: string[], services: HostServices = {}): Pr
       // Asked of the kernel before a byte is read: a peer of another uid is dropped unheard.
       const peer = peerOf((socket as unknown as { fd?: number }).fd ?? -1);
       const trusted = peer !== undefined && (uid === undefined || peer.uid === uid);
-      socket.data = { buffer: "", trusted };
+      socket.data = { buffer: "", decoder: new TextDecoder(), trusted };
       if (!trusted) socket.terminate();
     },
     data(socket: Socket<Conn>, data: Buffer) {
       if (!socket.data.trusted) return;
-      socket.data.buffer += data.toString();
+      socket.data.buffer += socket.data.decoder.decode(data, { stream: true });
       let nl: number;
       while ((nl = socket.data.buffer.indexOf("\n")) >= 0) {
         const line = socket.data.buffer.slice(0, nl);
         socket.data.buffer = socket.data.buffer.slice(nl + 1);
         take(socket, line);
       }
+    },
+    drain(socket: Socket<Conn>) {
+      drained(socket);
     },
     error() {},
   };

@@ -5,7 +5,7 @@ import * as z from "zod/mini";
 import { invalidInput } from "../core/result.ts";
 import { validationProse } from "./_validate.ts";
 import type { ObjectParam, Param, Shape } from "./params.ts";
-import type { Parsed, ToolSpec } from "./tool.ts";
+import { mergeAliases, type Parsed, type ToolSpec } from "./tool.ts";
 
 const built = new WeakMap<Param, z.ZodMiniType>();
 
@@ -69,20 +69,10 @@ export function parseWithZod(tool: Pick<ToolSpec, "name" | "parameters" | "alias
     return { ok: false, prose: validationProse(tool.name, schema, raw, []) };
   }
   const input: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
-  for (const [alias, canonical] of Object.entries(tool.aliases ?? {})) {
-    if (!(alias in input)) continue;
-    if (input[alias] === null) {
-      delete input[alias];
-      continue;
-    }
-    if (!(canonical in input)) input[canonical] = input[alias];
-    else if (input[canonical] !== input[alias]) {
-      return {
-        ok: false,
-        prose: invalidInput(tool.name, `parameters "${canonical}" and "${alias}" are the same field with different values`, `Please rewrite the input with only "${canonical}".`),
-      };
-    }
-    delete input[alias];
+  const conflict = mergeAliases(tool.aliases, input);
+  if (conflict !== null) {
+    const [canonical, alias] = conflict;
+    return { ok: false, prose: invalidInput(tool.name, `parameters "${canonical}" and "${alias}" are the same field with different values`, `Please rewrite the input with only "${canonical}".`) };
   }
   const given = dropNulls(schema, input) as Record<string, unknown>;
   const contradiction = tool.normalize?.(given) ?? null;

@@ -122,20 +122,29 @@ export async function parseInput(tool: Parses, raw: unknown): Promise<Parsed> {
   return (await import("./_zod.ts")).parseWithZod(tool, raw);
 }
 
-/** parseInput's way without zod: the parsed input, or undefined for zod to decide. */
-export function quickParse(tool: Parses, raw: unknown): Record<string, unknown> | undefined {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return undefined;
-  const input: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
-  for (const [alias, canonical] of Object.entries(tool.aliases ?? {})) {
+/**
+ * Moves each alias given in `input` to its canonical field (a null alias is dropped);
+ * returns the first [canonical, alias] given with different values, left in place, else null.
+ */
+export function mergeAliases(aliases: Record<string, string> | undefined, input: Record<string, unknown>): [string, string] | null {
+  for (const [alias, canonical] of Object.entries(aliases ?? {})) {
     if (!(alias in input)) continue;
     if (input[alias] === null) {
       delete input[alias];
       continue;
     }
     if (!(canonical in input)) input[canonical] = input[alias];
-    else if (input[canonical] !== input[alias]) return undefined;
+    else if (input[canonical] !== input[alias]) return [canonical, alias];
     delete input[alias];
   }
+  return null;
+}
+
+/** parseInput's way without zod: the parsed input, or undefined for zod to decide. */
+export function quickParse(tool: Parses, raw: unknown): Record<string, unknown> | undefined {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return undefined;
+  const input: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
+  if (mergeAliases(tool.aliases, input) !== null) return undefined;
   const given = dropNulls(tool.parameters, input) as Record<string, unknown>;
   if ((tool.normalize?.(given) ?? null) !== null) return undefined;
   return accept(tool.parameters, given);

@@ -3,7 +3,7 @@
 // (the servers warm in the session's host), and never stale — two edits at once, and an
 // edit while another process keeps changing a file the edited one imports.
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -262,4 +262,48 @@ describe.skipIf(!HAS_TSLS)("replace (skipped when typescript-language-server is 
     expect(took).toBeLessThan(20_000);
     kt(["session", "end"], { cwd: tmp.path, stateDir: state, env: { PATH } });
   }, 240_000);
+});
+
+describe("no session host for servers that are not installed", () => {
+  // A Python project (pyproject.toml) where no Python server is on PATH: the change is told
+  // without a word of diagnostics, and no host was started to find that out.
+  function pyProject(): { path: string; [Symbol.dispose](): void } {
+    const tmp = tempDir("kt-lsp-absent-");
+    writeFileSync(join(tmp.path, "pyproject.toml"), '[project]\nname = "p"\n');
+    writeFileSync(join(tmp.path, "a.py"), "def area(w, h):\n    return w * h\n");
+    writeFileSync(join(tmp.path, "b.py"), "from a import area\nprint(area(1, 2))\n");
+    return tmp;
+  }
+  const hostSocket = (state: string) => join(state, "sessions", "default", "host.sock");
+
+  test("a replace and an edit in a project whose server is absent start no host", () => {
+    using tmp = pyProject();
+    const state = join(tmp.path, ".state");
+    // Only the system's directories: no pyright-langserver, basedpyright-langserver or pylsp.
+    const env = { PATH: "/usr/bin:/bin" };
+    for (const name of ["pyright-langserver", "basedpyright-langserver", "pylsp"]) expect(Bun.which(name, { PATH: env.PATH })).toBeNull();
+    const r = kt(["replace", "area", "surface", "--word"], { cwd: tmp.path, stateDir: state, env });
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe('Replaced "area": 3 replacements in 2 files:\nM a.py (1)\nM b.py (2)\n');
+    expect(existsSync(hostSocket(state))).toBe(false);
+    expect(kt(["read", "a.py"], { cwd: tmp.path, stateDir: state, env }).exitCode).toBe(0);
+    const e = kt(["edit", "a.py", "--old-string", "w * h", "--new-string", "h * w"], { cwd: tmp.path, stateDir: state, env });
+    expect(e.exitCode).toBe(0);
+    expect(e.stdout).not.toContain("iagnostic");
+    expect(existsSync(hostSocket(state))).toBe(false);
+  });
+
+  test("the same project with a server on PATH asks the host (which tells the server's failure)", () => {
+    using tmp = pyProject();
+    const state = join(tmp.path, ".state");
+    const bin = join(tmp.path, "bin");
+    mkdirSync(bin);
+    // A server that cannot start: the host is asked, starts it, and tells what it printed.
+    writeFileSync(join(bin, "pyright-langserver"), "#!/bin/sh\necho 'no python here' >&2\nexit 3\n", { mode: 0o755 });
+    const r = kt(["replace", "area", "surface", "--word"], { cwd: tmp.path, stateDir: state, env: { PATH: `${bin}:/usr/bin:/bin`, KT_DIAGNOSTICS_MS: "10000" } });
+    expect(r.stdout).toStartWith('Replaced "area": 3 replacements in 2 files:\nM a.py (1)\nM b.py (2)\n\n');
+    expect(r.stdout).toContain("no python here");
+    expect(existsSync(hostSocket(state))).toBe(true);
+    kt(["session", "end"], { cwd: tmp.path, stateDir: state });
+  });
 });

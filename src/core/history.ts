@@ -127,7 +127,7 @@ export function keepBlobs(ctx: Ctx, previous: readonly (Uint8Array | null)[], ha
   const dir = blobDir(ctx);
   for (const bytes of previous) {
     if (bytes === null) continue;
-    putBlob(dir, hash(bytes), bytes);
+    putBlob(dir, hash(bytes), bytes, true);
   }
 }
 
@@ -392,12 +392,16 @@ export function keptBytes(ctx: Ctx, sha: string): Uint8Array | null {
  * else there is, through a temp file and a rename; and undo restores no blob whose content is
  * not its name (keptBytes).
  */
-function putBlob(dir: string, sha: string, bytes: Uint8Array): void {
+function putBlob(dir: string, sha: string, bytes: Uint8Array, likelyNew = false): void {
   const blob = join(dir, sha);
+  // likelyNew: made exclusively first (keepBlobs, before the lock: most blobs of a change are
+  // new), and what is there already looked at only then. Else (under the lock, the same
+  // blobs again) looked at first.
+  if (likelyNew && writeNew(blob, bytes)) return;
   const st = lstatOrUndefined(blob);
   // Kept already: a file of the content's size (its name is its hash).
   if (st?.isFile() && st.size === bytes.length) return;
-  if (st === undefined && writeNew(blob, bytes)) return;
+  if (!likelyNew && st === undefined && writeNew(blob, bytes)) return;
   const temp = `${blob}.${process.pid}.tmp`;
   try {
     try {

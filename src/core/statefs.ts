@@ -316,6 +316,10 @@ export function openStateFile(path: string, flags: number, kind: StateFileKind =
     if ((error as NodeJS.ErrnoException).code === "ELOOP") throw unexpected(path, "a symbolic link");
     throw error;
   }
+  // Made by this very call (O_EXCL never opens what was there, a link included): a regular
+  // file of this user's, 0600 or narrower. Nothing to check.
+  const made = constants.O_CREAT | constants.O_EXCL;
+  if (kind === "file" && (flags & made) === made) return fd;
   try {
     const st = fstatSync(fd);
     if (kind === "file" ? !st.isFile() : !st.isFIFO()) throw unexpected(path, kind === "file" ? "not a regular file" : "not a FIFO");

@@ -207,7 +207,8 @@ export function readIfExists(real: string, display: string, ctx?: Pick<ToolConte
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw notRegular(display, st, "write");
-    if (ctx) verifyOpened(ctx, fd, display, real);
+    // Without a root there is nowhere the opened file could not be (its path is not used).
+    if (ctx?.root !== undefined) verifyOpened(ctx, fd, display, real);
     return readFileSync(fd);
   } catch (error) {
     throw fsError(error, display);

@@ -1,10 +1,10 @@
 // The cheap questions every write and edit asks before anything of the language servers is
 // loaded (an edit of a file no server covers must cost next to nothing): are diagnostics on,
-// and could a server cover this path at all — from its extension, and one existence check
-// for the project's .kt/lsp.json.
+// and could a server cover this path at all — from its extension, one existence check for
+// the project's .kt/lsp.json, and, for a built-in server, its project root and executable.
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { projectRoot } from "./locate.ts";
+import { installed } from "./locate.ts";
 import { BUILTIN, builtinCovers, extensionOf } from "./table.ts";
 
 export { routing } from "./routing.ts";
@@ -21,27 +21,45 @@ export function configBase(ctx: { root?: string; cwd: string }): string {
 
 /**
  * Whether some server could cover a path, for the files of one change: a built-in one for
- * its extension with a project root above it, or any when the project has a .kt/lsp.json
- * (the server may still be absent). .kt/lsp.json is looked for once, and the project root
- * once for each directory and extension: a patch of 20 files in one folder asked both 20
- * times, up every directory to /.
+ * its extension, installed, with a project root above it, or any when the project has a
+ * .kt/lsp.json (the server may still be absent). No session host is started to say that no
+ * server is there (a Python project without pyright cost a replace of 300 files 20–60 ms).
+ * .kt/lsp.json is looked for once; each directory is asked for root markers once, however
+ * many files and directories below it the change has (a replace over the Python standard
+ * library asked 1,500 times, up every directory to /), and each executable once per root.
  */
 export function coverage(ctx: { root?: string; cwd: string }): (path: string) => boolean {
   let configured: boolean | undefined;
-  const rooted = new Map<string, boolean>();
+  const limit = ctx.root;
+  const roots = new Map<string, string | null>();
+  const found = new Map<string, boolean>();
+  // The nearest directory at or above `dir` holding one of `markers`, not above the root (locate.ts's projectRoot).
+  const rootOf = (markers: readonly string[], dir: string): string | null => {
+    const key = `${markers.join("\0")}\0${dir}`;
+    let root = roots.get(key);
+    if (root === undefined) {
+      if (markers.some((m) => existsSync(join(dir, m)))) root = dir;
+      else root = dir === limit || dirname(dir) === dir ? null : rootOf(markers, dirname(dir));
+      roots.set(key, root);
+    }
+    return root;
+  };
+  const within = (dir: string) => limit === undefined || dir === limit || dir.startsWith(limit.endsWith("/") ? limit : `${limit}/`);
   return (path) => {
     configured ??= existsSync(join(configBase(ctx), ".kt", "lsp.json"));
     if (configured) return true;
     const ext = extensionOf(path);
     if (ext === "" || !builtinCovers(ext)) return false;
     const dir = dirname(path);
-    const key = `${ext}\0${dir}`;
-    let found = rooted.get(key);
-    if (found === undefined) {
-      const markers = [...new Set(BUILTIN.filter((e) => e.extensions.includes(ext)).flatMap((e) => e.rootMarkers))];
-      found = projectRoot(dir, markers, ctx.root) !== undefined;
-      rooted.set(key, found);
-    }
-    return found;
+    if (!within(dir)) return false;
+    return BUILTIN.some((e) => {
+      if (!e.extensions.includes(ext)) return false;
+      const root = rootOf(e.rootMarkers, dir);
+      if (root === null) return false;
+      const key = `${e.id}\0${root}`;
+      let is = found.get(key);
+      if (is === undefined) found.set(key, (is = installed(e, root, limit)));
+      return is;
+    });
   };
 }

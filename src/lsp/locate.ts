@@ -142,6 +142,11 @@ function executable(path: string): boolean {
   }
 }
 
+/** Whether `entry`'s server is installed for a project at `root` (what locate looks for, without its options). */
+export function installed(entry: ServerEntry, root: string, limit?: string): boolean {
+  return findExecutable(entry, root, limit) !== undefined;
+}
+
 function findExecutable(entry: ServerEntry, root: string, limit?: string): string | undefined {
   if (entry.command.includes("/")) {
     const path = isAbsolute(entry.command) ? entry.command : resolve(root, entry.command);

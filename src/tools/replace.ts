@@ -16,7 +16,7 @@ import { join } from "node:path";
 import description from "./replace.txt" with { type: "text" };
 import { defineTool, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
 import { onOneLine, realPath } from "../core/paths.ts";
-import { getStamp, sha256 } from "../core/stamps.ts";
+import { sha256, stampedAmong } from "../core/stamps.ts";
 import { BOM_BYTES, decodeUtf8, hasBom, MAX_FILE_BYTES } from "../core/text.ts";
 import { freshContent, readIfExists, stateFilesGuard } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
@@ -109,7 +109,9 @@ export default defineTool({
       for (const rel of run.outcome.binary ?? []) binaries.push(show(rel));
       for (const rel of rels) {
         const abs = plan.file ? plan.real : join(plan.real, rel);
-        const real = realPath(ctx, abs);
+        // A walk follows no symbolic links and lists only regular files, below a real
+        // directory: what it found is its own real path (three system calls each, saved).
+        const real = plan.file ? realPath(ctx, abs) : abs;
         if (!found.has(real)) found.set(real, { real, abs, display: show(rel) });
       }
     }
@@ -117,8 +119,9 @@ export default defineTool({
     const skipped: Skipped = { binary: binaries, notUtf8: [], tooLarge: [] };
     const done: Done[] = [];
     const refuse = stateFilesGuard(ctx);
+    const stamped = stampedAmong(ctx, candidates.map((c) => c.real));
     for (const c of candidates) {
-      const d = compute(ctx, c, matcher, skipped, refuse);
+      const d = compute(ctx, c, matcher, skipped, refuse, stamped);
       if (d) done.push(d);
     }
     // A binary file both named and met in a walk is one file.
@@ -205,7 +208,7 @@ function matcherOf(input: Input, source: string, cases: Cases): Matcher {
 }
 
 /** One file's change, or null when it has no match (or is skipped, with a note). */
-function compute(ctx: ToolContext, c: Candidate, matcher: Matcher, skipped: Skipped, refuse: (real: string, display: string) => void): Done | null {
+function compute(ctx: ToolContext, c: Candidate, matcher: Matcher, skipped: Skipped, refuse: (real: string, display: string) => void, stamped: ReadonlySet<string>): Done | null {
   // kt's own state (a state directory inside the tree) is never changed, nor worth a note.
   try {
     refuse(c.real, onOneLine(c.abs));
@@ -234,12 +237,12 @@ function compute(ctx: ToolContext, c: Candidate, matcher: Matcher, skipped: Skip
     skipped.notUtf8.push(c.display);
     return null;
   }
-  let once = fromBytes(ctx, c, bytes, matcher);
+  let once = fromBytes(ctx, c, bytes, matcher, text);
   if (once === null) return null;
   // A file the session has read must not have changed since (SPEC §3.4, as for patch); one
   // the change leaves alone is not asked. A stamp that lags a parallel kt write of this
   // session gives the file as that write left it: the change is worked out from that.
-  if (getStamp(ctx, c.real)) {
+  if (stamped.has(c.real)) {
     const fresh = freshContent(ctx, onOneLine(c.abs), c.real, bytes, "change");
     if (fresh !== bytes) once = fromBytes(ctx, c, fresh, matcher);
     if (once === null) return null;
@@ -249,8 +252,8 @@ function compute(ctx: ToolContext, c: Candidate, matcher: Matcher, skipped: Skip
   return once;
 }
 
-function fromBytes(ctx: ToolContext, c: Candidate, bytes: Uint8Array, matcher: Matcher): Done | null {
-  const text = decodeUtf8(bytes);
+function fromBytes(ctx: ToolContext, c: Candidate, bytes: Uint8Array, matcher: Matcher, decoded?: string): Done | null {
+  const text = decoded ?? decodeUtf8(bytes);
   if (text === null) return null;
   const spans = matcher(text);
   if (spans.length === 0) return null;

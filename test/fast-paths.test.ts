@@ -4,7 +4,11 @@
 // CRLF, no final newline, empty and absent sides, control bytes around the 10% line).
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
+import { closeSync, openSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { lineChanges } from "../src/core/history.ts";
+import { readOpened } from "../src/core/writer.ts";
+import { tempDir } from "./_helpers.ts";
 import { sniffBinary } from "../src/core/text.ts";
 import { createTwoFilesPatch } from "diff";
 import { parsePatch } from "../src/patch/parse.ts";
@@ -140,5 +144,39 @@ describe("a patched file's diff", () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("readOpened: one read to the end of a file whose size fstat told", () => {
+  test("the same bytes as readFileSync, for every size (empty, exact, grown since the fstat, shrunk since)", () => {
+    using tmp = tempDir("kt-readopened-");
+    const path = join(tmp.path, "f");
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 70_000 }), fc.integer({ min: -3, max: 3 }), (bytes, skew) => {
+        writeFileSync(path, bytes);
+        const fd = openSync(path, "r");
+        try {
+          // The size a stale fstat would have given: a few bytes off either way.
+          const told = Math.max(0, bytes.length + skew);
+          expect(Buffer.compare(Buffer.from(readOpened(fd, told)), Buffer.from(bytes))).toBe(0);
+        } finally {
+          closeSync(fd);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test("a file longer than its buffer is read on to its end", () => {
+    using tmp = tempDir("kt-readopened-");
+    const path = join(tmp.path, "f");
+    const bytes = Buffer.alloc(300_000, 7);
+    writeFileSync(path, bytes);
+    const fd = openSync(path, "r");
+    try {
+      expect(readOpened(fd, 10).length).toBe(300_000);
+    } finally {
+      closeSync(fd);
+    }
   });
 });

@@ -130,6 +130,13 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
     const token = `${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
     withWriteLock(index(ctx), () => {
       for (const s of staged) recheck(ctx, s, opts.verb, hash);
+      // Each directory's identity once, however many of the change's files it holds.
+      const identities = new Map<string, string | null>();
+      const identity = (dir: string) => {
+        let id = identities.get(dir);
+        if (id === undefined) identities.set(dir, (id = dirIdentity(dirs.get(dir)!)));
+        return id;
+      };
       const db = index(ctx);
       if (opts.undoes) markUndone(db, opts.undoes);
       recordChange(
@@ -139,7 +146,7 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
         opts.tool,
         // A change worked out again under the lock is a new object: its lines are counted there.
         // The directory each file goes into is known by its verified descriptor (opened above).
-        staged.map((s) => ({ real: s.change.real, display: s.change.display, previous: s.change.previous, previousMode: s.previousMode, next: s.change.bytes, counts: counts.get(s.change), dir: dirIdentity(dirs.get(dirname(s.change.real))!) })),
+        staged.map((s) => ({ real: s.change.real, display: s.change.display, previous: s.change.previous, previousMode: s.previousMode, next: s.change.bytes, counts: counts.get(s.change), dir: identity(dirname(s.change.real)) })),
         opts.historyState,
         token,
         hash,

@@ -7,7 +7,7 @@
 // all land; only a change made outside the session is STALE_FILE.
 import {
   closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, openSync, readdirSync,
-  readFileSync, renameSync, statSync, unlinkSync, writeSync,
+  readFileSync, readSync, renameSync, statSync, unlinkSync, writeSync,
 } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { KtError, type ToolContext } from "./result.ts";
@@ -209,11 +209,30 @@ export function readIfExists(real: string, display: string, ctx?: Pick<ToolConte
     if (!st.isFile()) throw notRegular(display, st, "write");
     // Without a root there is nowhere the opened file could not be (its path is not used).
     if (ctx?.root !== undefined) verifyOpened(ctx, fd, display, real);
-    return readFileSync(fd);
+    return readOpened(fd, st.size);
   } catch (error) {
     throw fsError(error, display);
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * The whole of an opened regular file of `size` bytes (its fstat's): read into a buffer of the
+ * size and a byte more, so that the read which reaches the end comes back short and no read
+ * returning nothing is needed after it (readFileSync reads into a growing buffer until one
+ * does). Only a short read that ends exactly at `size` is taken for the end; any other is
+ * read on from. A file that grew since its fstat is read on to its end.
+ */
+export function readOpened(fd: number, size: number): Uint8Array {
+  const buf = Buffer.allocUnsafe(size + 1);
+  let got = 0;
+  for (;;) {
+    const n = readSync(fd, buf, got, buf.length - got, null);
+    got += n;
+    if (n === 0 || got === size) return buf.subarray(0, got);
+    // Full: the file is longer than its fstat said; the rest is read as readFileSync would.
+    if (got === buf.length) return Buffer.concat([buf, readFileSync(fd)]);
   }
 }
 

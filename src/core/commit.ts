@@ -78,16 +78,20 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
   // Every content below is hashed once, however many rows, stamps and checks name it.
   const hash = hashOnce();
   const closing = new Closing();
+  // The fsyncs of the window last staged: waited for before anything is closed or thrown.
+  let inFlight: Promise<{ error: unknown } | undefined> | undefined;
   for (const c of changes) if (c.previous !== null && c.baseSha !== null) hash.know(c.previous, c.baseSha);
   try {
     // kt's own state (index, logs, process pipes) is never a target, whatever tool asks.
     const refuse = stateFilesGuard(ctx);
     for (const change of changes) refuse(change.real, change.display);
     // Staged, kept and synced a window of files at a time: each window's temp files stay open
-    // from writing to fsync, and the descriptors open at once stay bounded.
+    // from writing to fsync, and the descriptors open at once stay bounded. A window is staged
+    // while the one before it is synced (two at most in flight: 2,914 files in three windows
+    // waited for each one's flush in turn).
     const counts = new Map<Change, LineCounts>();
-    // A quarter of the descriptors this process may open, at most WINDOW.
-    const window = Math.max(16, Math.min(WINDOW, Math.floor(closing.limit / 4)));
+    // An eighth of the descriptors this process may open, at most WINDOW: two windows' worth open at once.
+    const window = Math.max(16, Math.min(WINDOW, Math.floor(closing.limit / 8)));
     for (let from = 0; from < changes.length; from += window) {
       const some = changes.slice(from, from + window);
       const temps: { temp: Temp; display: string }[] = [];
@@ -124,7 +128,14 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
       } catch (error) {
         counting = { error };
       }
-      const failed = (await synced) ?? counting;
+      const previous = inFlight;
+      inFlight = synced.then((failed) => failed ?? counting);
+      const failed = await previous;
+      if (failed) throw failed.error;
+    }
+    {
+      const failed = await inFlight;
+      inFlight = undefined;
       if (failed) throw failed.error;
     }
     const token = `${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
@@ -162,6 +173,8 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
     });
     if (journal) removeJournal(journal);
   } catch (error) {
+    // No descriptor is closed under an fsync still running.
+    if (inFlight) await inFlight;
     if (journal) removeJournal(journal);
     for (const s of staged) {
       if (!s.temp) continue;

@@ -8,8 +8,9 @@ import fc from "fast-check";
 import { applyPatch } from "diff";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { diffOf } from "../src/tools/replace.ts";
-import { applySpans, findLiteral } from "../src/replacer/substitute.ts";
+import { diffOf, findByLines } from "../src/tools/replace.ts";
+import { applySpans, findLiteral, findReplacements, parseTemplate } from "../src/replacer/substitute.ts";
+import { compilePattern } from "../src/search/regex.ts";
 import { unifiedDiff } from "../src/core/diff.ts";
 import { tempDir } from "./_helpers.ts";
 
@@ -74,5 +75,25 @@ describe("replace's diff from its spans", () => {
       applied++;
     }
     expect(applied).toBeGreaterThan(20);
+  });
+});
+
+describe("replace's regex matches, found line by line from the pattern's required text", () => {
+  test("the same spans and replacements as the whole text searched at once", () => {
+    const patterns = ["([A-Za-z_]+)\\.startswith\\(", "^foo(\\w*)", "bar$", "(?i)FOO\\(\\)", "\\bend\\b", "x+foo", "[a-z]+foo(bar)?", "(?<w>\\w+)\\s*foo\\(", "foo\\(\\)$"];
+    const line = fc.constantFrom("foo", "bar", "x.startswith(", "  foo()", "foofoo end", "xxfoo", "", "FOO()", "é.startswith(", "a\tfoobar", "startswith(");
+    const body = fc.tuple(fc.array(line, { minLength: 1, maxLength: 30 }), fc.boolean()).map(([ls, final]) => ls.join("\n") + (final ? "\n" : ""));
+    fc.assert(
+      fc.property(body, fc.constantFrom(...patterns), fc.boolean(), fc.boolean(), (text, pattern, insensitive, word) => {
+        const compiled = compilePattern(pattern, insensitive ? "insensitive" : "sensitive", false, true);
+        expect(compiled.prefilter).not.toBeNull();
+        const re = compiled.jsValid;
+        // --word, as replace wraps the pattern.
+        const js = word ? new RegExp(`(?<![0-9A-Za-z_])(?:${re.source})(?![0-9A-Za-z_])`, re.flags) : re;
+        const replacement = { parts: parseTemplate("<$1>") };
+        expect(findByLines(text, compiled.prefilter!, js, replacement)).toEqual(findReplacements(text, js, replacement));
+      }),
+      { numRuns: 3000 },
+    );
   });
 });

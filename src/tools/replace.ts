@@ -200,11 +200,34 @@ function replaceEngine(ctx: ToolContext): Engine {
 /** How matches are found in a file's text: plain indexOf for exact literal text, else the regex. */
 function matcherOf(input: Input, source: string, cases: Cases): Matcher {
   if (!input.regex && !input.word && cases === "sensitive") return (text) => findLiteral(text, input.pattern, input.replacement);
-  const re = compilePattern(source, cases, false, true).jsValid;
+  const compiled = compilePattern(source, cases, false, true);
+  const re = compiled.jsValid;
   // Whole words as rg -w takes them: no word character just before or just after.
   const js = input.word ? new RegExp(`(?<![0-9A-Za-z_])(?:${re.source})(?![0-9A-Za-z_])`, re.flags) : re;
   const replacement = input.regex ? { parts: parseTemplate(input.replacement) } : { literal: input.replacement };
+  const prefilter = compiled.prefilter;
+  if (prefilter) return (text) => findByLines(text, prefilter, js, replacement);
   return (text) => findReplacements(text, js, replacement);
+}
+
+/**
+ * findReplacements over the lines holding the literal text every match holds (the pattern's
+ * prefilter), each line searched alone, as grep's searcher does: a pattern starting with a
+ * repetition (`(\w+)\.startswith\(`) is tried at every position of the file otherwise, a
+ * quarter of a stdlib replace. Matches never span lines, so the spans are the same.
+ */
+export function findByLines(text: string, prefilter: RegExp, re: RegExp, replacement: Parameters<typeof findReplacements>[2]): Span[] {
+  const spans: Span[] = [];
+  prefilter.lastIndex = 0;
+  for (let m = prefilter.exec(text); m !== null; m = prefilter.exec(text)) {
+    const start = text.lastIndexOf("\n", m.index - 1) + 1;
+    let end = text.indexOf("\n", m.index);
+    if (end === -1) end = text.length;
+    for (const s of findReplacements(text.slice(start, end), re, replacement)) spans.push({ start: s.start + start, end: s.end + start, replacement: s.replacement });
+    if (end >= text.length) break;
+    prefilter.lastIndex = end + 1;
+  }
+  return spans;
 }
 
 /** One file's change, or null when it has no match (or is skipped, with a note). */

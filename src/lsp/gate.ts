@@ -33,6 +33,7 @@ export function coverage(ctx: { root?: string; cwd: string }): (path: string) =>
   const limit = ctx.root;
   const roots = new Map<string, string | null>();
   const found = new Map<string, boolean>();
+  const executables = new Map<string, boolean>();
   // The nearest directory at or above `dir` holding one of `markers`, not above the root (locate.ts's projectRoot).
   const rootOf = (markers: readonly string[], dir: string): string | null => {
     const key = `${markers.join("\0")}\0${dir}`;
@@ -58,7 +59,7 @@ export function coverage(ctx: { root?: string; cwd: string }): (path: string) =>
       if (root === null) return false;
       const key = `${e.id}\0${root}`;
       let is = found.get(key);
-      if (is === undefined) found.set(key, (is = installed(e, root, limit)));
+      if (is === undefined) found.set(key, (is = installed(e, root, limit, executables)));
       return is;
     });
   };

@@ -142,34 +142,48 @@ function executable(path: string): boolean {
   }
 }
 
-/** Whether `entry`'s server is installed for a project at `root` (what locate looks for, without its options). */
-export function installed(entry: ServerEntry, root: string, limit?: string): boolean {
-  return findExecutable(entry, root, limit) !== undefined;
+/**
+ * Whether `entry`'s server is installed for a project at `root` (what locate looks for,
+ * without its options). `seen` remembers each path looked at, for the many roots of one
+ * change (a replace over node_modules has hundreds of package roots, which share PATH and
+ * most of their node_modules/.bin directories).
+ */
+export function installed(entry: ServerEntry, root: string, limit?: string, seen?: Map<string, boolean>): boolean {
+  return findExecutable(entry, root, limit, seen) !== undefined;
 }
 
-function findExecutable(entry: ServerEntry, root: string, limit?: string): string | undefined {
+function findExecutable(entry: ServerEntry, root: string, limit?: string, seen?: Map<string, boolean>): string | undefined {
+  const runs = (path: string) => {
+    if (!seen) return executable(path);
+    let is = seen.get(path);
+    if (is === undefined) seen.set(path, (is = executable(path)));
+    return is;
+  };
   if (entry.command.includes("/")) {
     const path = isAbsolute(entry.command) ? entry.command : resolve(root, entry.command);
-    return executable(path) ? path : undefined;
+    return runs(path) ? path : undefined;
   }
-  if (entry.id === "tsgo") return nativeTsc(root, limit);
+  if (entry.id === "tsgo") return nativeTsc(root, limit, seen);
   for (const dir of binDirs(root, limit)) {
     const path = join(dir, entry.command);
-    if (executable(path)) return path;
+    if (runs(path)) return path;
   }
   if (entry.projectOnly) return undefined;
   for (const dir of (process.env.PATH ?? "").split(delimiter)) {
     if (!dir) continue;
     const path = join(dir, entry.command);
-    if (executable(path)) return path;
+    if (runs(path)) return path;
   }
   return undefined;
 }
 
 /** TypeScript 7's tsc, which has --lsp, from the project's node_modules (a TypeScript 5 tsc has not). */
-function nativeTsc(root: string, limit?: string): string | undefined {
+function nativeTsc(root: string, limit?: string, seen?: Map<string, boolean>): string | undefined {
   for (const bin of binDirs(root, limit)) {
     const pkg = join(dirname(bin), "typescript");
+    // A directory with no TypeScript 7 is looked in once for the many roots of a change.
+    const key = `tsgo\0${pkg}`;
+    if (seen?.get(key) === false) continue;
     try {
       const version = (JSON.parse(readFileSync(join(pkg, "package.json"), "utf8")) as { version?: string }).version ?? "";
       const tsc = join(pkg, "bin", "tsc");
@@ -177,6 +191,7 @@ function nativeTsc(root: string, limit?: string): string | undefined {
     } catch {
       // No typescript here.
     }
+    seen?.set(key, false);
   }
   return undefined;
 }

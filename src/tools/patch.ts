@@ -342,13 +342,15 @@ function fromBytes(ctx: ToolContext, plan: Plan, op: Exclude<FileOp, { kind: "ad
       diff: diffOf(plan.to.given, diffPath(ctx, plan.given)),
     };
   }
+  const diff = diffOf(plan.given);
   return {
     action: "update",
     abs,
-    changes: [{ display: abs, real, baseSha, previous: bytes, bytes: newBytes }],
+    // The diff has counted the lines added and removed: the commit does not count them again.
+    changes: [{ display: abs, real, baseSha, previous: bytes, bytes: newBytes, counts: { added: diff.additions, removed: diff.deletions } }],
     placements: applied.placements,
     lf: applied.lf,
-    diff: diffOf(plan.given),
+    diff,
   };
 }
 

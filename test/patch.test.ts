@@ -10,6 +10,7 @@ import { call, callTool, kt, KT, tempDir } from "./_helpers.ts";
 import { parsePatch } from "../src/patch/parse.ts";
 import { commitChanges, type Change } from "../src/core/commit.ts";
 import { sha256 } from "../src/core/stamps.ts";
+import { guardedWrite } from "../src/core/writer.ts";
 import { fileHistory } from "../src/core/history.ts";
 import { index } from "../src/core/state.ts";
 import type { ToolContext, ToolResult } from "../src/tools/tool.ts";
@@ -286,6 +287,49 @@ describe("the multi-file commit", () => {
     await expect(commitChanges(ctx, changes, { tool: "patch", verb: "patch" })).rejects.toThrow(/Refusing to patch b: the file changed on disk/);
     expect(readFileSync(join(work, "a"), "utf8")).toBe("a\n");
     expect(readdirSync(work).sort()).toEqual(["a", "b"]);
+  });
+});
+
+describe("the answer, written while the disk flushes", () => {
+  // A patch's answer is made while its commit waits for the disk; a change the commit works
+  // out again under the lock (a parallel kt call of the session wrote the file meanwhile)
+  // must be answered from what was worked out again, not from what was first computed.
+  test("a patch worked out again under the lock answers with the file as it installed it: its snippet and diff show the parallel write", async () => {
+    const lines = Array.from({ length: 30 }, (_, i) => `line ${String(i + 1).padStart(2, "0")}`);
+    let hit = 0;
+    for (let attempt = 0; attempt < 8 && hit < 2; attempt++) {
+      using tmp = tempDir();
+      const work = join(tmp.path, "w");
+      mkdirSync(work);
+      const file = join(work, "f.txt");
+      writeFileSync(file, `${lines.join("\n")}\n`);
+      const opts = { cwd: work, stateDir: join(tmp.path, ".s") };
+      const ctx: ToolContext = { cwd: work, session: "default", callId: "parallel", stateDir: opts.stateDir, flags: { skipReadCheck: false, dryRun: false, trace: false, strict: false }, warn: () => {} };
+      const pending = callTool("patch", { patch: "*** Begin Patch\n*** Update File: f.txt\n@@\n line 09\n-line 10\n+line 10 patched\n line 11\n*** End Patch\n" }, opts);
+      // The patch's temp file is there from staging until the install: while it is, the commit
+      // has not taken the lock yet, and a write of this session lands before its re-check.
+      let staged = false;
+      for (let i = 0; i < 5000 && !staged; i++) {
+        staged = readdirSync(work).some((n) => n.startsWith(".f.txt.kt-"));
+        if (!staged) await new Promise((r) => setImmediate(r));
+      }
+      const now = readFileSync(file);
+      const edited = Buffer.from(now.toString().replace("line 12\n", "line 12 by a parallel edit\n"));
+      if (staged && now.toString().includes("line 10\n")) {
+        guardedWrite(ctx, { display: file, real: file, baseSha: sha256(now), bytes: edited, verb: "edit" });
+        hit++;
+      }
+      const r = await pending;
+      expect(r.isError).toBe(false);
+      const final = readFileSync(file, "utf8");
+      expect(final).toContain("line 10 patched\n");
+      if (!final.includes("line 12 by a parallel edit")) continue;
+      // The snippet (4 lines around the change) and the diff's context are of the file as installed.
+      expect(r.content).toContain("line 12 by a parallel edit");
+      expect(r.content).not.toMatch(/\bline 12\n/);
+      expect(String(r.metadata?.diff)).toContain(" line 12 by a parallel edit\n");
+    }
+    expect(hit).toBeGreaterThan(0);
   });
 });
 

@@ -69,6 +69,7 @@ export default defineTool({
 
     // An update whose file a parallel kt call of this session changed meanwhile is worked
     // out again under the commit's lock, from the file as it is then (SPEC §7.5).
+    let redone = false;
     const changes = done.flatMap((d, i) => {
       const plan = plans[i]!;
       const op = plan.op;
@@ -78,18 +79,20 @@ export default defineTool({
         redo(now: Uint8Array) {
           const again = fromBytes(ctx, plan, op, parsed.form, statSync(c.real), now);
           done[i] = again;
+          redone = true;
           return again.changes[0]!.bytes!;
         },
       }));
     });
-    if (!ctx.flags.dryRun) await commitChanges(ctx, changes, { tool: "patch", verb: "patch" });
+    // The answer is written while the disk flushes the new contents; a change worked out
+    // again under the lock writes it again.
+    let answer: Answer | undefined;
+    if (!ctx.flags.dryRun) await commitChanges(ctx, changes, { tool: "patch", verb: "patch", whileSyncing: () => void (answer = answerOf(done, ctx.flags.dryRun)) });
+    if (answer === undefined || redone) answer = answerOf(done, ctx.flags.dryRun);
+    const { diff, additions, deletions, content } = answer;
 
     const trace = done.flatMap((d) => d.placements.map((p) => ({ path: d.abs, hunk: p.index + 1, patchLine: p.patchLine, strategy: p.strategy, startLine: p.startLine, endLine: p.endLine, trace: p.trace })));
     if (ctx.flags.trace) (ctx.info ?? ctx.warn)(renderTrace(done));
-    const diff = done.map((d) => d.diff.patch).join("");
-    const additions = done.reduce((n, d) => n + d.diff.additions, 0);
-    const deletions = done.reduce((n, d) => n + d.diff.deletions, 0);
-    const content = success(done, ctx.flags.dryRun);
     const changed = done.flatMap((d) => d.changes.map((c) => ({ display: c.display, real: c.real, before: c.previous, after: c.bytes })));
     return withDiagnostics(ctx, {
       content: ctx.flags.dryRun ? `${content}\n\n${diff.trimEnd()}` : content,
@@ -351,6 +354,23 @@ function fromBytes(ctx: ToolContext, plan: Plan, op: Exclude<FileOp, { kind: "ad
     placements: applied.placements,
     lf: applied.lf,
     diff,
+  };
+}
+
+interface Answer {
+  diff: string;
+  additions: number;
+  deletions: number;
+  /** The success text. */
+  content: string;
+}
+
+function answerOf(done: readonly Done[], dryRun: boolean): Answer {
+  return {
+    diff: done.map((d) => d.diff.patch).join(""),
+    additions: done.reduce((n, d) => n + d.diff.additions, 0),
+    deletions: done.reduce((n, d) => n + d.diff.deletions, 0),
+    content: success(done, dryRun),
   };
 }
 

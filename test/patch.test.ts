@@ -9,7 +9,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { call, callTool, kt, KT, tempDir } from "./_helpers.ts";
 import { parsePatch } from "../src/patch/parse.ts";
 import { commitChanges, type Change } from "../src/core/commit.ts";
-import { sha256 } from "../src/core/stamps.ts";
+import { getStamp, getStamps, putStamp, sha256 } from "../src/core/stamps.ts";
 import { guardedWrite } from "../src/core/writer.ts";
 import { fileHistory } from "../src/core/history.ts";
 import { index } from "../src/core/state.ts";
@@ -140,6 +140,44 @@ describe("stamps and history after a patch", () => {
     writeFileSync(join(work, "gone.txt"), "back\n");
     const overwrite = await callTool("write", { file_path: "gone.txt", content: "y\n" }, opts);
     expect(overwrite.error?.code).toBe("NOT_READ");
+  });
+
+  test("a patch's stamps, looked up at once (getStamps), are each file's own (getStamp): 1,200 paths, some stamped, some in another session, some twice", () => {
+    using tmp = tempDir();
+    const ctx = (session: string): ToolContext => ({ cwd: tmp.path, session, callId: "t", stateDir: join(tmp.path, ".s"), flags: { skipReadCheck: false, dryRun: false, trace: false, strict: false }, warn: () => {} });
+    const mine = ctx("default");
+    const other = ctx("other");
+    const paths = Array.from({ length: 1200 }, (_, i) => join(tmp.path, `d${i % 7}`, `f${i}.ts`));
+    paths.forEach((p, i) => {
+      if (i % 3 === 0) putStamp(mine, p, { mtimeMs: i + 0.5, size: i, sha256: sha256(p) });
+      if (i % 5 === 0) putStamp(other, p, { mtimeMs: 1, size: 1, sha256: "other" });
+    });
+    const asked = [...paths, ...paths.slice(0, 40), join(tmp.path, "never")];
+    const all = getStamps(mine, asked);
+    for (const p of asked) expect(all.get(p)).toEqual(getStamp(mine, p));
+    expect(all.size).toBe(400);
+    expect(getStamps(mine, []).size).toBe(0);
+  });
+
+  test("a patch of a read file, a file read then changed outside kt and a file never read: STALE_FILE names the changed one, nothing is written", async () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    writeFileSync(join(work, "b.txt"), "one\ntwo\n");
+    writeFileSync(join(work, "c.txt"), "x\ny\n");
+    await callTool("read", { file_path: "a.txt" }, opts);
+    await callTool("read", { file_path: "b.txt" }, opts);
+    writeFileSync(join(work, "b.txt"), "one\ntwo\nthree\n");
+    const patch = "*** Begin Patch\n*** Update File: a.txt\n alpha\n-beta\n+gamma\n*** Update File: c.txt\n x\n-y\n+z\n*** Update File: b.txt\n one\n-two\n+2\n*** End Patch\n";
+    const r = await callTool("patch", { patch }, opts);
+    expect(r.error?.code).toBe("STALE_FILE");
+    expect(r.content).toContain(`${work}/b.txt`);
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("alpha\nbeta\n");
+    expect(readFileSync(join(work, "c.txt"), "utf8")).toBe("x\ny\n");
+    // Without the outside change the same patch lands whole.
+    writeFileSync(join(work, "b.txt"), "one\ntwo\n");
+    await callTool("read", { file_path: "b.txt" }, opts);
+    expect((await callTool("patch", { patch }, opts)).isError).toBe(false);
+    expect(readFileSync(join(work, "b.txt"), "utf8")).toBe("one\n2\n");
   });
 
   test("a file changed outside kt after its read is stale for a patch", async () => {

@@ -7,7 +7,7 @@ import { basename, dirname, isAbsolute, join } from "node:path";
 import description from "./patch.txt" with { type: "text" };
 import { defineTool, KtError, type ToolContext } from "./tool.ts";
 import { absolutePath, fsError, onOneLine, realPath } from "../core/paths.ts";
-import { getStamp, sha256 } from "../core/stamps.ts";
+import { getStamps, sha256, type Stamp } from "../core/stamps.ts";
 import { dominantEol, MAX_FILE_BYTES } from "../core/text.ts";
 import { decodeFile, describe, encodeText, UTF8 } from "../core/encoding.ts";
 import { formatBytes } from "../core/truncate.ts";
@@ -59,9 +59,13 @@ export default defineTool({
     const base = parsed.form === "unified" ? patchBase(ctx, parsed.ops) : ctx;
     const plans = parsed.ops.map((op) => resolve(base, op));
     duplicates(plans);
+    // The session's stamps of every file the patch changes or removes, in one query, asked
+    // where the first file's was (a refusal before it still comes first).
+    let stamps: ReadonlyMap<string, Stamp> | undefined;
+    const stampOf = (real: string) => (stamps ??= getStamps(ctx, plans.filter((p) => p.op.kind !== "add").map((p) => p.real))).get(real);
     const done = sharingEditorconfigs(() =>
       plans.map((plan) => {
-        const d = compute(ctx, plan, parsed.form);
+        const d = compute(ctx, plan, parsed.form, stampOf);
         if (large) Bun.gc(true);
         return d;
       }),
@@ -221,7 +225,7 @@ function duplicates(plans: readonly Plan[]): void {
   }
 }
 
-function compute(ctx: ToolContext, plan: Plan, form: PatchForm): Done {
+function compute(ctx: ToolContext, plan: Plan, form: PatchForm, stampOf: (real: string) => Stamp | undefined): Done {
   const { op, abs, real } = plan;
   if (op.kind === "add") {
     const st = statOrNull(real, abs);
@@ -268,9 +272,12 @@ function compute(ctx: ToolContext, plan: Plan, form: PatchForm): Done {
   if (read === null) throw new KtError("FILE_NOT_FOUND", `Refusing to ${verb} ${abs}: the file does not exist. Nothing was changed.`);
   // A file the session has read must not have changed since (a stamp that lags a parallel
   // kt write of this session is settled under the lock); one it never read may be patched,
-  // since the hunks' context lines prove what the model saw (SPEC §7.1).
-  const bytes = getStamp(ctx, real) ? freshContent(ctx, abs, real, read, "patch") : read;
-  return fromBytes(ctx, plan, op, form, st, bytes);
+  // since the hunks' context lines prove what the model saw (SPEC §7.1). Each content is
+  // hashed once: for the check and as the hash the change is computed from.
+  const sha = sha256(read);
+  const stamp = stampOf(real);
+  const bytes = stamp ? freshContent(ctx, abs, real, read, "patch", { stamp, sha }) : read;
+  return fromBytes(ctx, plan, op, form, st, bytes, bytes === read ? sha : undefined);
 }
 
 /**
@@ -282,10 +289,10 @@ function redoable(plan: Plan): boolean {
   return plan.op.kind === "update" && !(plan.to && plan.to.real !== plan.real);
 }
 
-/** The change to an existing file (delete, update, move), computed from its bytes. */
-function fromBytes(ctx: ToolContext, plan: Plan, op: Exclude<FileOp, { kind: "add" }>, form: PatchForm, st: Stats, bytes: Uint8Array): Done {
+/** The change to an existing file (delete, update, move), computed from its bytes (whose sha256 is `sha`, when known). */
+function fromBytes(ctx: ToolContext, plan: Plan, op: Exclude<FileOp, { kind: "add" }>, form: PatchForm, st: Stats, bytes: Uint8Array, sha?: string): Done {
   const { abs, real } = plan;
-  const baseSha = sha256(bytes);
+  const baseSha = sha ?? sha256(bytes);
   const file = decodeFile(real, bytes);
 
   if (op.kind === "delete") {

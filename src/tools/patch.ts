@@ -12,7 +12,7 @@ import { dominantEol, MAX_FILE_BYTES } from "../core/text.ts";
 import { decodeFile, describe, encodeText, UTF8 } from "../core/encoding.ts";
 import { formatBytes } from "../core/truncate.ts";
 import { sharingEditorconfigs } from "../core/editorconfig.ts";
-import { freshContent, readIfExists, refuseStateFiles } from "../core/writer.ts";
+import { freshContent, readIfExists, stateFilesGuard } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
 import { withDiagnostics } from "./diagnostics.ts";
 import { diffPath, unifiedDiff } from "../core/diff.ts";
@@ -57,7 +57,9 @@ export default defineTool({
     const large = input.patch.length > LARGE_PATCH;
     if (large) Bun.gc(true);
     const base = parsed.form === "unified" ? patchBase(ctx, parsed.ops) : ctx;
-    const plans = parsed.ops.map((op) => resolve(base, op));
+    // kt's own state is never a target: its real path resolved once for every file (a dry run refuses what the commit would).
+    const refuse = stateFilesGuard(ctx);
+    const plans = parsed.ops.map((op) => resolve(base, op, refuse));
     duplicates(plans);
     // The session's stamps of every file the patch changes or removes, in one query, asked
     // where the first file's was (a refusal before it still comes first).
@@ -166,7 +168,7 @@ function gitTop(dir: string): string | null {
   }
 }
 
-function resolve(ctx: ToolContext, op: FileOp): Plan {
+function resolve(ctx: ToolContext, op: FileOp, refuseState: (real: string, display: string) => void): Plan {
   let abs = absolutePath(ctx, op.path);
   if (op.kind === "update" && op.altPath !== undefined && !exists(realPath(ctx, abs))) {
     const alt = absolutePath(ctx, op.altPath);
@@ -176,13 +178,12 @@ function resolve(ctx: ToolContext, op: FileOp): Plan {
   // Every path the patch names is shown on one line: a newline or escape in it (a quoted
   // git path can hold one) must not forge a line of the answer or reach a terminal raw.
   const shown = onOneLine(abs);
-  // A dry run refuses what the commit would: kt's own state is never a target.
-  refuseStateFiles(ctx, real, shown);
+  refuseState(real, shown);
   refuseWrite(ctx, real, shown);
   if (op.kind === "update" && op.moveTo !== undefined) {
     const toAbs = absolutePath(ctx, op.moveTo);
     const toReal = realPath(ctx, toAbs);
-    refuseStateFiles(ctx, toReal, onOneLine(toAbs));
+    refuseState(toReal, onOneLine(toAbs));
     refuseWrite(ctx, toReal, onOneLine(toAbs));
     return { op, abs: shown, given: abs, real, removal: removalPath(ctx, abs, real), to: { abs: onOneLine(toAbs), given: toAbs, real: toReal } };
   }

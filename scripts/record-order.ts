@@ -24,6 +24,13 @@ try {
   const file = join(work, "small.ts");
   writeFileSync(file, "export const a = 1;\nexport const b = 2;\nexport const c = a + b;\n");
   const made = join(work, "made.ts");
+  // A patch of two files: its diff in each form kt reads, applied one after the other.
+  const patched = [join(work, "p1.ts"), join(work, "p2.ts")];
+  for (const f of patched) writeFileSync(f, "export function f() {\n  return 1;\n}\n");
+  const unified = join(work, "change.diff");
+  writeFileSync(unified, ["p1.ts", "p2.ts"].map((f) => `diff --git a/${f} b/${f}\n--- a/${f}\n+++ b/${f}\n@@ -1,3 +1,3 @@\n export function f() {\n-  return 1;\n+  return 2;\n }\n`).join(""));
+  const envelope = join(work, "change.patch");
+  writeFileSync(envelope, `*** Begin Patch\n${["p1.ts", "p2.ts"].map((f) => `*** Update File: ${f}\n@@\n export function f() {\n-  return 2;\n+  return 3;\n }\n`).join("")}*** End Patch\n`);
   const state = join(work, "state");
   mkdirSync(state);
   const profiles = join(work, "profiles");
@@ -33,6 +40,8 @@ try {
     ["read", file],
     ["edit", file, "--old-string", "a + b", "--new-string", "b + a"],
     ["write", made, "--content", "export {};\n"],
+    ["patch", "--patch-file", unified],
+    ["patch", "--patch-file", envelope],
     ["grep", "export", work],
     ["glob", "*.ts", "--path", work],
     ["bash", "true"],

@@ -64,7 +64,7 @@ function wantsHelp(argv: readonly string[]): boolean {
  * may run long (a search, a server, a host of processes) gets the normal one back.
  * Worker threads (grep's searchers) start with the normal policy whatever this one is.
  */
-const ONE_SHOT: ReadonlySet<string> = new Set(["read", "write", "edit", "--version", "-v"]);
+const ONE_SHOT: ReadonlySet<string> = new Set(["read", "write", "edit", "patch", "--version", "-v"]);
 
 function jitPolicy(first: string | undefined): void {
   if (first !== undefined && ONE_SHOT.has(first)) return;

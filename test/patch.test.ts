@@ -9,7 +9,8 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { call, callTool, kt, KT, tempDir } from "./_helpers.ts";
 import { parsePatch } from "../src/patch/parse.ts";
 import { commitChanges, type Change } from "../src/core/commit.ts";
-import { sha256 } from "../src/core/stamps.ts";
+import { getStamp, getStamps, putStamp, sha256 } from "../src/core/stamps.ts";
+import { guardedWrite } from "../src/core/writer.ts";
 import { fileHistory } from "../src/core/history.ts";
 import { index } from "../src/core/state.ts";
 import type { ToolContext, ToolResult } from "../src/tools/tool.ts";
@@ -139,6 +140,44 @@ describe("stamps and history after a patch", () => {
     writeFileSync(join(work, "gone.txt"), "back\n");
     const overwrite = await callTool("write", { file_path: "gone.txt", content: "y\n" }, opts);
     expect(overwrite.error?.code).toBe("NOT_READ");
+  });
+
+  test("a patch's stamps, looked up at once (getStamps), are each file's own (getStamp): 1,200 paths, some stamped, some in another session, some twice", () => {
+    using tmp = tempDir();
+    const ctx = (session: string): ToolContext => ({ cwd: tmp.path, session, callId: "t", stateDir: join(tmp.path, ".s"), flags: { skipReadCheck: false, dryRun: false, trace: false, strict: false }, warn: () => {} });
+    const mine = ctx("default");
+    const other = ctx("other");
+    const paths = Array.from({ length: 1200 }, (_, i) => join(tmp.path, `d${i % 7}`, `f${i}.ts`));
+    paths.forEach((p, i) => {
+      if (i % 3 === 0) putStamp(mine, p, { mtimeMs: i + 0.5, size: i, sha256: sha256(p) });
+      if (i % 5 === 0) putStamp(other, p, { mtimeMs: 1, size: 1, sha256: "other" });
+    });
+    const asked = [...paths, ...paths.slice(0, 40), join(tmp.path, "never")];
+    const all = getStamps(mine, asked);
+    for (const p of asked) expect(all.get(p)).toEqual(getStamp(mine, p));
+    expect(all.size).toBe(400);
+    expect(getStamps(mine, []).size).toBe(0);
+  });
+
+  test("a patch of a read file, a file read then changed outside kt and a file never read: STALE_FILE names the changed one, nothing is written", async () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    writeFileSync(join(work, "b.txt"), "one\ntwo\n");
+    writeFileSync(join(work, "c.txt"), "x\ny\n");
+    await callTool("read", { file_path: "a.txt" }, opts);
+    await callTool("read", { file_path: "b.txt" }, opts);
+    writeFileSync(join(work, "b.txt"), "one\ntwo\nthree\n");
+    const patch = "*** Begin Patch\n*** Update File: a.txt\n alpha\n-beta\n+gamma\n*** Update File: c.txt\n x\n-y\n+z\n*** Update File: b.txt\n one\n-two\n+2\n*** End Patch\n";
+    const r = await callTool("patch", { patch }, opts);
+    expect(r.error?.code).toBe("STALE_FILE");
+    expect(r.content).toContain(`${work}/b.txt`);
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("alpha\nbeta\n");
+    expect(readFileSync(join(work, "c.txt"), "utf8")).toBe("x\ny\n");
+    // Without the outside change the same patch lands whole.
+    writeFileSync(join(work, "b.txt"), "one\ntwo\n");
+    await callTool("read", { file_path: "b.txt" }, opts);
+    expect((await callTool("patch", { patch }, opts)).isError).toBe(false);
+    expect(readFileSync(join(work, "b.txt"), "utf8")).toBe("one\n2\n");
   });
 
   test("a file changed outside kt after its read is stale for a patch", async () => {
@@ -286,6 +325,49 @@ describe("the multi-file commit", () => {
     await expect(commitChanges(ctx, changes, { tool: "patch", verb: "patch" })).rejects.toThrow(/Refusing to patch b: the file changed on disk/);
     expect(readFileSync(join(work, "a"), "utf8")).toBe("a\n");
     expect(readdirSync(work).sort()).toEqual(["a", "b"]);
+  });
+});
+
+describe("the answer, written while the disk flushes", () => {
+  // A patch's answer is made while its commit waits for the disk; a change the commit works
+  // out again under the lock (a parallel kt call of the session wrote the file meanwhile)
+  // must be answered from what was worked out again, not from what was first computed.
+  test("a patch worked out again under the lock answers with the file as it installed it: its snippet and diff show the parallel write", async () => {
+    const lines = Array.from({ length: 30 }, (_, i) => `line ${String(i + 1).padStart(2, "0")}`);
+    let hit = 0;
+    for (let attempt = 0; attempt < 8 && hit < 2; attempt++) {
+      using tmp = tempDir();
+      const work = join(tmp.path, "w");
+      mkdirSync(work);
+      const file = join(work, "f.txt");
+      writeFileSync(file, `${lines.join("\n")}\n`);
+      const opts = { cwd: work, stateDir: join(tmp.path, ".s") };
+      const ctx: ToolContext = { cwd: work, session: "default", callId: "parallel", stateDir: opts.stateDir, flags: { skipReadCheck: false, dryRun: false, trace: false, strict: false }, warn: () => {} };
+      const pending = callTool("patch", { patch: "*** Begin Patch\n*** Update File: f.txt\n@@\n line 09\n-line 10\n+line 10 patched\n line 11\n*** End Patch\n" }, opts);
+      // The patch's temp file is there from staging until the install: while it is, the commit
+      // has not taken the lock yet, and a write of this session lands before its re-check.
+      let staged = false;
+      for (let i = 0; i < 5000 && !staged; i++) {
+        staged = readdirSync(work).some((n) => n.startsWith(".f.txt.kt-"));
+        if (!staged) await new Promise((r) => setImmediate(r));
+      }
+      const now = readFileSync(file);
+      const edited = Buffer.from(now.toString().replace("line 12\n", "line 12 by a parallel edit\n"));
+      if (staged && now.toString().includes("line 10\n")) {
+        guardedWrite(ctx, { display: file, real: file, baseSha: sha256(now), bytes: edited, verb: "edit" });
+        hit++;
+      }
+      const r = await pending;
+      expect(r.isError).toBe(false);
+      const final = readFileSync(file, "utf8");
+      expect(final).toContain("line 10 patched\n");
+      if (!final.includes("line 12 by a parallel edit")) continue;
+      // The snippet (4 lines around the change) and the diff's context are of the file as installed.
+      expect(r.content).toContain("line 12 by a parallel edit");
+      expect(r.content).not.toMatch(/\bline 12\n/);
+      expect(String(r.metadata?.diff)).toContain(" line 12 by a parallel edit\n");
+    }
+    expect(hit).toBeGreaterThan(0);
   });
 });
 

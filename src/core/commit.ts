@@ -53,6 +53,12 @@ export interface CommitOptions {
   historyState?: HistoryState;
   /** Test seam: runs before the i-th install; a throw there is an install failure. */
   beforeInstall?(i: number): void;
+  /**
+   * Work of the caller's that needs no lock and nothing of the commit (its answer), run once
+   * while the disk flushes the first files, rather than after the commit. A throw there fails
+   * the commit before anything is installed.
+   */
+  whileSyncing?(): void;
 }
 
 interface Staged {
@@ -125,6 +131,9 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
       let counting: { error: unknown } | undefined;
       try {
         for (const c of some) counts.set(c, c.counts ?? lineChanges(c.previous, c.bytes));
+        // The new contents' hashes (history rows, journal, stamps) are worked out now too.
+        for (const c of some) if (c.bytes !== null) hash(c.bytes);
+        if (from === 0) opts.whileSyncing?.();
       } catch (error) {
         counting = { error };
       }

@@ -38,19 +38,22 @@ export function getStamp(ctx: Pick<ToolContext, "stateDir" | "warn" | "session">
   return row ? { mtimeMs: row.mtime_ms, size: row.size, sha256: row.sha256, at: row.at } : undefined;
 }
 
+/** Paths are asked about this many at a time (SQLite's limit on a statement's parameters is far above). */
+const PATHS_PER_QUERY = 500;
+
 /**
- * Which of `reals` the session has a stamp for, in one query per 500 paths rather than one
- * each (a replace of 300 files asked 300 times, each query taking and dropping the
- * index's read lock).
+ * The stamps of many files at once (a patch's or a replace's), by real path: one query for a change's
+ * files rather than one per file. A path without a stamp is not in the map.
  */
-export function stampedAmong(ctx: Pick<ToolContext, "stateDir" | "warn" | "session">, reals: readonly string[]): Set<string> {
-  const out = new Set<string>();
-  for (let from = 0; from < reals.length; from += 500) {
-    const some = reals.slice(from, from + 500);
+export function getStamps(ctx: Pick<ToolContext, "stateDir" | "warn" | "session">, reals: readonly string[]): Map<string, Stamp> {
+  const out = new Map<string, Stamp>();
+  const unique = [...new Set(reals)];
+  for (let i = 0; i < unique.length; i += PATHS_PER_QUERY) {
+    const some = unique.slice(i, i + PATHS_PER_QUERY);
     const rows = index(ctx)
-      .query(`SELECT path FROM stamps WHERE session = ? AND path IN (${some.map(() => "?").join(",")})`)
-      .all(ctx.session, ...some) as { path: string }[];
-    for (const r of rows) out.add(r.path);
+      .query(`SELECT path, mtime_ms, size, sha256, at FROM stamps WHERE session = ? AND path IN (${some.map(() => "?").join(", ")})`)
+      .all(ctx.session, ...some) as { path: string; mtime_ms: number; size: number; sha256: string; at: number }[];
+    for (const row of rows) out.set(row.path, { mtimeMs: row.mtime_ms, size: row.size, sha256: row.sha256, at: row.at });
   }
   return out;
 }

@@ -12,7 +12,7 @@ import {
 import { basename, dirname, join, resolve } from "node:path";
 import { KtError, type ToolContext } from "./result.ts";
 import { fdHandle, fsError, inside, notRegular, onOneLine, READ_NONBLOCKING, realPath, verifyOpened } from "./paths.ts";
-import { getStamp, notRead, putStamp, sha256, stale, type Verb } from "./stamps.ts";
+import { getStamp, notRead, putStamp, sha256, stale, type Stamp, type Verb } from "./stamps.ts";
 import { index, isStateFault, stateProblem, withWriteLock } from "./state.ts";
 import { dirIdentity, newGroup, recordChange } from "./history.ts";
 import { openDirCreating } from "./dirs.ts";
@@ -122,14 +122,16 @@ function modeOf(path: string): number | null {
  * is not what the session last read or wrote. A stamp that differs from `bytes` may only lag
  * a parallel kt write of this session (it renames the file before it saves the stamp), so
  * that is decided under the lock, on the file as it is then.
+ * `known`: the file's stamp (undefined: none) and the hash of `bytes`, when the caller has
+ * them already (a patch looks up its files' stamps at once and hashes each file once).
  */
-export function freshContent(ctx: ToolContext, display: string, real: string, bytes: Uint8Array, verb: Verb): Uint8Array {
-  const stamp = getStamp(ctx, real);
+export function freshContent(ctx: ToolContext, display: string, real: string, bytes: Uint8Array, verb: Verb, known?: { stamp: Stamp | undefined; sha: string }): Uint8Array {
+  const stamp = known ? known.stamp : getStamp(ctx, real);
   if (!stamp) {
     if (ctx.flags.skipReadCheck) return bytes;
     throw notRead(display, verb);
   }
-  if (stamp.sha256 === sha256(bytes)) return bytes;
+  if (stamp.sha256 === (known ? known.sha : sha256(bytes))) return bytes;
   return withWriteLock(index(ctx), () => {
     const now = readIfExists(real, display);
     if (now === null || getStamp(ctx, real)?.sha256 !== sha256(now)) throw stale(display, verb);

@@ -7,12 +7,12 @@ import { basename, dirname, isAbsolute, join } from "node:path";
 import description from "./patch.txt" with { type: "text" };
 import { defineTool, KtError, type ToolContext } from "./tool.ts";
 import { absolutePath, fsError, onOneLine, realPath } from "../core/paths.ts";
-import { getStamp, sha256 } from "../core/stamps.ts";
+import { getStamps, sha256, type Stamp } from "../core/stamps.ts";
 import { dominantEol, MAX_FILE_BYTES } from "../core/text.ts";
 import { decodeFile, describe, encodeText, UTF8 } from "../core/encoding.ts";
 import { formatBytes } from "../core/truncate.ts";
 import { sharingEditorconfigs } from "../core/editorconfig.ts";
-import { freshContent, readIfExists, refuseStateFiles } from "../core/writer.ts";
+import { freshContent, readIfExists, stateFilesGuard } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
 import { withDiagnostics } from "./diagnostics.ts";
 import { diffPath, unifiedDiff } from "../core/diff.ts";
@@ -57,11 +57,17 @@ export default defineTool({
     const large = input.patch.length > LARGE_PATCH;
     if (large) Bun.gc(true);
     const base = parsed.form === "unified" ? patchBase(ctx, parsed.ops) : ctx;
-    const plans = parsed.ops.map((op) => resolve(base, op));
+    // kt's own state is never a target: its real path resolved once for every file (a dry run refuses what the commit would).
+    const refuse = stateFilesGuard(ctx);
+    const plans = parsed.ops.map((op) => resolve(base, op, refuse));
     duplicates(plans);
+    // The session's stamps of every file the patch changes or removes, in one query, asked
+    // where the first file's was (a refusal before it still comes first).
+    let stamps: ReadonlyMap<string, Stamp> | undefined;
+    const stampOf = (real: string) => (stamps ??= getStamps(ctx, plans.filter((p) => p.op.kind !== "add").map((p) => p.real))).get(real);
     const done = sharingEditorconfigs(() =>
       plans.map((plan) => {
-        const d = compute(ctx, plan, parsed.form);
+        const d = compute(ctx, plan, parsed.form, stampOf);
         if (large) Bun.gc(true);
         return d;
       }),
@@ -69,6 +75,7 @@ export default defineTool({
 
     // An update whose file a parallel kt call of this session changed meanwhile is worked
     // out again under the commit's lock, from the file as it is then (SPEC §7.5).
+    let redone = false;
     const changes = done.flatMap((d, i) => {
       const plan = plans[i]!;
       const op = plan.op;
@@ -78,18 +85,20 @@ export default defineTool({
         redo(now: Uint8Array) {
           const again = fromBytes(ctx, plan, op, parsed.form, statSync(c.real), now);
           done[i] = again;
+          redone = true;
           return again.changes[0]!.bytes!;
         },
       }));
     });
-    if (!ctx.flags.dryRun) await commitChanges(ctx, changes, { tool: "patch", verb: "patch" });
+    // The answer is written while the disk flushes the new contents; a change worked out
+    // again under the lock writes it again.
+    let answer: Answer | undefined;
+    if (!ctx.flags.dryRun) await commitChanges(ctx, changes, { tool: "patch", verb: "patch", whileSyncing: () => void (answer = answerOf(done, ctx.flags.dryRun)) });
+    if (answer === undefined || redone) answer = answerOf(done, ctx.flags.dryRun);
+    const { diff, additions, deletions, content } = answer;
 
     const trace = done.flatMap((d) => d.placements.map((p) => ({ path: d.abs, hunk: p.index + 1, patchLine: p.patchLine, strategy: p.strategy, startLine: p.startLine, endLine: p.endLine, trace: p.trace })));
     if (ctx.flags.trace) (ctx.info ?? ctx.warn)(renderTrace(done));
-    const diff = done.map((d) => d.diff.patch).join("");
-    const additions = done.reduce((n, d) => n + d.diff.additions, 0);
-    const deletions = done.reduce((n, d) => n + d.diff.deletions, 0);
-    const content = success(done, ctx.flags.dryRun);
     const changed = done.flatMap((d) => d.changes.map((c) => ({ display: c.display, real: c.real, before: c.previous, after: c.bytes })));
     return withDiagnostics(ctx, {
       content: ctx.flags.dryRun ? `${content}\n\n${diff.trimEnd()}` : content,
@@ -159,7 +168,7 @@ function gitTop(dir: string): string | null {
   }
 }
 
-function resolve(ctx: ToolContext, op: FileOp): Plan {
+function resolve(ctx: ToolContext, op: FileOp, refuseState: (real: string, display: string) => void): Plan {
   let abs = absolutePath(ctx, op.path);
   if (op.kind === "update" && op.altPath !== undefined && !exists(realPath(ctx, abs))) {
     const alt = absolutePath(ctx, op.altPath);
@@ -169,13 +178,12 @@ function resolve(ctx: ToolContext, op: FileOp): Plan {
   // Every path the patch names is shown on one line: a newline or escape in it (a quoted
   // git path can hold one) must not forge a line of the answer or reach a terminal raw.
   const shown = onOneLine(abs);
-  // A dry run refuses what the commit would: kt's own state is never a target.
-  refuseStateFiles(ctx, real, shown);
+  refuseState(real, shown);
   refuseWrite(ctx, real, shown);
   if (op.kind === "update" && op.moveTo !== undefined) {
     const toAbs = absolutePath(ctx, op.moveTo);
     const toReal = realPath(ctx, toAbs);
-    refuseStateFiles(ctx, toReal, onOneLine(toAbs));
+    refuseState(toReal, onOneLine(toAbs));
     refuseWrite(ctx, toReal, onOneLine(toAbs));
     return { op, abs: shown, given: abs, real, removal: removalPath(ctx, abs, real), to: { abs: onOneLine(toAbs), given: toAbs, real: toReal } };
   }
@@ -218,7 +226,7 @@ function duplicates(plans: readonly Plan[]): void {
   }
 }
 
-function compute(ctx: ToolContext, plan: Plan, form: PatchForm): Done {
+function compute(ctx: ToolContext, plan: Plan, form: PatchForm, stampOf: (real: string) => Stamp | undefined): Done {
   const { op, abs, real } = plan;
   if (op.kind === "add") {
     const st = statOrNull(real, abs);
@@ -265,9 +273,12 @@ function compute(ctx: ToolContext, plan: Plan, form: PatchForm): Done {
   if (read === null) throw new KtError("FILE_NOT_FOUND", `Refusing to ${verb} ${abs}: the file does not exist. Nothing was changed.`);
   // A file the session has read must not have changed since (a stamp that lags a parallel
   // kt write of this session is settled under the lock); one it never read may be patched,
-  // since the hunks' context lines prove what the model saw (SPEC §7.1).
-  const bytes = getStamp(ctx, real) ? freshContent(ctx, abs, real, read, "patch") : read;
-  return fromBytes(ctx, plan, op, form, st, bytes);
+  // since the hunks' context lines prove what the model saw (SPEC §7.1). Each content is
+  // hashed once: for the check and as the hash the change is computed from.
+  const sha = sha256(read);
+  const stamp = stampOf(real);
+  const bytes = stamp ? freshContent(ctx, abs, real, read, "patch", { stamp, sha }) : read;
+  return fromBytes(ctx, plan, op, form, st, bytes, bytes === read ? sha : undefined);
 }
 
 /**
@@ -279,10 +290,10 @@ function redoable(plan: Plan): boolean {
   return plan.op.kind === "update" && !(plan.to && plan.to.real !== plan.real);
 }
 
-/** The change to an existing file (delete, update, move), computed from its bytes. */
-function fromBytes(ctx: ToolContext, plan: Plan, op: Exclude<FileOp, { kind: "add" }>, form: PatchForm, st: Stats, bytes: Uint8Array): Done {
+/** The change to an existing file (delete, update, move), computed from its bytes (whose sha256 is `sha`, when known). */
+function fromBytes(ctx: ToolContext, plan: Plan, op: Exclude<FileOp, { kind: "add" }>, form: PatchForm, st: Stats, bytes: Uint8Array, sha?: string): Done {
   const { abs, real } = plan;
-  const baseSha = sha256(bytes);
+  const baseSha = sha ?? sha256(bytes);
   const file = decodeFile(real, bytes);
 
   if (op.kind === "delete") {
@@ -342,13 +353,32 @@ function fromBytes(ctx: ToolContext, plan: Plan, op: Exclude<FileOp, { kind: "ad
       diff: diffOf(plan.to.given, diffPath(ctx, plan.given)),
     };
   }
+  const diff = diffOf(plan.given);
   return {
     action: "update",
     abs,
-    changes: [{ display: abs, real, baseSha, previous: bytes, bytes: newBytes }],
+    // The diff has counted the lines added and removed: the commit does not count them again.
+    changes: [{ display: abs, real, baseSha, previous: bytes, bytes: newBytes, counts: { added: diff.additions, removed: diff.deletions } }],
     placements: applied.placements,
     lf: applied.lf,
-    diff: diffOf(plan.given),
+    diff,
+  };
+}
+
+interface Answer {
+  diff: string;
+  additions: number;
+  deletions: number;
+  /** The success text. */
+  content: string;
+}
+
+function answerOf(done: readonly Done[], dryRun: boolean): Answer {
+  return {
+    diff: done.map((d) => d.diff.patch).join(""),
+    additions: done.reduce((n, d) => n + d.diff.additions, 0),
+    deletions: done.reduce((n, d) => n + d.diff.deletions, 0),
+    content: success(done, dryRun),
   };
 }
 

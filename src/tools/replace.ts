@@ -16,7 +16,7 @@ import { join } from "node:path";
 import description from "./replace.txt" with { type: "text" };
 import { defineTool, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
 import { onOneLine, realPath } from "../core/paths.ts";
-import { sha256, stampedAmong } from "../core/stamps.ts";
+import { getStamps, sha256, type Stamp } from "../core/stamps.ts";
 import { BOM_BYTES, decodeUtf8, hasBom, MAX_FILE_BYTES } from "../core/text.ts";
 import { freshContent, readIfExists, stateFilesGuard } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
@@ -119,9 +119,9 @@ export default defineTool({
     const skipped: Skipped = { binary: binaries, notUtf8: [], tooLarge: [] };
     const done: Done[] = [];
     const refuse = stateFilesGuard(ctx);
-    const stamped = stampedAmong(ctx, candidates.map((c) => c.real));
+    const stamps = getStamps(ctx, candidates.map((c) => c.real));
     for (const c of candidates) {
-      const d = compute(ctx, c, matcher, skipped, refuse, stamped);
+      const d = compute(ctx, c, matcher, skipped, refuse, stamps);
       if (d) done.push(d);
     }
     // A binary file both named and met in a walk is one file.
@@ -231,7 +231,7 @@ export function findByLines(text: string, prefilter: RegExp, re: RegExp, replace
 }
 
 /** One file's change, or null when it has no match (or is skipped, with a note). */
-function compute(ctx: ToolContext, c: Candidate, matcher: Matcher, skipped: Skipped, refuse: (real: string, display: string) => void, stamped: ReadonlySet<string>): Done | null {
+function compute(ctx: ToolContext, c: Candidate, matcher: Matcher, skipped: Skipped, refuse: (real: string, display: string) => void, stamps: ReadonlyMap<string, Stamp>): Done | null {
   // kt's own state (a state directory inside the tree) is never changed, nor worth a note.
   try {
     refuse(c.real, onOneLine(c.abs));
@@ -265,8 +265,9 @@ function compute(ctx: ToolContext, c: Candidate, matcher: Matcher, skipped: Skip
   // A file the session has read must not have changed since (SPEC §3.4, as for patch); one
   // the change leaves alone is not asked. A stamp that lags a parallel kt write of this
   // session gives the file as that write left it: the change is worked out from that.
-  if (stamped.has(c.real)) {
-    const fresh = freshContent(ctx, onOneLine(c.abs), c.real, bytes, "change");
+  const stamp = stamps.get(c.real);
+  if (stamp) {
+    const fresh = freshContent(ctx, onOneLine(c.abs), c.real, bytes, "change", { stamp, sha: once.change.baseSha! });
     if (fresh !== bytes) once = fromBytes(ctx, c, fresh, matcher);
     if (once === null) return null;
   }

@@ -9,7 +9,7 @@ import { refuseRead } from "../sandbox/policy.ts";
 import { absolutePath, fdHandle, fsError, onOneLine, openRegular, realPath, verifyOpened } from "../core/paths.ts";
 import { noteRead, sha256 } from "../core/stamps.ts";
 import { IMAGE_EXTENSIONS, imageInfo, looksLikeImage, MAX_IMAGE_BYTES } from "../core/image.ts";
-import { MAX_FILE_BYTES, MAX_LINE_CHARS } from "../core/text.ts";
+import { MAX_FILE_BYTES, MAX_LINE_CHARS, utf8Length } from "../core/text.ts";
 import { decodeFile, describe, encodingNote, streamDecoding, type ChunkDecoder, type Encoding } from "../core/encoding.ts";
 import { formatBytes } from "../core/truncate.ts";
 import { looksLikePdf, parsePages, pdfText, type PageRange } from "../documents/pdf.ts";
@@ -323,7 +323,7 @@ class Pager {
       cut = true;
     }
     // As rendered: the number in at least six columns, "→" (3 bytes in UTF-8), the line, "\n".
-    const size = Math.max(6, String(this.total).length) + 3 + Buffer.byteLength(line) + 1;
+    const size = Math.max(6, String(this.total).length) + 3 + utf8Length(line) + 1;
     if (this.lines.length > 0 && this.bytes + size > MAX_PAGE_BYTES) {
       this.done = true;
       this.full = true;
@@ -355,7 +355,7 @@ function wholePage(real: string, abs: string, bytes: Uint8Array, offset: number,
   const text = file.kind === "binary" ? "" : file.text;
   const invalidUtf8 = file.kind === "undecodable" && file.why === "invalid-utf-8";
   const header = file.kind === "text" ? encodingNote(file.encoding) : file.kind === "undecodable" && !invalidUtf8 ? undecodableNote(file.encoding, file.line) : "";
-  const pager = new Pager(offset, limit, Buffer.byteLength(abs + header) + 1);
+  const pager = new Pager(offset, limit, utf8Length(abs + header) + 1);
   if (text.length > 0) {
     let start = 0;
     for (;;) {

@@ -229,7 +229,7 @@ export function argvNotUtf8(argv: readonly string[]): KtError | undefined {
   }
   for (const [k, bytes] of args.entries()) {
     if (decodeUtf8Exact(bytes) !== null) continue;
-    const shown = (decodeUtf8Exact(args[k - 1] ?? Buffer.alloc(0)) ?? "").startsWith("--") ? ` (the value of ${decodeUtf8Exact(args[k - 1]!)})` : "";
+    const shown = (decodeUtf8Exact(args[k - 1] ?? new Uint8Array(0)) ?? "").startsWith("--") ? ` (the value of ${decodeUtf8Exact(args[k - 1]!)})` : "";
     return new KtError(
       "INVALID_ARGS",
       `A command-line argument${shown} is not valid UTF-8 text (${invalidAt(bytes)}). kt carries text fields as UTF-8 and will not replace bytes it cannot decode, so nothing was changed. Pass the text as UTF-8, or give it in a file with the matching --<field>-file option.`,

@@ -149,7 +149,7 @@ function readImage(ctx: ToolContext, real: string, abs: string, st: Stats, fd: n
   const { format, mediaType, width, height } = info;
   return {
     content: `Image ${abs}: ${format}, ${width}×${height} pixels, ${formatBytes(bytes.length)}.`,
-    image: { type: "image", mediaType, data: Buffer.from(bytes).toString("base64"), width, height },
+    image: { type: "image", mediaType, data: base64(bytes), width, height },
     title: `Read ${abs} · ${format} image ${width}×${height}`,
     extra: { path: abs, mediaType, width, height, bytes: bytes.length },
   };
@@ -263,7 +263,18 @@ function readWhole(fd: number, abs: string): Uint8Array {
   } catch (error) {
     throw fsError(error, abs);
   }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+  return chunks.length === 1 ? chunks[0]! : concat(chunks);
+}
+
+// Buffer is named only in functions of their own, called when needed: a function that names
+// Buffer sets it up when first called, even on a branch that never runs, and readImage and
+// readWhole run on every read (issue 32).
+function concat(chunks: Uint8Array[]): Uint8Array {
+  return Buffer.concat(chunks);
+}
+
+function base64(bytes: Uint8Array): string {
+  return Buffer.from(bytes).toString("base64");
 }
 
 function fstatSize(fd: number): number {

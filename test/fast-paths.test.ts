@@ -1,5 +1,5 @@
-// The shortcuts taken for apply_patch's speed (issue 12) answer exactly what the plain
-// computations they replace answer: each is checked against that plain computation, kept
+// The shortcuts taken for apply_patch's speed (issue 12) and for read's start-up (issue 32)
+// answer exactly what the plain computations they replace answer: each is checked against that plain computation, kept
 // here as the reference, on random inputs built to hit the edges (line breaks at the cut,
 // CRLF, no final newline, empty and absent sides, control bytes around the 10% line).
 import { describe, expect, test } from "bun:test";
@@ -9,7 +9,9 @@ import { join } from "node:path";
 import { lineChanges } from "../src/core/history.ts";
 import { readOpened } from "../src/core/writer.ts";
 import { tempDir } from "./_helpers.ts";
-import { sniffBinary } from "../src/core/text.ts";
+import { sniffBinary, utf8Length } from "../src/core/text.ts";
+import { imageInfo, looksLikeImage } from "../src/core/image.ts";
+import { looksLikePdf } from "../src/documents/pdf.ts";
 import { createTwoFilesPatch } from "diff";
 import { parsePatch } from "../src/patch/parse.ts";
 import { applyHunks } from "../src/patch/apply.ts";
@@ -178,5 +180,60 @@ describe("readOpened: one read to the end of a file whose size fstat told", () =
     } finally {
       closeSync(fd);
     }
+  });
+});
+
+describe("read's start-up shortcuts (issue 32): no Buffer, no spread on a small read's path", () => {
+  test("utf8Length counts what Buffer.byteLength counts, lone surrogates included", () => {
+    const unit = fc.oneof(fc.integer({ min: 0, max: 0x7f }), fc.integer({ min: 0x80, max: 0x7ff }), fc.integer({ min: 0x800, max: 0xffff }), fc.constantFrom(0xd800, 0xdbff, 0xdc00, 0xdfff, 0xfeff));
+    fc.assert(
+      fc.property(fc.array(unit, { maxLength: 40 }), fc.string({ unit: "binary", maxLength: 20 }), (units, text) => {
+        const raw = String.fromCharCode(...units);
+        expect(utf8Length(raw)).toBe(Buffer.byteLength(raw));
+        expect(utf8Length(text)).toBe(Buffer.byteLength(text));
+        expect(utf8Length(raw + text)).toBe(Buffer.byteLength(raw + text));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  test("looksLikePdf answers what the first KB's Latin-1 view said, wherever the magic falls", () => {
+    const reference = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, Math.min(b.byteLength, 1024)).toString("latin1").includes("%PDF-");
+    const magic = [0x25, 0x50, 0x44, 0x46, 0x2d];
+    for (const at of [0, 1, 500, 1018, 1019, 1020, 1023, 1024, 2000]) {
+      for (const size of [at + 5, at + 3, 1024, 1030, 4096]) {
+        const bytes = new Uint8Array(Math.max(size, 0)).fill(0x25);
+        bytes.fill(0x20, 0, bytes.length);
+        bytes.set(magic.slice(0, Math.max(0, Math.min(5, bytes.length - at))), Math.min(at, bytes.length));
+        expect(looksLikePdf(bytes)).toBe(reference(bytes));
+      }
+    }
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(0x25, 0x50, 0x44, 0x46, 0x2d, 0x20, 0), { maxLength: 1100 }), fc.integer({ min: 0, max: 4 }), (xs, offset) => {
+        const backing = new Uint8Array(offset + xs.length);
+        backing.set(xs, offset);
+        const bytes = backing.subarray(offset);
+        expect(looksLikePdf(bytes)).toBe(reference(bytes));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  test("images are told by their first bytes as before", () => {
+    const referenceLooks = (h: Uint8Array) => {
+      const starts = (sig: number[]) => h.length >= sig.length && sig.every((v, i) => h[i] === v);
+      const ascii = (at: number, n: number) => (h.length < at + n ? "" : String.fromCharCode(...h.subarray(at, at + n)));
+      return starts([0x89, 0x50, 0x4e, 0x47]) || starts([0xff, 0xd8, 0xff]) || ascii(0, 4) === "GIF8" || (ascii(0, 4) === "RIFF" && ascii(8, 4) === "WEBP");
+    };
+    const heads = [[0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], [0xff, 0xd8, 0xff], [...Buffer.from("GIF89a")], [...Buffer.from("RIFF\0\0\0\0WEBPVP8 ")]];
+    const byte = fc.oneof(fc.integer({ min: 0, max: 255 }), fc.constantFrom(0x89, 0x50, 0x4e, 0x47, 0xff, 0xd8, 0x47, 0x49, 0x46, 0x38, 0x52));
+    fc.assert(
+      fc.property(fc.constantFrom(...heads), fc.nat(12), fc.array(byte, { maxLength: 16 }), (head, cut, tail) => {
+        const bytes = new Uint8Array([...head.slice(0, cut), ...tail]);
+        expect(looksLikeImage(bytes)).toBe(referenceLooks(bytes));
+        if (cut >= head.length) expect(imageInfo(bytes)?.format ?? null).toBe(imageInfo(new Uint8Array([...head, ...tail]))?.format ?? null);
+      }),
+      { numRuns: 3000 },
+    );
   });
 });

@@ -47,12 +47,16 @@ export function fatal(error: unknown, sub: string, verbose: boolean): { text: st
   };
 }
 
+let encoder: TextEncoder | undefined;
+
 /**
  * Writes the whole string to a file descriptor, riding out EAGAIN on non-blocking pipes.
  * False when the reader has gone (EPIPE): a caller with more to do should stop.
  */
 export function writeAll(fd: number, text: string): boolean {
-  const bytes = Buffer.from(text, "utf8");
+  // A TextEncoder's bytes, not a Buffer's: a one-shot call that never used Buffer otherwise
+  // would pay for its first use here (Buffer's code is set up on first use).
+  const bytes = (encoder ??= new TextEncoder()).encode(text);
   let off = 0;
   while (off < bytes.length) {
     try {

@@ -105,6 +105,15 @@ function encoding(codec: string, source: Source, bom = false, from?: string): En
   return { codec, label: LABELS[codec] ?? codec.toUpperCase(), bom, source, ...(from ? { from } : {}) };
 }
 
+/**
+ * iconv-lite's decoding, U+FFFD where bytes do not decode. Apart from decodeFile because it
+ * names Buffer: a function that names Buffer sets Buffer up when it is first called, even on
+ * a branch that never runs, and every read calls decodeFile (issue 32).
+ */
+function lenientDecode(bytes: Uint8Array, codec: string, options?: { stripBOM: boolean }): string {
+  return iconv.decode(Buffer.from(bytes), codec, options);
+}
+
 /** The encoding of `bytes` (the whole file at `path`) and its text, or why it is not text kt can change. */
 export function decodeFile(path: string, bytes: Uint8Array): Decoded {
   const named = binaryByName(path);
@@ -116,7 +125,7 @@ export function decodeFile(path: string, bytes: Uint8Array): Decoded {
     const enc = encoding(marked, "bom", true);
     const text = utf16(bytes.subarray(2), marked);
     if (text !== null) return { kind: "text", text, encoding: enc };
-    const lenient = iconv.decode(Buffer.from(bytes.subarray(2)), marked, { stripBOM: false });
+    const lenient = lenientDecode(bytes.subarray(2), marked, { stripBOM: false });
     if (!binaryText(lenient)) return { kind: "undecodable", encoding: enc, text: lenient, line: 1, why: "no-round-trip" };
   } else if (head.indexOf(0) !== -1) {
     // An executable or archive whose NULs happen to fall on one side is still what it says.
@@ -151,7 +160,7 @@ export function decodeFile(path: string, bytes: Uint8Array): Decoded {
     const enc = encoding(declared.codec, "editorconfig", false, declared.from);
     const text = roundTrip(bytes, declared.codec);
     if (text !== null) return { kind: "text", text, encoding: enc };
-    const lenient = iconv.decode(Buffer.from(bytes), declared.codec);
+    const lenient = lenientDecode(bytes, declared.codec);
     return { kind: "undecodable", encoding: enc, text: lenient, line: firstDifferentLine(bytes, declared.codec), why: "no-round-trip" };
   }
   for (const m of analyse(highLines(bytes, DETECTOR_SAMPLE))) {

@@ -99,12 +99,19 @@ function sized(mediaType: ImageMediaType, format: string, width: number, height:
   return width > 0 && height > 0 ? { mediaType, format, width, height } : null;
 }
 
+// Plain loops: every read of a file asks whether it is an image, and spreading a typed array
+// or a first Array.prototype.every costs that one-shot call more than the answer.
 function starts(b: Uint8Array, sig: readonly number[]): boolean {
-  return b.length >= sig.length && sig.every((v, i) => b[i] === v);
+  if (b.length < sig.length) return false;
+  for (let i = 0; i < sig.length; i++) if (b[i] !== sig[i]) return false;
+  return true;
 }
 
 function ascii(b: Uint8Array, at: number, length: number): string {
-  return b.length < at + length ? "" : String.fromCharCode(...b.subarray(at, at + length));
+  if (b.length < at + length) return "";
+  let text = "";
+  for (let i = at; i < at + length; i++) text += String.fromCharCode(b[i]!);
+  return text;
 }
 
 function be16(b: Uint8Array, at: number): number {

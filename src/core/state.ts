@@ -29,7 +29,11 @@ export function sessionDir(stateDir: string, session: string, sub?: string): str
  * for a file name keeps a prefix plus a hash of the whole ("~" appears in no other form).
  */
 export function safeName(name: string): string {
-  if (/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,119}$/.test(name)) return name;
+  return /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,119}$/.test(name) ? name : escapedName(name);
+}
+
+/** safeName of a name that is not safe as it is; apart because it names Buffer, which a call that never needs it should not set up. */
+function escapedName(name: string): string {
   let out = "";
   for (const byte of Buffer.from(name, "utf8")) {
     const c = String.fromCharCode(byte);

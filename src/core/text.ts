@@ -31,6 +31,19 @@ export function decodeLenient(bytes: Uint8Array): string {
   return lenient.decode(hasBom(bytes) ? bytes.subarray(3) : bytes);
 }
 
+const ASCII = /^[\x00-\x7f]*$/;
+let encoder: TextEncoder | undefined;
+
+/**
+ * The bytes of `text` in UTF-8, as Buffer.byteLength counts them (a lone surrogate as the 3
+ * of U+FFFD). Natively either way: ASCII by a regex test, anything else by encoding it.
+ * Used where a call that runs once would otherwise be the first to touch Buffer, whose
+ * first use costs more than a short call's whole page.
+ */
+export function utf8Length(text: string): number {
+  return ASCII.test(text) ? text.length : (encoder ??= new TextEncoder()).encode(text).length;
+}
+
 /** "\r\n" when most line breaks of `text` are CRLF, else "\n". */
 export function dominantEol(text: string): "\r\n" | "\n" {
   // Most files have no CRLF at all: one native search says so without visiting every line.
@@ -86,9 +99,13 @@ export function sniffBinary(path: string, sample: Uint8Array): string | null {
   if (sample.indexOf(0) !== -1) return magicKind(sample) ?? "binary data";
   // Counted by the regex engine over a one-char-per-byte view: a byte loop in JS costs more
   // than locating a patch's hunks in a process too short-lived for the loop to be compiled.
-  const control = Buffer.from(sample.buffer, sample.byteOffset, sample.byteLength).toString("latin1").match(CONTROL)?.length ?? 0;
+  // The view is a TextDecoder's, not a Buffer's: the first use of Buffer costs a short call
+  // more than the whole count (its bytes below 0x80 decode alike as Latin-1 and Windows-1252).
+  const control = (oneCharPerByte ??= new TextDecoder("latin1")).decode(sample).match(CONTROL)?.length ?? 0;
   return control / sample.length > 0.1 ? magicKind(sample) ?? "binary data" : null;
 }
+
+let oneCharPerByte: TextDecoder | undefined;
 
 /** Bytes below 32 that text does not hold: all but tab, LF, VT, FF, CR and ESC (coloured logs), and NUL (tested first). */
 const CONTROL = /[\x01-\x08\x0e-\x1a\x1c-\x1f]/g;

@@ -145,9 +145,14 @@ export function spillFile(ctx: ToolContext, tool: string, text: string, warn = t
   }
 }
 
+/** Apart from backstop, which every call runs: a function naming Buffer sets it up when first called (issue 32). */
+function byteLength(text: string): number {
+  return Buffer.byteLength(text);
+}
+
 /** The 64 KB cap on any result, whatever the tool did. */
 export function backstop(result: ToolResult, tool: string, ctx: ToolContext): void {
-  if (result.content.length <= BACKSTOP_BYTES / 4 || Buffer.byteLength(result.content) <= BACKSTOP_BYTES) return;
+  if (result.content.length <= BACKSTOP_BYTES / 4 || byteLength(result.content) <= BACKSTOP_BYTES) return;
   const cut = middleOut(
     result.content,
     { maxLines: Number.MAX_SAFE_INTEGER, maxBytes: BACKSTOP_BYTES - 512, headLines: 1e9, tailLines: 1e9 },

@@ -4,9 +4,19 @@
 
 /** Bytes that open every PDF: "%PDF-" within the first KB (readers allow leading junk). */
 export function looksLikePdf(bytes: Uint8Array): boolean {
-  const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, 1024)).toString("latin1");
-  return head.includes("%PDF-");
+  // Looked for in the bytes themselves: every read of a text file asks, and a Buffer's
+  // Latin-1 view of them would be its call's first use of Buffer (costlier than the read).
+  const head = bytes.subarray(0, 1024);
+  for (let at = head.indexOf(PDF_MAGIC[0]!); at !== -1 && at + PDF_MAGIC.length <= head.length; at = head.indexOf(PDF_MAGIC[0]!, at + 1)) {
+    let i = 1;
+    while (i < PDF_MAGIC.length && head[at + i] === PDF_MAGIC[i]) i++;
+    if (i === PDF_MAGIC.length) return true;
+  }
+  return false;
 }
+
+/** "%PDF-". */
+const PDF_MAGIC = [0x25, 0x50, 0x44, 0x46, 0x2d];
 
 export interface PageRange {
   first: number;

@@ -9,7 +9,7 @@ import { refuseRead } from "../sandbox/policy.ts";
 import { absolutePath, fdHandle, fsError, onOneLine, openRegular, realPath, verifyOpened } from "../core/paths.ts";
 import { noteRead, sha256 } from "../core/stamps.ts";
 import { IMAGE_EXTENSIONS, imageInfo, looksLikeImage, MAX_IMAGE_BYTES } from "../core/image.ts";
-import { MAX_FILE_BYTES, MAX_LINE_CHARS } from "../core/text.ts";
+import { MAX_FILE_BYTES, MAX_LINE_CHARS, utf8Length } from "../core/text.ts";
 import { decodeFile, describe, encodingNote, streamDecoding, type ChunkDecoder, type Encoding } from "../core/encoding.ts";
 import { formatBytes } from "../core/truncate.ts";
 import { looksLikePdf, parsePages, pdfText, type PageRange } from "../documents/pdf.ts";
@@ -149,7 +149,7 @@ function readImage(ctx: ToolContext, real: string, abs: string, st: Stats, fd: n
   const { format, mediaType, width, height } = info;
   return {
     content: `Image ${abs}: ${format}, ${width}×${height} pixels, ${formatBytes(bytes.length)}.`,
-    image: { type: "image", mediaType, data: Buffer.from(bytes).toString("base64"), width, height },
+    image: { type: "image", mediaType, data: base64(bytes), width, height },
     title: `Read ${abs} · ${format} image ${width}×${height}`,
     extra: { path: abs, mediaType, width, height, bytes: bytes.length },
   };
@@ -263,7 +263,18 @@ function readWhole(fd: number, abs: string): Uint8Array {
   } catch (error) {
     throw fsError(error, abs);
   }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+  return chunks.length === 1 ? chunks[0]! : concat(chunks);
+}
+
+// Buffer is named only in functions of their own, called when needed: a function that names
+// Buffer sets it up when first called, even on a branch that never runs, and readImage and
+// readWhole run on every read (issue 32).
+function concat(chunks: Uint8Array[]): Uint8Array {
+  return Buffer.concat(chunks);
+}
+
+function base64(bytes: Uint8Array): string {
+  return Buffer.from(bytes).toString("base64");
 }
 
 function fstatSize(fd: number): number {
@@ -323,7 +334,7 @@ class Pager {
       cut = true;
     }
     // As rendered: the number in at least six columns, "→" (3 bytes in UTF-8), the line, "\n".
-    const size = Math.max(6, String(this.total).length) + 3 + Buffer.byteLength(line) + 1;
+    const size = Math.max(6, String(this.total).length) + 3 + utf8Length(line) + 1;
     if (this.lines.length > 0 && this.bytes + size > MAX_PAGE_BYTES) {
       this.done = true;
       this.full = true;
@@ -355,7 +366,7 @@ function wholePage(real: string, abs: string, bytes: Uint8Array, offset: number,
   const text = file.kind === "binary" ? "" : file.text;
   const invalidUtf8 = file.kind === "undecodable" && file.why === "invalid-utf-8";
   const header = file.kind === "text" ? encodingNote(file.encoding) : file.kind === "undecodable" && !invalidUtf8 ? undecodableNote(file.encoding, file.line) : "";
-  const pager = new Pager(offset, limit, Buffer.byteLength(abs + header) + 1);
+  const pager = new Pager(offset, limit, utf8Length(abs + header) + 1);
   if (text.length > 0) {
     let start = 0;
     for (;;) {

@@ -17,6 +17,7 @@
 // again on this thread alone.
 import { Walker, type DirRef, type Visit, type WalkOptions } from "./walk.ts";
 import { threadCount } from "./threads.ts";
+import { belowTopTier } from "./tiers.ts";
 
 /**
  * Words every thread of one walk shares: STOP makes every walker stop (a visitor quit,
@@ -215,11 +216,21 @@ async function walkWith<Config, Found>(kind: WalkKind<Config, Found>, config: Co
     }
     return own.visit(abs, rel, dir);
   };
+  // Idle helpers are fed between files, not only between steps: a step through a
+  // directory of large files lasts long enough to leave a helper waiting.
+  const feed = (): void => {
+    for (const helper of helpers) if (walker.pending >= 2 && helper.idle && helper.claim()) helper.give(walker.split());
+  };
+  const sharing: Visit = (abs, rel, dir) => {
+    if (!dir) feed();
+    return own.visit(abs, rel, dir);
+  };
+  belowTopTier(feed, sharing);
   let partial = false;
   try {
     for (;;) {
       if (walker.pending > 0) {
-        const ended = walker.step(tried ? own.visit : alone, STEP);
+        const ended = walker.step(tried ? sharing : alone, STEP);
         if (ended && (ended.timedOut || ended.stopped)) {
           signals.stop();
           partial = walker.pending > 0 || ended.timedOut;
@@ -238,7 +249,7 @@ async function walkWith<Config, Found>(kind: WalkKind<Config, Found>, config: Co
         if (walker.pending === 0) break;
         continue;
       }
-      for (const helper of helpers) if (walker.pending >= 2 && helper.idle && helper.claim()) helper.give(walker.split());
+      feed();
       if (walker.pending > 0) continue;
       // Nothing left here: take half of a busy helper's, or wait for the last to finish.
       const busy = helpers.filter((h) => h.busy);
@@ -491,27 +502,36 @@ export function serveWalks(kinds: readonly WalkKind<never, unknown>[]): void {
     peers: { state: Int32Array; port: MessagePort }[];
     inbox: MessagePort[];
     gave: number;
+    /** The visitor's visit, sharing between files. */
+    visit: Visit;
   } | null = null;
   const reply = (message: FromHelper): void => scope.postMessage(message);
+  /** Answers a request for half of this helper's directories, and gives half to any
+   * other helper idle: between steps, and between files (a step can last long). */
+  const share = (): void => {
+    const { walker, signals, state, peers } = job!;
+    if (Atomics.load(state, 0) === State.Steal) {
+      reply({ type: "stolen", dirs: walker.pending >= 2 ? walker.split() : [] });
+      Atomics.store(state, 0, State.Running);
+    }
+    for (let i = 0; i < peers.length && walker.pending >= 2; i++) {
+      const peer = peers[i]!;
+      if (!claim(peer.state, signals)) continue;
+      peer.port.postMessage(walker.split());
+      job!.gave++;
+    }
+  };
+  belowTopTier(share);
   const walk = (): void => {
-    const { visitor, walker, signals, state, peers } = job!;
+    const { walker, signals, state, visit } = job!;
     while (walker.pending > 0 && !signals.stopped) {
-      const ended = walker.step(visitor.visit, STEP);
+      const ended = walker.step(visit, STEP);
       if (ended && (ended.timedOut || ended.stopped)) {
         signals.stop();
         if (ended.timedOut) job!.partial = true;
         break;
       }
-      if (Atomics.load(state, 0) === State.Steal) {
-        reply({ type: "stolen", dirs: walker.pending >= 2 ? walker.split() : [] });
-        Atomics.store(state, 0, State.Running);
-      }
-      for (let i = 0; i < peers.length && walker.pending >= 2; i++) {
-        const peer = peers[i]!;
-        if (!claim(peer.state, signals)) continue;
-        peer.port.postMessage(walker.split());
-        job!.gave++;
-      }
+      share();
     }
     // Directories left unread (the walk was stopped): what this thread found is partial.
     if (walker.pending > 0) job!.partial = true;
@@ -545,7 +565,12 @@ export function serveWalks(kinds: readonly WalkKind<never, unknown>[]): void {
           const port = message.to[slot];
           if (slot !== message.slot && port) peers.push({ state: new Int32Array(buffer), port });
         });
-        job = { kind, visitor, walker: new Walker(withSlice(visitor.options, kind.slice), []), signals, state: new Int32Array(message.state), partial: false, peers, inbox: message.inbox, gave: 0 };
+        const visit: Visit = (abs, rel, dir) => {
+          if (!dir) share();
+          return visitor.visit(abs, rel, dir);
+        };
+        belowTopTier(visit);
+        job = { kind, visitor, walker: new Walker(withSlice(visitor.options, kind.slice), []), signals, state: new Int32Array(message.state), partial: false, peers, inbox: message.inbox, gave: 0, visit };
         for (const port of message.inbox) port.onmessage = (event) => take(event.data as DirRef[]);
         // Up: work may come now, unless the walk is already over.
         if (Atomics.compareExchange(job.state, 0, State.Starting, State.Idle) !== State.Starting) {
@@ -560,7 +585,8 @@ export function serveWalks(kinds: readonly WalkKind<never, unknown>[]): void {
       case "finish": {
         const found = job!.visitor.finish(job!.partial);
         close();
-        reply({ type: "found", found: job!.kind.pack ? job!.kind.pack(found) : found, gave: job!.gave });
+        const packedFound = job!.kind.pack ? job!.kind.pack(found) : found;
+        reply({ type: "found", found: packedFound, gave: job!.gave });
         // The thread may wait for another walk (the pool): it keeps nothing of this one.
         job = null;
         break;

@@ -401,6 +401,27 @@ describe("command line and engines", () => {
     expect(many.metadata.matches).toBe(60);
   }, 30_000);
 
+  test("helpers give each other directories: an idle one is claimed by whichever busy thread sees it first; every count of threads finds the same", async () => {
+    using tmp = tempDir();
+    const root = join(tmp.path, "tree");
+    writeTree(root, Object.fromEntries(Array.from({ length: 6000 }, (_, i) => [`d${i % 60}/e${i % 5}/g${i % 7}/f${i}.txt`, i % 3 ? "other\n".repeat(50) : `needle ${i}\n`])));
+    const plan = makePlan({ cwd: root, root: undefined } as never, { tool: "grep", path: root, glob: undefined, basename: true });
+    const config = grepWalkConfig(plan, compilePattern("needle"), null);
+    const lines = (found: { snapshot: { lines: number } }[]) => found.reduce((n, f) => n + f.snapshot.lines, 0);
+    // One helper has no other to give to.
+    const two = await walkParallel(grepWalk, config, 0, 2);
+    expect({ threads: two.threads, lines: lines(two.found), peerGives: two.peerGives }).toEqual({ threads: 2, lines: 2000, peerGives: 0 });
+    let peerGives = 0;
+    for (const threads of [3, 5, 8, 8, 8, 8, 16]) {
+      for (const after of [0, null]) {
+        const many = await walkParallel(grepWalk, config, after, threads);
+        expect({ threads, lines: lines(many.found) }).toEqual({ threads, lines: 2000 });
+        peerGives += many.peerGives;
+      }
+    }
+    expect(peerGives).toBeGreaterThan(0);
+  }, 60_000);
+
   test("a helper that fails, or ends without a word, once up: the search is done again on this thread; one never up holds nothing back", async () => {
     using tmp = tempDir();
     const root = join(tmp.path, "tree");

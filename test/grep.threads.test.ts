@@ -11,6 +11,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { callTool, kt, tempDir, type TempDir } from "./_helpers.ts";
 import { mulberry32 } from "../bench/_random.ts";
+import { grepWalk, type GrepFound } from "../src/search/builtin.ts";
 
 /** The Python standard library of the python3 on PATH, or null. */
 function pythonStdlib(): string | null {
@@ -168,3 +169,39 @@ for (const tree of TREES) {
     }, 60_000);
   });
 }
+
+describe("a helper's findings cross threads packed (builtin.ts: one string, one Float64Array)", () => {
+  const snapshot = (files: GrepFound["snapshot"]["files"], counted = 0, evicted = false) => ({ files, counted, lines: files.reduce((n, f) => n + f.count, 0), evicted });
+  const cases: [string, GrepFound][] = [
+    ["nothing found", { snapshot: snapshot([]), probed: null, unreadable: [], skipped: [], timedOut: false, pruned: [] }],
+    [
+      "every field: hits with any text, empty strings, fractional mtimes, cut files, counted files, a probe, binary files, pruned directories",
+      {
+        snapshot: snapshot(
+          [
+            { rel: "a/b.ts", mtimeMs: 1_700_000_000_123.456, count: 3, hits: [{ line: 1, text: "" }, { line: 7, text: "é😀\r\t\u0000x" }, { line: 2 ** 31 + 5, text: "…".repeat(250) }], cut: true },
+            { rel: "", mtimeMs: 0, count: 2, hits: [], cut: true },
+            { rel: "ü/ß", mtimeMs: -1.5, count: 1, hits: [{ line: 3, text: "\n" }], cut: false },
+          ],
+          4,
+          true,
+        ),
+        probed: snapshot([{ rel: "near.txt", mtimeMs: 5, count: 1, hits: [{ line: 9, text: "readFielSync" }], cut: false }]),
+        unreadable: ["locked", ""],
+        skipped: ["slow.txt"],
+        binary: ["bin/a.out", "x.png"],
+        timedOut: true,
+        pruned: ["node_modules\0noise", "dist\0.gitignore"],
+      },
+    ],
+    ["noteBinary with none found", { snapshot: snapshot([]), probed: snapshot([]), unreadable: [], skipped: [], binary: [], timedOut: false, pruned: [] }],
+  ];
+  for (const [name, found] of cases) {
+    test(name, () => {
+      // As postMessage sends it: a structured clone of the packed form.
+      const crossed = grepWalk.unpack!(structuredClone(grepWalk.pack!(found)));
+      expect(crossed).toStrictEqual(found);
+      expect("binary" in crossed).toBe("binary" in found);
+    });
+  }
+});

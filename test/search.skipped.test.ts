@@ -68,6 +68,22 @@ describe("the Not searched line: every form", () => {
     expect(s.paths[0]).toEqual({ path: "./build/", reason: ".gitignore" });
     expect(s.paths[1]).toEqual({ path: "./d000/node_modules/", reason: "noise" });
   });
+
+  test("the order of metadata.skipped: depth, then the path by UTF-16 code units (a prefix first, a NUL-free reason never deciding)", () => {
+    // Each shuffled, against the order a comparator of (depth, path) gives.
+    const rels = ["b", "a", "a/b", "a-b", "a.b", "A", "é", "😀", "z/a", "a/b/c", "a/\u00e9", "ab", "a/b-c", "\u0001x", " "];
+    const reasons = [".gitignore", "noise", ".git/info/exclude", ".ktignore"];
+    const want = [...rels].sort((a, b) => a.split("/").length - b.split("/").length || (a < b ? -1 : a > b ? 1 : 0));
+    for (let round = 0; round < 20; round++) {
+      const shuffled = [...rels].sort(() => Math.random() - 0.5);
+      const s = summarize(
+        shuffled.map((rel, i) => `${rel}\0${reasons[i % reasons.length]}`),
+        (rel) => rel,
+      );
+      expect(s.paths.map((p) => p.path)).toEqual(want.map((rel) => `${rel}/`));
+      for (const p of s.paths) expect(p.reason).toBe(reasons[shuffled.indexOf(p.path.slice(0, -1)) % reasons.length]!);
+    }
+  });
 });
 
 /** A repository with gitignored directories, noise by name and by evidence, and source

@@ -266,6 +266,37 @@ describe("two walkers sharing one walk", () => {
     expect(handed).toBeGreaterThan(0);
     expect(seen.sort()).toEqual(expected);
   });
+
+  test("split in the middle of a step (from the visitor, between two files, as parallel.ts feeds an idle helper): everything is walked once", () => {
+    using tmp = tempDir();
+    const files: Record<string, string> = { ".gitignore": "*.skip\n" };
+    for (let i = 0; i < 700; i++) files[`big/f${i}.txt`] = "";
+    for (let d = 0; d < 30; d++) for (let i = 0; i < 5; i++) files[`d${d}/e${i}/g${i}.ts`] = "";
+    for (let d = 0; d < 10; d++) files[`d${d}/x.skip`] = "";
+    writeTree(tmp.path, files);
+    const expected = walked(tmp.path);
+    const opts = { root: tmp.path, hidden: true, noise: new Set(["node_modules", "dist", ".git"]), slice: 64 };
+    const a = new Walker(opts);
+    const b = new Walker(opts, []);
+    const seen: string[] = [];
+    let splits = 0;
+    let visits = 0;
+    for (let turn = 0; a.pending + b.pending > 0 && turn < 20_000; turn++) {
+      const [walker, other] = turn % 2 ? [a, b] : [b, a];
+      walker.step((_abs, rel, dir) => {
+        if (dir) return;
+        seen.push(rel);
+        // Every seventh file, half of what this walker still has goes to the other.
+        if (++visits % 7 === 0 && walker.pending >= 2) {
+          other.add(walker.split());
+          splits++;
+        }
+      }, 2);
+    }
+    expect(a.pending + b.pending).toBe(0);
+    expect(splits).toBeGreaterThan(10);
+    expect(seen.sort()).toEqual(expected);
+  });
 });
 
 describe.skipIf(!RG)("walk agrees with rg --files on real trees", () => {

@@ -7,25 +7,44 @@
 // small tree is searched sooner than that: a walk starts alone, and only after its kind's
 // time alone, with work left, are helpers started and given the walk (each joins once
 // up). Once a walk is done with them they wait for the next walk of the process (kt mcp,
-// kt call), which then has them up already. Work is shared through this thread: a
-// helper gone idle is given half of the directories still to be read here (a very large
-// directory waits in slices of files, which go the same way), and when this thread runs
-// out it takes half of a busy helper's. A busy helper reads no messages, so whether it is
-// up, idle or asked for its directories goes through shared memory. Any failure of a
-// helper has the whole walk done again on this thread alone.
+// kt call), which then has them up already. A helper gone idle is given half of the
+// directories still to be read by whichever thread sees it first, this one or a busy
+// helper (each has a port to every other helper of the walk), so that on many cores no
+// helper waits for this thread, which walks too; a very large directory waits in slices
+// of files, which go the same way. When this thread runs out it takes half of a busy
+// helper's. A busy helper reads no messages, so whether it is up, idle or asked for its
+// directories goes through shared memory. Any failure of a helper has the whole walk done
+// again on this thread alone.
 import { Walker, type DirRef, type Visit, type WalkOptions } from "./walk.ts";
 import { threadCount } from "./threads.ts";
+import { belowTopTier } from "./tiers.ts";
 
 /**
  * Words every thread of one walk shares: STOP makes every walker stop (a visitor quit,
  * or the time ran out); HIT says some thread's visitor found what it looks for (grep and
- * glob retire their near-miss probes on it: a hint is only wanted when nothing matched).
+ * glob retire their near-miss probes on it: a hint is only wanted when nothing matched);
+ * WORKING counts the helpers given directories that have not gone idle since (claim).
  */
 export class Signals {
   readonly words: Int32Array;
 
-  constructor(buffer: SharedArrayBuffer = new SharedArrayBuffer(8)) {
+  constructor(buffer: SharedArrayBuffer = new SharedArrayBuffer(12)) {
     this.words = new Int32Array(buffer);
+  }
+
+  /** A helper was claimed for directories (it counts until it goes idle again). */
+  claimed(): void {
+    Atomics.add(this.words, 2, 1);
+  }
+
+  /** A helper claimed went idle. */
+  released(): void {
+    Atomics.sub(this.words, 2, 1);
+  }
+
+  /** Helpers holding directories, or about to receive them. */
+  get working(): number {
+    return Atomics.load(this.words, 2);
   }
 
   stop(): void {
@@ -77,12 +96,21 @@ export interface WalkOutcome<Found> {
   /** Threads of the walk: this one and every helper started (one not up before the end
    * walked nothing). */
   threads: number;
+  /** Times a helper gave directories to another helper (tests). */
+  peerGives: number;
 }
 
 /** Messages to a helper. The found data crosses back in one "found" message. */
-type ToHelper = { type: "walk"; kind: string; config: unknown; signals: SharedArrayBuffer; state: SharedArrayBuffer } | { type: "dirs"; dirs: DirRef[] } | { type: "finish" };
+/** "walk": `peers` are the state words of every helper of the walk (this one's at
+ * `slot`); `to[j]` is a port to helper j (null at `slot`), and `inbox` the ports the
+ * others give directories on. */
+type ToHelper =
+  | { type: "walk"; kind: string; config: unknown; signals: SharedArrayBuffer; state: SharedArrayBuffer; slot: number; peers: SharedArrayBuffer[]; to: (MessagePort | null)[]; inbox: MessagePort[] }
+  | { type: "dirs"; dirs: DirRef[] }
+  | { type: "finish" };
 
-type FromHelper = { type: "stolen"; dirs: DirRef[] } | { type: "found"; found: unknown };
+/** "found": with how many times the helper gave directories to another helper. */
+type FromHelper = { type: "stolen"; dirs: DirRef[] } | { type: "found"; found: unknown; gave: number };
 
 /**
  * A helper's state word (its own shared Int32Array): STARTING until the thread is up
@@ -91,6 +119,8 @@ type FromHelper = { type: "stolen"; dirs: DirRef[] } | { type: "found"; found: u
  * has nothing left, STEAL when this thread asks for half of its directories. Every STEAL
  * that replaced RUNNING is answered with exactly one "stolen" (empty when the helper ran
  * out first). RETIRED: the walk ended before the thread was up; it is not waited for.
+ * Whoever turns IDLE into RUNNING (this thread or another helper: one exchange, so one
+ * of them) sends that helper the one "dirs" it walks before it goes idle again.
  */
 const enum State {
   Starting,
@@ -155,7 +185,21 @@ async function walkWith<Config, Found>(kind: WalkKind<Config, Found>, config: Co
   let dirs = 1;
   const startHelpers = (): void => {
     tried = true;
-    for (const thread of takeThreads(threads - 1, url!)) helpers.push(Helper.start(thread, kind, config, signals));
+    helpers = takeThreads(threads - 1, url!).map((thread) => new Helper<Found>(thread, kind, signals));
+    // A port from every helper to every other: an idle one is given directories by
+    // whichever busy thread sees it first.
+    const to = helpers.map(() => helpers.map((): MessagePort | null => null));
+    const inbox = helpers.map((): MessagePort[] => []);
+    for (let i = 0; i < helpers.length; i++) {
+      for (let j = 0; j < helpers.length; j++) {
+        if (i === j) continue;
+        const channel = new MessageChannel();
+        to[i]![j] = channel.port1;
+        inbox[j]!.push(channel.port2);
+      }
+    }
+    const peers = helpers.map((h) => h.stateBuffer);
+    helpers.forEach((helper, slot) => helper.begin(config, slot, peers, to[slot]!, inbox[slot]!));
   };
   // Whether helpers would pay for their start: the walk has lasted its kind's time alone.
   // (An estimate of what is left from the directories still to be read misjudged a
@@ -172,11 +216,21 @@ async function walkWith<Config, Found>(kind: WalkKind<Config, Found>, config: Co
     }
     return own.visit(abs, rel, dir);
   };
+  // Idle helpers are fed between files, not only between steps: a step through a
+  // directory of large files lasts long enough to leave a helper waiting.
+  const feed = (): void => {
+    for (const helper of helpers) if (walker.pending >= 2 && helper.idle && helper.claim()) helper.give(walker.split());
+  };
+  const sharing: Visit = (abs, rel, dir) => {
+    if (!dir) feed();
+    return own.visit(abs, rel, dir);
+  };
+  belowTopTier(feed, sharing);
   let partial = false;
   try {
     for (;;) {
       if (walker.pending > 0) {
-        const ended = walker.step(tried ? own.visit : alone, STEP);
+        const ended = walker.step(tried ? sharing : alone, STEP);
         if (ended && (ended.timedOut || ended.stopped)) {
           signals.stop();
           partial = walker.pending > 0 || ended.timedOut;
@@ -195,11 +249,17 @@ async function walkWith<Config, Found>(kind: WalkKind<Config, Found>, config: Co
         if (walker.pending === 0) break;
         continue;
       }
-      for (const helper of helpers) if (walker.pending >= 2 && helper.idle) helper.give(walker.split());
+      feed();
       if (walker.pending > 0) continue;
       // Nothing left here: take half of a busy helper's, or wait for the last to finish.
       const busy = helpers.filter((h) => h.busy);
-      if (busy.length === 0) break;
+      if (busy.length === 0) {
+        // Every helper idle as each was looked at; one may have been given directories by
+        // another since (looked at before that, the giver after it went idle).
+        if (signals.working === 0) break;
+        await helpers[0]!.pause();
+        continue;
+      }
       let stolen: DirRef[] = [];
       for (const helper of busy) {
         stolen = await helper.steal();
@@ -215,7 +275,8 @@ async function walkWith<Config, Found>(kind: WalkKind<Config, Found>, config: Co
     // A helper failing now fails the walk (caught in walkParallel, done again alone).
     const mine = own.finish(partial);
     const theirs = (await Promise.all(finishing)).filter((found) => found !== null);
-    return { found: [mine, ...theirs], threads: started };
+    const peerGives = theirs.reduce((n, t) => n + t.gave, 0);
+    return { found: [mine, ...theirs.map((t) => t.found)], threads: started, peerGives };
   } finally {
     // Helpers not finished (the walk failed): their threads are not used again.
     for (const helper of helpers) helper.discard();
@@ -289,25 +350,30 @@ class Helper<Found> {
   private wake: (() => void) | null = null;
   private readonly state = new Int32Array(new SharedArrayBuffer(4));
 
-  private constructor(
+  constructor(
     private readonly thread: Thread,
     private readonly kind: WalkKind<never, Found>,
+    private readonly signals: Signals,
   ) {
     Atomics.store(this.state, 0, State.Starting);
     thread.user = this as Helper<unknown>;
     thread.worker.ref();
   }
 
-  /** Gives the walk to `thread`; it joins when up (at once when it already is). */
-  static start<Found>(thread: Thread, kind: WalkKind<never, Found>, config: unknown, signals: Signals): Helper<Found> {
-    const helper = new Helper(thread, kind);
+  get stateBuffer(): SharedArrayBuffer {
+    return this.state.buffer as SharedArrayBuffer;
+  }
+
+  /** Gives the walk to the thread, as helper `slot` of `peers` (with its ports to the
+   * others and from them); it joins when up (at once when it already is). */
+  begin(config: unknown, slot: number, peers: SharedArrayBuffer[], to: (MessagePort | null)[], inbox: MessagePort[]): void {
     try {
-      const message: ToHelper = { type: "walk", kind: kind.name, config, signals: signals.words.buffer as SharedArrayBuffer, state: helper.state.buffer as SharedArrayBuffer };
-      thread.worker.postMessage(message);
+      const message: ToHelper = { type: "walk", kind: this.kind.name, config, signals: this.signals.words.buffer as SharedArrayBuffer, state: this.stateBuffer, slot, peers, to, inbox };
+      const ports = [...to.filter((port) => port !== null), ...inbox];
+      this.thread.worker.postMessage(message, ports);
     } catch (error) {
-      thread.failure ??= String(error);
+      this.thread.failure ??= String(error);
     }
-    return helper;
   }
 
   private get failure(): string | null {
@@ -355,9 +421,14 @@ class Helper<Found> {
     }
   }
 
-  /** Hands directories to the idle helper. */
+  /** Claims the idle helper for directories from this thread (false: another helper
+   * gave it some first). */
+  claim(): boolean {
+    return claim(this.state, this.signals);
+  }
+
+  /** Hands directories to the helper claimed. */
   give(dirs: DirRef[]): void {
-    Atomics.store(this.state, 0, State.Running);
     this.thread.worker.postMessage({ type: "dirs", dirs } satisfies ToHelper);
   }
 
@@ -377,12 +448,12 @@ class Helper<Found> {
   /** Takes what the helper found (it is idle, or stopped by the walk's STOP); null when
    * it was not up yet (it then never walked, and is not waited for). The thread then
    * waits in the pool for the next walk; one that failed is ended. */
-  async finish(): Promise<Found | null> {
+  async finish(): Promise<{ found: Found; gave: number } | null> {
     try {
       if (Atomics.compareExchange(this.state, 0, State.Starting, State.Retired) === State.Starting) return null;
       this.thread.worker.postMessage({ type: "finish" } satisfies ToHelper);
-      const { found } = await this.reply("found");
-      return this.kind.unpack ? this.kind.unpack(found) : (found as Found);
+      const { found, gave } = await this.reply("found");
+      return { found: this.kind.unpack ? this.kind.unpack(found) : (found as Found), gave: gave ?? 0 };
     } finally {
       this.release();
     }
@@ -403,33 +474,83 @@ class Helper<Found> {
   }
 }
 
+/** Turns an idle helper's state to RUNNING, for the caller alone to send it directories;
+ * counted in WORKING until the helper goes idle again. */
+function claim(state: Int32Array, signals: Signals): boolean {
+  if (Atomics.load(state, 0) !== State.Idle || Atomics.compareExchange(state, 0, State.Idle, State.Running) !== State.Idle) return false;
+  signals.claimed();
+  return true;
+}
+
 /**
  * The helper's side (worker.ts calls this with the kinds it knows): walks the
  * directories it is given without stopping for messages (a request for half of them
- * arrives through shared memory), then says it is idle; the exchange to IDLE answers a
- * request made meanwhile, so that every request gets its one answer.
+ * arrives through shared memory), giving half of them to any other helper seen idle
+ * between steps, then says it is idle; the exchange to IDLE answers a request made
+ * meanwhile, so that every request gets its one answer.
  */
 export function serveWalks(kinds: readonly WalkKind<never, unknown>[]): void {
   const scope = globalThis as unknown as Worker;
-  let job: { kind: WalkKind<never, unknown>; visitor: ThreadVisitor<unknown>; walker: Walker; signals: Signals; state: Int32Array; partial: boolean } | null = null;
+  let job: {
+    kind: WalkKind<never, unknown>;
+    visitor: ThreadVisitor<unknown>;
+    walker: Walker;
+    signals: Signals;
+    state: Int32Array;
+    partial: boolean;
+    /** The other helpers' state words and ports to them, and the ports from them. */
+    peers: { state: Int32Array; port: MessagePort }[];
+    inbox: MessagePort[];
+    gave: number;
+    /** The visitor's visit, sharing between files. */
+    visit: Visit;
+  } | null = null;
   const reply = (message: FromHelper): void => scope.postMessage(message);
+  /** Answers a request for half of this helper's directories, and gives half to any
+   * other helper idle: between steps, and between files (a step can last long). */
+  const share = (): void => {
+    const { walker, signals, state, peers } = job!;
+    if (Atomics.load(state, 0) === State.Steal) {
+      reply({ type: "stolen", dirs: walker.pending >= 2 ? walker.split() : [] });
+      Atomics.store(state, 0, State.Running);
+    }
+    for (let i = 0; i < peers.length && walker.pending >= 2; i++) {
+      const peer = peers[i]!;
+      if (!claim(peer.state, signals)) continue;
+      peer.port.postMessage(walker.split());
+      job!.gave++;
+    }
+  };
+  belowTopTier(share);
   const walk = (): void => {
-    const { visitor, walker, signals, state } = job!;
+    const { walker, signals, state, visit } = job!;
     while (walker.pending > 0 && !signals.stopped) {
-      const ended = walker.step(visitor.visit, STEP);
+      const ended = walker.step(visit, STEP);
       if (ended && (ended.timedOut || ended.stopped)) {
         signals.stop();
         if (ended.timedOut) job!.partial = true;
         break;
       }
-      if (Atomics.load(state, 0) === State.Steal) {
-        reply({ type: "stolen", dirs: walker.pending >= 2 ? walker.split() : [] });
-        Atomics.store(state, 0, State.Running);
-      }
+      share();
     }
     // Directories left unread (the walk was stopped): what this thread found is partial.
     if (walker.pending > 0) job!.partial = true;
-    if (Atomics.exchange(state, 0, State.Idle) === State.Steal) reply({ type: "stolen", dirs: [] });
+    const was = Atomics.exchange(state, 0, State.Idle);
+    signals.released();
+    if (was === State.Steal) reply({ type: "stolen", dirs: [] });
+  };
+  /** Directories from this thread or from another helper, only ever given to one that
+   * said it was up. */
+  const take = (dirs: DirRef[]): void => {
+    // None after the walk's end: one stopped may end with directories still on their way
+    // from another helper (unread, as the stop leaves them).
+    if (job === null) return;
+    job.walker.add(dirs);
+    walk();
+  };
+  const close = (): void => {
+    for (const port of job!.inbox) port.close();
+    for (const peer of job!.peers) peer.port.close();
   };
   scope.onmessage = (event: MessageEvent<ToHelper>) => {
     const message = event.data;
@@ -439,19 +560,33 @@ export function serveWalks(kinds: readonly WalkKind<never, unknown>[]): void {
         if (!kind) throw new Error(`no walk kind ${message.kind}`);
         const signals = new Signals(message.signals);
         const visitor = kind.visitor(message.config as never, signals);
-        job = { kind, visitor, walker: new Walker(withSlice(visitor.options, kind.slice), []), signals, state: new Int32Array(message.state), partial: false };
+        const peers: { state: Int32Array; port: MessagePort }[] = [];
+        message.peers.forEach((buffer, slot) => {
+          const port = message.to[slot];
+          if (slot !== message.slot && port) peers.push({ state: new Int32Array(buffer), port });
+        });
+        const visit: Visit = (abs, rel, dir) => {
+          if (!dir) share();
+          return visitor.visit(abs, rel, dir);
+        };
+        belowTopTier(visit);
+        job = { kind, visitor, walker: new Walker(withSlice(visitor.options, kind.slice), []), signals, state: new Int32Array(message.state), partial: false, peers, inbox: message.inbox, gave: 0, visit };
+        for (const port of message.inbox) port.onmessage = (event) => take(event.data as DirRef[]);
         // Up: work may come now, unless the walk is already over.
-        if (Atomics.compareExchange(job.state, 0, State.Starting, State.Idle) !== State.Starting) job = null;
+        if (Atomics.compareExchange(job.state, 0, State.Starting, State.Idle) !== State.Starting) {
+          close();
+          job = null;
+        }
         break;
       }
       case "dirs":
-        // Only ever sent to a helper that said it was up (and so has its job).
-        job!.walker.add(message.dirs);
-        walk();
+        take(message.dirs);
         break;
       case "finish": {
         const found = job!.visitor.finish(job!.partial);
-        reply({ type: "found", found: job!.kind.pack ? job!.kind.pack(found) : found });
+        close();
+        const packedFound = job!.kind.pack ? job!.kind.pack(found) : found;
+        reply({ type: "found", found: packedFound, gave: job!.gave });
         // The thread may wait for another walk (the pool): it keeps nothing of this one.
         job = null;
         break;

@@ -461,3 +461,6 @@ function utf16(fd: number, head: Buffer, jobs: Job[]): boolean {
 }
 
 belowTopTier(searchInto, searchFile, scan, worthDecoding, searchAll, searchMixed, newlinesIn, searchText, lineByLine);
+// node:fs's own readSync, called for every chunk of every file: its FTL compile was made
+// again on each thread, 1-6 ms each.
+belowTopTier(readSync);

@@ -62,11 +62,28 @@ const NAMED = 2;
 /** The ignore files in the order the line names them. */
 const FILE_ORDER = [".gitignore", ".ignore", ".rgignore", ".ktignore", ".git/info/exclude"];
 
-/** Shallow first (the likeliest to be named as a path), then by path. */
-function byDepth(a: string, b: string): number {
-  const da = a.split("/").length;
-  const db = b.split("/").length;
-  return da - db || (a < b ? -1 : a > b ? 1 : 0);
+/**
+ * The directories shallow first (the likeliest to be named as a path), then by path, each
+ * with why. Sorted as strings, without a comparator: each is keyed once by its depth (one
+ * character in front) and its reason (behind a NUL, which sorts before any character of a
+ * path), so that the order is that of (depth, path). A comparator splitting both paths at
+ * each comparison took 19 ms, after the search and on every thread count, for the 3,119
+ * directories a search of the Python standard library prunes; this takes about 2.
+ */
+function byDepth(reasons: ReadonlyMap<string, string>): { rel: string; why: string }[] {
+  const keys: string[] = [];
+  for (const [rel, why] of reasons) {
+    let depth = 1;
+    for (let at = rel.indexOf("/"); at !== -1; at = rel.indexOf("/", at + 1)) depth++;
+    keys.push(`${String.fromCharCode(depth)}${rel}\0${why}`);
+  }
+  keys.sort();
+  const out: { rel: string; why: string }[] = [];
+  for (const key of keys) {
+    const cut = key.indexOf("\0");
+    out.push({ rel: key.slice(1, cut), why: key.slice(cut + 1) });
+  }
+  return out;
 }
 
 function andList(items: string[]): string {
@@ -81,29 +98,38 @@ export function summarize(pruned: Pruned, show: (rel: string) => string): Skippe
     const cut = entry.indexOf("\0");
     reasons.set(entry.slice(0, cut), entry.slice(cut + 1));
   }
-  const rels = [...reasons.keys()].sort(byDepth);
-  const ignored = rels.filter((r) => reasons.get(r) !== "noise");
-  const noise = rels.filter((r) => reasons.get(r) === "noise");
+  const rels = byDepth(reasons);
+  const ignored: string[] = [];
+  const files = new Set<string>();
+  let noise = 0;
+  const firstNoise: string[] = [];
+  for (const { rel, why } of rels) {
+    if (why === "noise") {
+      if (++noise <= NAMED) firstNoise.push(rel);
+    } else {
+      ignored.push(rel);
+      files.add(why);
+    }
+  }
   const shown = (r: string) => `${show(r)}/`;
   const parts: string[] = [];
   if (ignored.length > 0) {
-    const files = new Set(ignored.map((r) => reasons.get(r)!));
     const by = andList(FILE_ORDER.filter((f) => files.has(f)));
     const names = ignored.slice(0, NAMED).map(shown).join(", ") + (ignored.length > NAMED ? ", …" : "");
     parts.push(`${count(ignored.length, "directory", "directories")} ignored by ${by} (${names})`);
   }
-  if (noise.length === 1) parts.push(shown(noise[0]!));
-  else if (noise.length > 1) {
-    const names = noise.slice(0, NAMED).map(shown).join(", ") + (noise.length > NAMED ? ", …" : "");
-    parts.push(`${count(noise.length, "dependency or cache directory", "dependency and cache directories")} (${names})`);
+  if (noise === 1) parts.push(shown(firstNoise[0]!));
+  else if (noise > 1) {
+    const names = firstNoise.map(shown).join(", ") + (noise > NAMED ? ", …" : "");
+    parts.push(`${count(noise, "dependency or cache directory", "dependency and cache directories")} (${names})`);
   }
   const total = rels.length;
   const line = total === 0 ? "" : `Not searched: ${parts.join(" and ")}. Name ${total === 1 ? "it" : "one"} as path, or set no_ignore.`;
   return {
     directories: total,
     ignored: ignored.length,
-    noise: noise.length,
-    paths: rels.slice(0, MAX_META_PATHS).map((r) => ({ path: shown(r), reason: reasons.get(r)! })),
+    noise,
+    paths: rels.slice(0, MAX_META_PATHS).map(({ rel, why }) => ({ path: shown(rel), reason: why })),
     line,
   };
 }

@@ -4,7 +4,7 @@
 // the project's .kt/lsp.json, and, for a built-in server, its project root and executable.
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { installed } from "./locate.ts";
+import { installed, projectRoot } from "./locate.ts";
 import { BUILTIN, builtinCovers, extensionOf } from "./table.ts";
 
 export { routing } from "./routing.ts";
@@ -34,29 +34,16 @@ export function coverage(ctx: { root?: string; cwd: string }): (path: string) =>
   const roots = new Map<string, string | null>();
   const found = new Map<string, boolean>();
   const executables = new Map<string, boolean>();
-  // The nearest directory at or above `dir` holding one of `markers`, not above the root (locate.ts's projectRoot).
-  const rootOf = (markers: readonly string[], dir: string): string | null => {
-    const key = `${markers.join("\0")}\0${dir}`;
-    let root = roots.get(key);
-    if (root === undefined) {
-      if (markers.some((m) => existsSync(join(dir, m)))) root = dir;
-      else root = dir === limit || dirname(dir) === dir ? null : rootOf(markers, dirname(dir));
-      roots.set(key, root);
-    }
-    return root;
-  };
-  const within = (dir: string) => limit === undefined || dir === limit || dir.startsWith(limit.endsWith("/") ? limit : `${limit}/`);
   return (path) => {
     configured ??= existsSync(join(configBase(ctx), ".kt", "lsp.json"));
     if (configured) return true;
     const ext = extensionOf(path);
     if (ext === "" || !builtinCovers(ext)) return false;
     const dir = dirname(path);
-    if (!within(dir)) return false;
     return BUILTIN.some((e) => {
       if (!e.extensions.includes(ext)) return false;
-      const root = rootOf(e.rootMarkers, dir);
-      if (root === null) return false;
+      const root = projectRoot(dir, e.rootMarkers, limit, roots);
+      if (root === undefined) return false;
       const key = `${e.id}\0${root}`;
       let is = found.get(key);
       if (is === undefined) found.set(key, (is = installed(e, root, limit, executables)));

@@ -112,12 +112,28 @@ export function locate(file: string, opts: { limit?: string; base: string }): Lo
 }
 
 /** The nearest directory from `dir` upwards holding one of `markers`, not above `limit`. */
-export function projectRoot(dir: string, markers: readonly string[], limit?: string): string | undefined {
+export function projectRoot(dir: string, markers: readonly string[], limit?: string, memo?: Map<string, string | null>): string | undefined {
   if (limit && !isAt(dir, limit)) return undefined;
+  // memo: each directory's answer, for the many directories of one change (same limit), which
+  // share their ancestors: every directory is asked for the markers once.
+  const key = (at: string) => `${markers.join("\0")}\0${at}`;
+  const visited: string[] = [];
+  let root: string | null = null;
   for (let at = dir; ; at = dirname(at)) {
-    for (const marker of markers) if (existsSync(join(at, marker))) return at;
-    if (at === limit || dirname(at) === at) return undefined;
+    const known = memo?.get(key(at));
+    if (known !== undefined) {
+      root = known;
+      break;
+    }
+    visited.push(at);
+    if (markers.some((marker) => existsSync(join(at, marker)))) {
+      root = at;
+      break;
+    }
+    if (at === limit || dirname(at) === at) break;
   }
+  if (memo) for (const at of visited) memo.set(key(at), root);
+  return root ?? undefined;
 }
 
 function isAt(dir: string, limit: string): boolean {

@@ -298,8 +298,9 @@ function fromBytes(ctx: ToolContext, c: Candidate, bytes: Uint8Array, matcher: M
 
 /**
  * The diff of a replace, from its spans: the lines they touch are diffed, not the whole
- * file (a whole-file diff of every file cost more than the rest of a replace). Text with
- * CRLF line endings or without a final newline gets the whole-file diff.
+ * file (a whole-file diff of every file cost more than the rest of a replace). Text without
+ * a final newline is diffed with one added, then marked (noFinalNewline); text with CRLF line
+ * endings, or whose replacement adds or removes the final newline, gets the whole-file diff.
  */
 export function diffOf(path: string, before: string, after: string, spans: readonly Span[]): ReturnType<typeof unifiedDiff> {
   if (before.includes("\r")) return unifiedDiff(path, before, after);

@@ -146,16 +146,20 @@ describe("kt CLI", () => {
     writeFileSync(join(tmp.path, "f.txt"), "x\n");
     const state = join(tmp.path, "deep", "state");
     expect(kt(["read", "f.txt"], { cwd: tmp.path, stateDir: state }).exitCode).toBe(0);
+    expect(kt(["write", "f.txt", "--content", "x\n"], { cwd: tmp.path, stateDir: state }).exitCode).toBe(0);
     expect(statSync(state).mode & 0o777).toBe(0o700);
+    // The read's stamp (its log) and the write's index are there, private.
+    expect(readdirSync(state)).toEqual(expect.arrayContaining(["stamps.log", "index.db"]));
     for (const name of readdirSync(state)) expect(statSync(join(state, name)).mode & 0o077).toBe(0);
     // XDG_STATE_HOME when KT_STATE_DIR is unset; --state-dir beats both.
     const xdg = join(tmp.path, "xdg");
     const run = Bun.spawnSync([join(import.meta.dir, "..", "dist", "kt"), "read", "f.txt"], { cwd: tmp.path, env: { PATH: process.env.PATH ?? "", XDG_STATE_HOME: xdg, HOME: tmp.path } });
     expect(run.exitCode).toBe(0);
-    expect(readdirSync(join(xdg, "kt"))).toContain("index.db");
+    // A read's stamp goes to the log of reads (core/stamps.ts), not into the index.
+    expect(readdirSync(join(xdg, "kt"))).toContain("stamps.log");
     const flagDir = join(tmp.path, "flag-state");
     expect(kt(["read", "f.txt", "--state-dir", flagDir], { cwd: tmp.path, stateDir: state }).exitCode).toBe(0);
-    expect(readdirSync(flagDir)).toContain("index.db");
+    expect(readdirSync(flagDir)).toContain("stamps.log");
   });
 
   test("a corrupt index is replaced with a fresh one, said on stderr", () => {
@@ -164,6 +168,9 @@ describe("kt CLI", () => {
     const o = { cwd: tmp.path, stateDir: state };
     writeFileSync(join(tmp.path, "f.txt"), "x\n");
     expect(kt(["read", "f.txt"], o).exitCode).toBe(0);
+    // A write makes the index (a read's stamp goes to the log of reads), with the write's stamp in it.
+    expect(kt(["write", "f.txt", "--content", "x\n"], o).exitCode).toBe(0);
+    expect(readdirSync(state)).toContain("index.db");
     for (const name of readdirSync(state)) if (name.startsWith("index.db")) writeFileSync(join(state, name), "this is not a database, just garbage bytes ".repeat(200));
     const r = kt(["write", "f.txt", "--content", "y\n"], o);
     // The stamps are gone with the old index, so the write asks for a read first.
@@ -179,15 +186,23 @@ describe("kt CLI", () => {
     using tmp = tempDir();
     const state = join(tmp.path, "state");
     writeFileSync(join(tmp.path, "f.txt"), "x\n");
-    expect(kt(["read", "f.txt"], { cwd: tmp.path, stateDir: state })).toMatchObject({ exitCode: 0, stderr: "" });
+    const o = { cwd: tmp.path, stateDir: state };
+    expect(kt(["read", "f.txt"], o)).toMatchObject({ exitCode: 0, stderr: "" });
+    expect(kt(["write", "f.txt", "--content", "x\n"], o)).toMatchObject({ exitCode: 0, stderr: "" });
     for (const name of readdirSync(state)) if (name.startsWith("index.db")) Bun.spawnSync(["rm", "-f", join(state, name)]);
-    const r = kt(["read", "f.txt"], { cwd: tmp.path, stateDir: state });
-    expect(r.exitCode).toBe(0);
+    // A read does not open the index (its stamp goes to the log of reads): the next call that does says it.
+    expect(kt(["read", "f.txt"], o)).toMatchObject({ exitCode: 0, stderr: "" });
+    const r = kt(["write", "f.txt", "--content", "y\n"], o);
     expect(r.stderr).toBe(
       `\n WARN  kt: the state index at ${state}/index.db was missing (deleted since kt last used ${state}); started a fresh one. Files must be read again before they are edited.\n\n`,
     );
+    // As it says: the fresh index knows no read made before it.
+    expect(r.stdout).toBe(`Refusing to overwrite ${tmp.path}/f.txt: you have not read this file in this session. Read it first so you do not destroy existing content, then write or edit it.\n`);
+    expect(r.exitCode).toBe(1);
     // Said once: the index made then is used silently.
-    expect(kt(["read", "f.txt"], { cwd: tmp.path, stateDir: state })).toMatchObject({ exitCode: 0, stderr: "" });
+    expect(kt(["read", "f.txt"], o)).toMatchObject({ exitCode: 0, stderr: "" });
+    expect(kt(["write", "f.txt", "--content", "y\n"], o)).toMatchObject({ exitCode: 0, stderr: "" });
+    expect(readFileSync(join(tmp.path, "f.txt"), "utf8")).toBe("y\n");
   });
 
   test("an unusable state directory is named on stderr with exit 3 (a write needs it; a read does not)", () => {

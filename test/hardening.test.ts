@@ -118,14 +118,17 @@ describe("issue 11: hangs and crashes", () => {
 
     writeFileSync(join(work, "a.txt"), "a\n");
     expect(kt(["read", "a.txt"], { cwd: work, stateDir }).exitCode).toBe(0);
-    const index = join(stateDir, "index.db");
-    const before = readFileSync(index);
-    const s = await ktWithin(10_000, ["write", index, "--content", "x", "--skip-read-check"], { cwd: work, stateDir });
-    expect(s.exitCode).toBe(1);
-    expect(s.stdout).toBe(
-      `Refusing to write ${index}: it is inside kt's own state directory ${stateDir}, which holds kt's index, logs and process pipes. Files there are read, never written, with kt's tools.\n`,
-    );
-    expect(readFileSync(index).subarray(0, 16)).toEqual(before.subarray(0, 16));
+    // The index is made by a write (a read's stamp goes to the log of reads).
+    expect(kt(["write", "made.txt", "--content", "m\n"], { cwd: work, stateDir }).exitCode).toBe(0);
+    for (const file of [join(stateDir, "index.db"), join(stateDir, "stamps.log")]) {
+      const before = readFileSync(file);
+      const s = await ktWithin(10_000, ["write", file, "--content", "x", "--skip-read-check"], { cwd: work, stateDir });
+      expect(s.exitCode).toBe(1);
+      expect(s.stdout).toBe(
+        `Refusing to write ${file}: it is inside kt's own state directory ${stateDir}, which holds kt's index, logs and process pipes. Files there are read, never written, with kt's tools.\n`,
+      );
+      expect(readFileSync(file).subarray(0, 16)).toEqual(before.subarray(0, 16));
+    }
   });
 
   test("item 1: apply_patch, dry run or not, never adds, changes, moves into or deletes a file of the state directory", () => {
@@ -133,6 +136,8 @@ describe("issue 11: hangs and crashes", () => {
     using _ = tmp;
     writeFileSync(join(work, "a.txt"), "a\n");
     expect(kt(["read", "a.txt"], { cwd: work, stateDir }).exitCode).toBe(0);
+    // The index is made by a write (a read's stamp goes to the log of reads).
+    expect(kt(["write", "made.txt", "--content", "m\n"], { cwd: work, stateDir }).exitCode).toBe(0);
     const index = join(stateDir, "index.db");
     symlinkSync(stateDir, join(work, "st"));
     const refusal = (path: string) =>
@@ -343,6 +348,8 @@ describe("issue 11: promises broken", () => {
     using _ = tmp;
     writeFileSync(join(work, "a.txt"), "old\n");
     expect(kt(["read", "a.txt"], { cwd: work, stateDir }).exitCode).toBe(0);
+    // The index is made by a write (a read's stamp goes to the log of reads), outside work/.
+    expect(kt(["write", join(tmp.path, "made.txt"), "--content", "m\n"], { cwd: work, stateDir }).exitCode).toBe(0);
     // Saving a stamp fails from now on, as on a full or read-only state disk (which tests below show as nobody).
     const db = new Database(join(stateDir, "index.db"));
     db.exec("CREATE TRIGGER no_stamps BEFORE INSERT ON stamps BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END");
@@ -372,6 +379,9 @@ describe("issue 11: promises broken", () => {
       return { stdout: p.stdout.toString(), stderr: p.stderr.toString(), exitCode: p.exitCode };
     };
     expect(nobody(["read", "a.txt"]).exitCode).toBe(0);
+    // The index is made by a write (a read's stamp goes to the log of reads). A state directory
+    // that turns read-only before any call has made one leaves writes nothing to lock: exit 3.
+    expect(nobody(["write", "made.txt", "--content", "m\n"]).exitCode).toBe(0);
     chmodSync(state, 0o500);
     for (const f of readdirSync(state)) chmodSync(join(state, f), 0o400);
     const e = nobody(["edit", "a.txt", "--old-string", "one", "--new-string", "two"]);
@@ -475,13 +485,18 @@ describe("issue 11: promises broken", () => {
         using _ = tmp;
         writeFileSync(join(work, "a.txt"), "alpha\n");
         expect(kt(["read", "a.txt"], { cwd: work, stateDir }).exitCode).toBe(0);
+        // The index is made by a write (a read's stamp goes to the log of reads).
+        expect(kt(["write", "made.txt", "--content", "m\n"], { cwd: work, stateDir }).exitCode).toBe(0);
         const index = join(stateDir, "index.db");
         hurt(index);
-        const r = kt(["read", "a.txt"], { cwd: work, stateDir });
-        expect(r.exitCode).toBe(0);
-        expect(r.stdout).toBe(`${work}/a.txt\n     1→alpha\n`);
+        // A read does not open the index: it is recorded, and the next call that opens it says what was found.
+        expect(kt(["read", "a.txt"], { cwd: work, stateDir })).toMatchObject({ exitCode: 0, stdout: `${work}/a.txt\n     1→alpha\n`, stderr: "" });
+        const r = kt(["edit", "a.txt", "--old-string", "alpha", "--new-string", "beta"], { cwd: work, stateDir });
         expect(r.stderr).toContain(`the state index at ${index} was unreadable`);
         expect(r.stderr).toContain("started a fresh one and kept the old file as");
+        // As it says: the fresh index knows no read made before it, so the file is to be read again.
+        expect(r).toMatchObject({ exitCode: 1, stdout: `Refusing to edit ${work}/a.txt: you have not read this file in this session. Read it first so you do not destroy existing content, then write or edit it.\n` });
+        expect(kt(["read", "a.txt"], { cwd: work, stateDir })).toMatchObject({ exitCode: 0, stderr: "" });
         // Healthy again: the next calls are silent, and stamps work.
         const again = kt(["edit", "a.txt", "--old-string", "alpha", "--new-string", "beta"], { cwd: work, stateDir });
         expect(again.exitCode).toBe(0);
@@ -498,6 +513,8 @@ describe("issue 11: promises broken", () => {
     using _ = tmp;
     writeFileSync(join(work, "a.txt"), "alpha\n");
     expect(kt(["read", "a.txt"], { cwd: work, stateDir }).exitCode).toBe(0);
+    // The index is made by a write (a read's stamp goes to the log of reads).
+    expect(kt(["write", "made.txt", "--content", "m\n"], { cwd: work, stateDir }).exitCode).toBe(0);
     const index = join(stateDir, "index.db");
     const holder = new Database(index);
     holder.exec("BEGIN EXCLUSIVE");
@@ -514,11 +531,13 @@ describe("issue 11: promises broken", () => {
       expect(existsSync(join(work, "b.txt"))).toBe(false);
       expect(r.exitCode).toBe(0);
       expect(r.stdout).toBe(`${work}/a.txt\n     1→alpha\n`);
-      expect(r.stderr).toContain("stayed locked by another process for over 10 s");
+      // A read does not wait for the index: its stamp goes to the log of reads, and counts once the lock is gone.
+      expect(r.stderr).toBe("");
     } finally {
       holder.exec("ROLLBACK");
       holder.close();
     }
+    expect(kt(["edit", "a.txt", "--old-string", "alpha", "--new-string", "beta"], { cwd: work, stateDir })).toMatchObject({ exitCode: 0, stderr: "" });
   }, 40_000);
 });
 
@@ -546,6 +565,8 @@ test.skipIf(!CAN_MOUNT)("issue 11: item 9: a full state disk gets prose naming t
   try {
     writeFileSync(join(work, "a.txt"), "alpha\n");
     expect(kt(["read", "a.txt"], { cwd: work, stateDir }).exitCode).toBe(0);
+    // The index is made by a write (a read's stamp goes to the log of reads) before the disk fills.
+    expect(kt(["write", "made.txt", "--content", "m\n"], { cwd: work, stateDir }).exitCode).toBe(0);
     Bun.spawnSync(["dd", "if=/dev/zero", `of=${join(stateDir, "fill")}`, "bs=64k", "count=64"], { stderr: "ignore" });
     // SPEC §8.7 (which wins over issue 11's exit 3): the command still runs, and the result says its log could not be kept.
     const b = kt(["bash", "echo hi"], { cwd: work, stateDir });

@@ -22,6 +22,10 @@ describe("the index's checked layout", () => {
     const stateDir = join(tmp.path, "state");
     writeFileSync(join(tmp.path, "a.txt"), "alpha\n");
     expect(kt(["read", "a.txt"], { cwd: tmp.path, stateDir }).exitCode).toBe(0);
+    // The index is made by the first call that needs it (a read's stamp goes to the log of reads), and the
+    // tables of history by the first change: the call after that checks the layout and notes the cookie.
+    expect(kt(["edit", "a.txt", "--old-string", "alpha", "--new-string", "alpha!"], { cwd: tmp.path, stateDir }).exitCode).toBe(0);
+    expect(kt(["write", "b.txt", "--content", "b\n"], { cwd: tmp.path, stateDir }).exitCode).toBe(0);
     const index = join(stateDir, "index.db");
     const first = header(index);
     expect(first.application_id).toBe(first.schema_version);
@@ -33,7 +37,8 @@ describe("the index's checked layout", () => {
     const moved = header(index);
     expect(moved.schema_version).not.toBe(first.schema_version);
     expect(moved.application_id).toBe(first.application_id);
-    const r = kt(["read", "a.txt"], { cwd: tmp.path, stateDir });
+    expect(kt(["read", "a.txt"], { cwd: tmp.path, stateDir }).exitCode).toBe(0);
+    const r = kt(["edit", "a.txt", "--old-string", "alpha!", "--new-string", "alpha"], { cwd: tmp.path, stateDir });
     expect([r.exitCode, r.stderr]).toEqual([0, ""]);
     const again = header(index);
     expect(again.application_id).toBe(again.schema_version);

@@ -333,7 +333,8 @@ describe("planted links in the state directory are never followed", () => {
     const state = dirOf(join(tmp, "s"), 0, 0o700);
     writeFileSync(join(tmp, "f.txt"), "a\n");
     symlinkSync(join(tmp, "nowhere"), join(state, "index.db"));
-    const first = runKt(["read", "f.txt"], { cwd: tmp, stateDir: state });
+    // The first call that opens the index (a read's stamp goes to the log of reads, and does not).
+    const first = runKt(["write", "g.txt", "--content", "g\n"], { cwd: tmp, stateDir: state });
     expect(first.exitCode).toBe(0);
     const aside = readdirSync(state).find((n) => n.startsWith("index.db.corrupt-"))!;
     expect(first.stderr).toBe(
@@ -361,12 +362,35 @@ describe("planted links in the state directory are never followed", () => {
         rmSync(state, { recursive: true, force: true });
         mkdirSync(state, { mode: 0o700 });
         symlinkSync(v.path, join(state, name));
-        const r = runKt(["read", "f.txt"], o);
+        // The first call that opens the index: a write of a new file (a read's stamp goes to the log of reads).
+        const r = runKt(["write", `new-${name}.txt`, "--content", "n\n"], o);
         expect({ name, exitCode: r.exitCode }).toEqual({ name, exitCode: 0 });
         expect(r.stderr).toContain(`kt: the state index at ${state}/index.db was unreadable`);
         v.check();
         expect(runKt(["read", "f.txt"], o)).toMatchObject({ exitCode: 0, stderr: "" });
+        expect(runKt(["edit", "f.txt", "--old-string", "a", "--new-string", "b"], o)).toMatchObject({ exitCode: 0, stderr: "" });
+        writeFileSync(join(tmp, "f.txt"), "a\n");
       }
+      // The log of reads: a link there is never written through; the read works, unrecorded, and says so.
+      rmSync(state, { recursive: true, force: true });
+      mkdirSync(state, { mode: 0o700 });
+      symlinkSync(v.path, join(state, "stamps.log"));
+      const unrecorded = runKt(["read", "f.txt"], o);
+      expect(unrecorded).toMatchObject({ exitCode: 0, stdout: `${tmp}/f.txt\n     1→a\n` });
+      expect(unrecorded.stderr).toBe(
+        `\n WARN  the read was not recorded (a later write or edit will ask for a new read). kt cannot use its state directory ${state}: ${state}/stamps.log in kt's state directory is a symbolic link, which kt never follows or trusts there; remove it and retry. Set KT_STATE_DIR (or --state-dir) to a writable directory.\n\n`,
+      );
+      v.check();
+      expect(runKt(["edit", "f.txt", "--old-string", "a", "--new-string", "b"], o).exitCode).toBe(1);
+      v.check();
+      // One set aside: never opened through a link, and what asks for stamps still works.
+      rmSync(state, { recursive: true, force: true });
+      mkdirSync(state, { mode: 0o700 });
+      symlinkSync(v.path, join(state, "stamps.log.old"));
+      expect(runKt(["read", "f.txt"], o)).toMatchObject({ exitCode: 0, stderr: "" });
+      expect(runKt(["edit", "f.txt", "--old-string", "a", "--new-string", "b"], o)).toMatchObject({ exitCode: 0, stderr: "" });
+      writeFileSync(join(tmp, "f.txt"), "a\n");
+      v.check();
       // The marker beside a new index, and the cap stamp a supervisor touches.
       rmSync(state, { recursive: true, force: true });
       mkdirSync(state, { mode: 0o700 });

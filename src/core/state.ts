@@ -2,7 +2,7 @@
 // processes, read cursors) and, per session, spill files and process logs.
 // The index is a cache: if it is missing or corrupt, a fresh one is started, and said so
 // on stderr (a first run is told from a deleted index by the marker beside it).
-import { constants, Database } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
 import { closeSync, constants as fs, lstatSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { ensureStateDir, lstatOrUndefined, openStateFile, privateSubdir, StateError, StateFileError, touchStateFile } from "./statefs.ts";
@@ -132,12 +132,36 @@ export function openIndex(stateDir: string, opts: IndexOptions): Database {
     } catch (again) {
       throw new StateError(stateProblem(stateDir, again));
     }
+    forgetLoggedReads(db, stateDir);
   }
   if (lost) {
     opts.warn(`kt: the state index at ${file} was missing (deleted since kt last used ${stateDir}); started a fresh one. Files must be read again before they are edited.`);
+    forgetLoggedReads(db, stateDir);
   }
   open.set(stateDir, db);
   return db;
+}
+
+/** The log of reads' stamps beside the index (core/stamps.ts); `${STAMP_LOG}.old` is one set aside. */
+export const STAMP_LOG = "stamps.log";
+/** Each fold's place in a log, by the log's inode (a log made anew is folded from its start). */
+export const LOG_TABLE = "CREATE TABLE IF NOT EXISTS stamp_logs (name TEXT PRIMARY KEY, ino INTEGER NOT NULL, folded INTEGER NOT NULL)";
+
+/**
+ * A fresh index in place of a lost or unreadable one knows no stamp, as its warning says:
+ * the reads logged until now are taken as folded, so that files are read again (a stamp
+ * the lost index held, a write's, may be newer than any line of the log).
+ */
+function forgetLoggedReads(db: Database, stateDir: string): void {
+  try {
+    db.exec(LOG_TABLE);
+    for (const name of [`${STAMP_LOG}.old`, STAMP_LOG]) {
+      const st = lstatOrUndefined(join(stateDir, name));
+      if (st?.isFile()) db.query("INSERT OR REPLACE INTO stamp_logs (name, ino, folded) VALUES (?, ?, ?)").run(name, st.ino, st.size);
+    }
+  } catch {
+    // Only more cautious if it fails: the reads logged are folded into the fresh index.
+  }
 }
 
 /**
@@ -163,8 +187,17 @@ class DamagedIndex extends Error {
   override name = "DamagedIndex";
 }
 
-/** SQLite's flag for refusing a symbolic link as the database (3.31+; bun:sqlite names it). */
-const SQLITE_OPEN_NOFOLLOW = (constants as Record<string, number>).SQLITE_OPEN_NOFOLLOW ?? 0x01000000;
+/**
+ * bun:sqlite, loaded when an index is first opened: a call that never opens one (a read,
+ * whose stamp goes to the log of core/stamps.ts) does not pay for setting SQLite up.
+ */
+function sqlite(): typeof import("bun:sqlite") {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require("bun:sqlite") as typeof import("bun:sqlite");
+}
+
+/** SQLite's flag for refusing a symbolic link as the database (3.31+), where bun:sqlite does not name it. */
+const SQLITE_OPEN_NOFOLLOW = 0x01000000;
 
 /** Opens (creating or migrating) the index; `lost`: it was created where one had been deleted. */
 function connect(file: string): { db: Database; lost: boolean } {
@@ -201,7 +234,8 @@ function connect(file: string): { db: Database; lost: boolean } {
     }
   }
   // NOFOLLOW: a link swapped in after the check above is refused by SQLite itself.
-  const db = new Database(file, constants.SQLITE_OPEN_READWRITE | constants.SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW);
+  const { Database, constants } = sqlite();
+  const db = new Database(file, constants.SQLITE_OPEN_READWRITE | constants.SQLITE_OPEN_CREATE | ((constants as Record<string, number>).SQLITE_OPEN_NOFOLLOW ?? SQLITE_OPEN_NOFOLLOW));
   // The index is a cache that is rebuilt when damaged, so it trades power-loss durability
   // for start-up time: no fsync, and the WAL stays in place between the many short kt
   // processes instead of being checkpointed, deleted and recreated by each one.
@@ -221,6 +255,8 @@ function connect(file: string): { db: Database; lost: boolean } {
         for (const { name } of tables) db.exec(`DROP TABLE IF EXISTS "${name}"`);
       }
       if (now !== SCHEMA_VERSION) db.exec(SCHEMA);
+      // core/stamps.ts's own table, not part of the layout checked (an index made before it lacks it, and gets it on first use).
+      db.exec(LOG_TABLE);
       db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
       db.exec("COMMIT");
     } catch (error) {
@@ -233,6 +269,12 @@ function connect(file: string): { db: Database; lost: boolean } {
   if (layout(db) !== expectedLayout()) {
     db.close();
     throw new DamagedIndex("its tables are not the ones kt creates (one dropped or altered)");
+  }
+  try {
+    // Made before the cookie is noted, so that its first use does not move the cookie.
+    db.exec(LOG_TABLE);
+  } catch {
+    // A read-only index: the logs are read beside it (core/stamps.ts).
   }
   rememberChecked(db);
   return { db, lost };
@@ -340,6 +382,11 @@ export function stateProblem(stateDir: string, error: unknown): string {
     return `${head} the disk holding it is full or failing (${message}). Free some space there, or set KT_STATE_DIR (or --state-dir) to a directory on another disk.`;
   }
   return `${head} ${message}. Set KT_STATE_DIR (or --state-dir) to a writable directory.`;
+}
+
+/** True when this process has `stateDir`'s index open already (a stamp then goes straight into it). */
+export function indexIsOpen(stateDir: string): boolean {
+  return open.has(stateDir);
 }
 
 /** The index of a context's state directory, warnings going where the context sends them. */

@@ -2,8 +2,9 @@
 // then its stamps, its process rows and its files (spill, logs, FIFOs) are removed.
 import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { index, safeName, withWriteLock } from "../core/state.ts";
+import { index, safeName, STAMP_LOG, withWriteLock } from "../core/state.ts";
 import { privateSubdir } from "../core/statefs.ts";
+import { foldStampLogs } from "../core/stamps.ts";
 import { expireHistory } from "../core/history.ts";
 import { shortCommand } from "./format.ts";
 import { forgetSession, isFinal, reconcile, sessionRows } from "./registry.ts";
@@ -43,6 +44,8 @@ export async function endSession(ctx: { stateDir: string; session: string; warn(
   // The session's history stays (SPEC §8.6): kept versions outlive it for HISTORY_DAYS, within
   // the cap, so that `kt undo --last --session ID` can still revert what it did.
   const stamps = withWriteLock(db, () => {
+    // The session's reads still in the log are its stamps too: folded, then removed with the rest.
+    foldStampLogs(db, ctx.stateDir);
     forgetSession(db, ctx.session);
     expireHistory(ctx.stateDir, db);
     return db.query("DELETE FROM stamps WHERE session = ?").run(ctx.session).changes;
@@ -74,8 +77,9 @@ export async function endSession(ctx: { stateDir: string; session: string; warn(
 /** Every session the state directory knows of: by its processes, its stamps, or its files. */
 export function sessionNames(stateDir: string): string[] {
   const names = new Set<string>();
-  if (existsSync(join(stateDir, "index.db"))) {
+  if (existsSync(join(stateDir, "index.db")) || existsSync(join(stateDir, STAMP_LOG))) {
     const db = index({ stateDir, warn: () => {} });
+    foldStampLogs(db, stateDir);
     for (const table of ["processes", "stamps"]) {
       for (const r of db.query(`SELECT DISTINCT session FROM ${table}`).all() as { session: string }[]) names.add(r.session);
     }

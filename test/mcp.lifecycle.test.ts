@@ -4,7 +4,7 @@
 // over 10 MiB is answered with its own id where it can be read; kt call --format mcp answers a
 // whole JSON-RPC request with a JSON-RPC response. All through the compiled binary.
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { requestId } from "../src/adapter/stdio.ts";
 import { isSameProcess } from "../src/process/identity.ts";
@@ -104,6 +104,35 @@ describe("a client's death", () => {
     live.client.kill("SIGKILL");
     await until("the live server's session ended with its client", () => !existsSync(join(stateDir, "sessions", liveSession)), 10_000);
   }, 60_000);
+});
+
+describe("a server that ends with its client's stdin", () => {
+  const session = (calls: object[]) => [
+    { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "brief", version: "0" } } },
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+    ...calls,
+  ].map((m) => `${JSON.stringify(m)}\n`).join("");
+
+  // The session's owner file was left behind when no index existed yet (the CI failure of
+  // stop 36): the next kt call then ended the session "killed without ending it", on stderr.
+  test.each([
+    ["only listed tools", [{ jsonrpc: "2.0", id: 2, method: "tools/list" }]],
+    ["only read a file", [{ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "read", arguments: { path: "a.txt" } } }]],
+    ["read a file in a state directory kt had never used", [{ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "read", arguments: { path: "a.txt" } } }]],
+  ])("one that %s leaves no session behind, and the next kt call says nothing on stderr", async (what, calls) => {
+    const { cwd, stateDir } = sandbox();
+    writeFileSync(join(cwd, "a.txt"), "a\n");
+    if (what.includes("never used")) rmSync(stateDir, { recursive: true });
+    else expect((await ktAsync(["read", "a.txt"], { cwd, stateDir })).stderr).toBe("");
+    const mcp = await ktAsync(["mcp"], { cwd, stateDir, stdin: session(calls) });
+    expect(mcp.exitCode).toBe(0);
+    expect(mcp.stderr).toBe("");
+    expect(mcp.stdout.trimEnd().split("\n")).toHaveLength(2);
+    expect(existsSync(join(stateDir, "sessions")) ? readdirSync(join(stateDir, "sessions")) : []).toEqual([]);
+    const next = await ktAsync(["read", "a.txt"], { cwd, stateDir });
+    expect(next.exitCode).toBe(0);
+    expect(next.stderr).toBe("");
+  }, 30_000);
 });
 
 describe("an oversized request line", () => {

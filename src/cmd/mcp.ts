@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { CommandDef } from "citty";
 import { version } from "../../package.json" with { type: "json" };
 import { inside } from "../core/paths.ts";
+import { STAMP_LOG } from "../core/state.ts";
 import { KtError } from "../tools/tool.ts";
 import { baseOptions, UsageError, type Options } from "./_args.ts";
 import { log } from "./_log.ts";
@@ -107,7 +108,13 @@ export async function run(argv: string[]): Promise<number> {
  */
 async function endOwnSession(ctx: { stateDir: string; session: string; warn(message: string): void }, verbose: boolean): Promise<void> {
   // A state directory removed while the server ran holds nothing of the session: do not recreate it.
-  if (!existsSync(join(ctx.stateDir, "index.db"))) return;
+  // One that never got an index or a log of reads holds only the session's own files (its owner):
+  // those go, and no index is made for them.
+  if (!existsSync(join(ctx.stateDir, "index.db")) && !existsSync(join(ctx.stateDir, STAMP_LOG))) {
+    const { removeSessionFiles } = await import("../process/teardown.ts");
+    removeSessionFiles(ctx);
+    return;
+  }
   const { endSession } = await import("../process/teardown.ts");
   const ended = await endSession(ctx, (line) => log().warn(`kt mcp: ${line}`));
   if (verbose) log().info(`kt mcp: ended session ${ctx.session} (${ended.stopped} processes stopped, ${ended.files} files removed)`);

@@ -50,6 +50,12 @@ export async function endSession(ctx: { stateDir: string; session: string; warn(
     expireHistory(ctx.stateDir, db);
     return db.query("DELETE FROM stamps WHERE session = ?").run(ctx.session).changes;
   });
+  return { stopped: live.length, strays: found.length, escaped: escaped.length, stamps, ...removeSessionFiles(ctx) };
+}
+
+/** The session's files (spill, logs, FIFOs, its owner) removed, its kept history left; its folder too when nothing is kept. */
+export function removeSessionFiles(ctx: { stateDir: string; session: string }): { files: number; bytes: number } {
+  if (!existsSync(join(ctx.stateDir, "sessions", safeName(ctx.session)))) return { files: 0, bytes: 0 };
   // Checked as every use checks it (a real directory of this user's): removal never goes through a link.
   const dir = join(privateSubdir(ctx.stateDir, "sessions"), safeName(ctx.session));
   let files = 0;
@@ -71,7 +77,7 @@ export async function endSession(ctx: { stateDir: string; session: string; warn(
   }
   // Nothing kept: the session's folder goes too.
   if (entries(dir).length === 0) rmSync(dir, { recursive: true, force: true });
-  return { stopped: live.length, strays: found.length, escaped: escaped.length, stamps, files, bytes };
+  return { files, bytes };
 }
 
 /** Every session the state directory knows of: by its processes, its stamps, or its files. */

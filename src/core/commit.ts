@@ -6,7 +6,8 @@
 // installed are put back. A kill at any instant leaves each file old or new (renames are
 // atomic), and only this change's files differ; its journal (history.ts) lets
 // `kt undo --last` revert such a torn change.
-import { chmodSync, close, closeSync, constants, fsync, openSync, readFileSync, renameSync, rmdirSync, statSync, unlinkSync } from "node:fs";
+import { chmodSync, close, closeSync, constants, fstatSync, openSync, readFileSync, renameSync, rmdirSync, statSync, unlinkSync } from "node:fs";
+import { flushDirs, flushFiles, startWriteback } from "./flush.ts";
 import { basename, dirname, join } from "node:path";
 import { KtError, type ToolContext } from "./result.ts";
 import { fdHandle, fsError, READ_NONBLOCKING, verifyOpened } from "./paths.ts";
@@ -120,9 +121,10 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
       // flushes waits on the file system's journal (each create ~1 ms then, here), and the
       // blobs are not synced, so they add nothing to the flushes.
       keepBlobs(ctx, some.map((c) => c.previous), hash);
-      // One fsync after another costs a disk flush each; issued together, the file system
-      // commits them in a few journal transactions (20 files: 140 ms → 20–60 ms here). The
-      // lines each change adds and removes are counted while the disk flushes.
+      // One fsync after another costs a disk flush each: the window's files are flushed
+      // together (core/flush.ts: one syncfs for many files, else their fsyncs issued at once).
+      // Their writeback starts now, and the lines each change adds and removes are counted
+      // while the disk writes.
       await startWriteback(temps.map((t) => t.temp.fd!));
       const synced = syncAll(temps).then(
         () => undefined,
@@ -203,7 +205,7 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
   }
   // The renames are made durable by an fsync of each directory they were made in, issued
   // together, while the replaced files are let go.
-  await Promise.all([syncDirs([...dirs.values()]), closing.all()]);
+  await Promise.all([flushDirs([...dirs.values()], staged.length), closing.all()]);
   closeAll(dirs);
 }
 
@@ -387,33 +389,6 @@ class Closing {
 /** Files staged and synced together: their temp files' descriptors are open from writing to fsync. */
 const WINDOW = 1024;
 
-/** Fewer files than this are synced without the writeback hint. */
-const WRITEBACK_MIN = 8;
-
-let writeback: ((fd: number) => void) | null | undefined;
-
-/**
- * Starts the writeback of every temp file before the first fsync waits for any (Linux,
- * sync_file_range SYNC_FILE_RANGE_WRITE, through libc): their data is then on its way at once
- * and the file system allocates it in a few journal transactions, rather than the fsyncs
- * starting it a few files at a time. Only a hint: the fsyncs are what make the data durable,
- * and without the call (another libc, another system) they do the same alone.
- */
-async function startWriteback(fds: readonly number[]): Promise<void> {
-  if (fds.length < WRITEBACK_MIN || process.platform !== "linux") return;
-  if (writeback === undefined) {
-    try {
-      const { dlopen, FFIType } = await import("bun:ffi");
-      const libc = dlopen("libc.so.6", { sync_file_range: { args: [FFIType.i32, FFIType.i64, FFIType.i64, FFIType.u32], returns: FFIType.i32 } });
-      const SYNC_FILE_RANGE_WRITE = 2;
-      writeback = (fd) => void libc.symbols.sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
-    } catch {
-      writeback = null;
-    }
-  }
-  if (writeback) for (const fd of fds) writeback(fd);
-}
-
 function closeTemp(temp: Temp): void {
   if (temp.fd === undefined) return;
   try {
@@ -424,35 +399,30 @@ function closeTemp(temp: Temp): void {
   temp.fd = undefined;
 }
 
-/** fsync of many files at once, through the runtime's thread pool; each descriptor is closed after. */
+/** Every temp file durable (core/flush.ts), each descriptor closed after; a failure names its file. */
 async function syncAll(files: readonly { temp: Temp; display: string }[]): Promise<void> {
-  // Every fsync is waited for, failed or not, so that no descriptor is closed under one still running.
-  const results = await Promise.allSettled(
-    files.map(
-      ({ temp, display }) =>
-        new Promise<void>((resolve, reject) => {
-          let fd = temp.fd;
-          if (fd === undefined) {
-            try {
-              fd = temp.fd = openSync(temp.path, "r+");
-            } catch (error) {
-              return reject(fsError(error, display));
-            }
-          }
-          fsync(fd, (error) => {
-            closeTemp(temp);
-            if (error) reject(fsError(error, display));
-            else resolve();
-          });
-        }),
-    ),
-  );
-  for (const r of results) if (r.status === "rejected") throw r.reason;
-}
-
-/** fsync of directories, together; a file system that refuses it on a directory is let be (the renames themselves are atomic). */
-async function syncDirs(fds: readonly number[]): Promise<void> {
-  await Promise.all(fds.map((fd) => new Promise<void>((resolve) => fsync(fd, () => resolve()))));
+  const pending: { fd: number; dev: number; display: string }[] = [];
+  try {
+    for (const { temp, display } of files) {
+      if (temp.fd === undefined) {
+        try {
+          temp.fd = openSync(temp.path, "r+");
+        } catch (error) {
+          throw fsError(error, display);
+        }
+      }
+      pending.push({ fd: temp.fd, dev: temp.dev ?? fstatSync(temp.fd).dev, display });
+    }
+  } catch (error) {
+    for (const { temp } of files) closeTemp(temp);
+    throw error;
+  }
+  try {
+    await flushFiles(pending, (error, i) => fsError(error, pending[i]!.display));
+  } finally {
+    // flushFiles closed every descriptor: forget them.
+    for (const { temp } of files) temp.fd = undefined;
+  }
 }
 
 /** Puts back installed files, newest first; returns the ones that could not be. */

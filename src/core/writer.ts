@@ -279,6 +279,8 @@ export interface Temp {
   size: number;
   /** The temp file's descriptor, left open for a caller that syncs it (`keepOpen`); it closes it. */
   fd?: number;
+  /** Its file system (fstat's dev), for a caller that syncs many at once. */
+  dev?: number;
 }
 
 /** What prepare needs of the file it replaces: its mode and owner, or null when there is none. */
@@ -348,7 +350,7 @@ export function prepare(target: string, bytes: Uint8Array, display: string, opts
     if (opts.sync ?? true) fsyncSync(fd);
     if (opts.keepOpen) {
       open = false;
-      return { path, mtimeMs: st.mtimeMs, size: st.size, fd };
+      return { path, mtimeMs: st.mtimeMs, size: st.size, fd, dev: st.dev };
     }
     return { path, mtimeMs: st.mtimeMs, size: st.size };
   } catch (error) {

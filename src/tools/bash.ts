@@ -5,7 +5,7 @@
 import { p } from "./params.ts";
 import { closeSync, openSync, readSync, renameSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import description from "./bash.txt" with { type: "text" };
+import { toolText } from "./_text.ts" with { type: "macro" };
 import { defineTool, invalidArgs, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
 import { absolutePath, fsError, onOneLine, realPath } from "../core/paths.ts";
 import { index, isStateFault, safeName, sessionDir, stateProblem, withWriteLock } from "../core/state.ts";
@@ -24,6 +24,8 @@ import { boundaryNote } from "../sandbox/notice.ts";
 import { waitForEnd, waitForSupervisor } from "../process/wait.ts";
 import { held } from "../process/descendants.ts";
 import { holdsOf, stopRow } from "../process/stop.ts";
+
+const description = toolText("bash");
 
 export const DEFAULT_TIMEOUT_MS = 120_000;
 export const MAX_TIMEOUT_MS = 300_000;

@@ -3,7 +3,7 @@
 // name on it (models are poor at columns). rename applies the server's workspace edit through
 // the multi-file commit (SPEC §7.1): stale checks, all or nothing, one history entry.
 import { p, type Infer } from "./params.ts";
-import description from "./code.txt" with { type: "text" };
+import { toolText } from "./_text.ts" with { type: "macro" };
 import { defineTool, invalidArgs, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
 import { absolutePath, onOneLine, realPath } from "../core/paths.ts";
 import { getStamp, sha256 } from "../core/stamps.ts";
@@ -17,6 +17,8 @@ import { spillFile } from "../core/truncate.ts";
 import { withDiagnostics } from "./diagnostics.ts";
 import { applyEdits } from "../replacer/index.ts";
 import type { CodeAnswer, Diagnostic, OutlineItem, Place, TextChange } from "../lsp/index.ts";
+
+const description = toolText("code");
 
 export const ACTIONS = ["definition", "references", "hover", "symbols", "workspace_symbols", "diagnostics", "rename"] as const;
 type Action = (typeof ACTIONS)[number];

@@ -3,7 +3,7 @@
 // the edits untouched) and written by the one writer. All model-facing edit prose is here.
 import { p, type Infer } from "./params.ts";
 import { statSync, type Stats } from "node:fs";
-import description from "./edit.txt" with { type: "text" };
+import { toolText } from "./_text.ts" with { type: "macro" };
 import { defineTool, invalidArgs, KtError, type ToolContext } from "./tool.ts";
 import { absolutePath, fsError, onOneLine, realPath } from "../core/paths.ts";
 import { sha256 } from "../core/stamps.ts";
@@ -20,6 +20,8 @@ import { notebookEdit, type NotebookPlan } from "./_notebook.ts";
 import { excerpt, Lf, snippet, visible } from "./_snippets.ts";
 export { excerpt, snippet } from "./_snippets.ts";
 import type { CascadeOk, CascadeResult, GuessedDepth, NearMiss, StrategyName, TraceStep } from "../replacer/index.ts";
+
+const description = toolText("edit");
 
 /** One change: the text to find and what replaces it. */
 export const EditPair = p.object({

@@ -3,13 +3,15 @@
 import { p } from "./params.ts";
 import { join } from "node:path";
 import { distance } from "fastest-levenshtein";
-import description from "./glob.txt" with { type: "text" };
+import { toolText } from "./_text.ts" with { type: "macro" };
 import { defineTool, type ToolContext, type ToolOutput } from "./tool.ts";
 import { spillFile } from "../core/truncate.ts";
 import { count, makePlan, pathShower, quoted, shownPath, timeLimitMs, type SearchPlan } from "../search/plan.ts";
 import { plainName, scanGlob, type Seen } from "../search/globscan.ts";
 import { suggestions } from "../core/suggest.ts";
 import { summarize, type Pruned } from "../search/skipped.ts";
+
+const description = toolText("glob");
 
 /** Paths shown; the rest go to the spill file. */
 export const MAX_SHOWN = 100;

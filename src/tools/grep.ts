@@ -3,7 +3,7 @@
 // (search/engine.ts) feed the same collector, and the text is written from it in
 // exactly one place, below; the no-match hint comes from search/nearmiss.ts.
 import { p, type Infer } from "./params.ts";
-import description from "./grep.txt" with { type: "text" };
+import { toolText } from "./_text.ts" with { type: "macro" };
 import { defineTool, type ToolContext, type ToolOutput } from "./tool.ts";
 import { spillFile } from "../core/truncate.ts";
 import { join } from "node:path";
@@ -15,6 +15,8 @@ import { summarize } from "../search/skipped.ts";
 import { searchFile } from "../search/searcher.ts";
 import { chooseEngine, search, type Engine, type Run } from "../search/engine.ts";
 import { nearMissHint, samePassProbe } from "../search/nearmiss.ts";
+
+const description = toolText("grep");
 
 /** Matching lines shown; the rest go to the spill file. */
 export const MAX_SHOWN = 100;

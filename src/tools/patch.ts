@@ -4,7 +4,7 @@
 import { p } from "./params.ts";
 import { existsSync, lstatSync, statSync, type Stats } from "node:fs";
 import { basename, dirname, isAbsolute, join } from "node:path";
-import description from "./patch.txt" with { type: "text" };
+import { toolText } from "./_text.ts" with { type: "macro" };
 import { defineTool, KtError, type ToolContext } from "./tool.ts";
 import { absolutePath, fsError, onOneLine, realPath } from "../core/paths.ts";
 import { getStamps, sha256, type Stamp } from "../core/stamps.ts";
@@ -23,6 +23,8 @@ import { parsePatch, type FileOp, type Hunk, type PatchForm } from "../patch/par
 import { applyHunks, type HunkFailure, type HunkPlacement } from "../patch/apply.ts";
 import { editsDiff } from "../patch/diff.ts";
 import type { NearMiss, TraceStep } from "../replacer/index.ts";
+
+const description = toolText("patch");
 
 export const Parameters = p.object({
   patch: p.string({ description: 'The whole patch: "*** Begin Patch" … "*** End Patch" with "*** Add File:", "*** Delete File:", "*** Update File:" (optional "*** Move to:") sections, or a unified diff.' }),

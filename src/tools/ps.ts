@@ -6,7 +6,7 @@
 import { p, type Infer } from "./params.ts";
 import { onOneLine } from "../core/paths.ts";
 import { existsSync } from "node:fs";
-import description from "./ps.txt" with { type: "text" };
+import { toolText } from "./_text.ts" with { type: "macro" };
 import { defineTool, invalidArgs, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
 import { index } from "../core/state.ts";
 import type { Limits } from "../core/truncate.ts";
@@ -27,6 +27,8 @@ import { waitForEnd, waitForOutput, waitForRecord } from "../process/wait.ts";
 import { watchLog } from "../process/watch.ts";
 import { waitingForInput } from "../process/input-wait.ts";
 import { compilePattern } from "../search/regex.ts";
+
+const description = toolText("ps");
 
 export const START_WAIT_MS = 2000;
 const START_QUIET_MS = 150;

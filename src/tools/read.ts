@@ -3,7 +3,7 @@
 import { p } from "./params.ts";
 import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from "node:fs";
 import { extname } from "node:path";
-import description from "./read.txt" with { type: "text" };
+import { toolText } from "./_text.ts" with { type: "macro" };
 import { defineTool, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
 import { refuseRead } from "../sandbox/policy.ts";
 import { absolutePath, fdHandle, fsError, onOneLine, openRegular, realPath, verifyOpened } from "../core/paths.ts";
@@ -14,6 +14,8 @@ import { decodeFile, describe, encodingNote, streamDecoding, type ChunkDecoder, 
 import { formatBytes } from "../core/truncate.ts";
 import { looksLikePdf, parsePages, pdfText, type PageRange } from "../documents/pdf.ts";
 import { isNotebookPath, parseNotebook, renderNotebook } from "../documents/notebook.ts";
+
+const description = toolText("read");
 
 export const MAX_LINES = 2000;
 export const MAX_PAGE_BYTES = 50 * 1024;

@@ -13,7 +13,7 @@
 // (`kt undo --last` reverts all its files) and --dry-run shows the diff first.
 import { p, type Infer } from "./params.ts";
 import { join } from "node:path";
-import description from "./replace.txt" with { type: "text" };
+import { toolText } from "./_text.ts" with { type: "macro" };
 import { defineTool, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
 import { onOneLine, realPath } from "../core/paths.ts";
 import { getStamps, sha256, type Stamp } from "../core/stamps.ts";
@@ -27,6 +27,8 @@ import { count, makePlan, pathShower, quoted, shownPath, timeLimitMs } from "../
 import { chooseEngine, search, type Engine } from "../search/engine.ts";
 import { withDiagnostics } from "./diagnostics.ts";
 import { applySpans, findLiteral, findReplacements, parseTemplate, type Span } from "../replacer/substitute.ts";
+
+const description = toolText("replace");
 
 export const Parameters = p.object({
   pattern: p.string({ minLength: 1, description: "The text to find: literal text, or with regex: true a regular expression (the syntax ripgrep and JavaScript share). Matches never span lines." }),

@@ -1,7 +1,7 @@
 // write (SPEC §4.2): create a file or replace a whole file the session has read.
 import { p } from "./params.ts";
 import { statSync } from "node:fs";
-import description from "./write.txt" with { type: "text" };
+import { toolText } from "./_text.ts" with { type: "macro" };
 import { defineTool, KtError } from "./tool.ts";
 import { absolutePath, fsError, notRegular, onOneLine, realPath } from "../core/paths.ts";
 import { sha256 } from "../core/stamps.ts";
@@ -12,6 +12,8 @@ import { freshContent, guardedWrite, readIfExists, refuseStateFiles } from "../c
 import { diffPath, unifiedDiff } from "../core/diff.ts";
 import { refuseWrite } from "../sandbox/policy.ts";
 import { withDiagnostics } from "./diagnostics.ts";
+
+const description = toolText("write");
 
 export const Parameters = p.object({
   file_path: p.string({ description: "Path of the file to write (absolute preferred)." }),

@@ -6,12 +6,17 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { flushDirs, flushFiles, MANY, setLibcForTest, syncfsReportsErrors } from "../src/core/flush.ts";
+import { BUSY_BYTES, flushDirs, flushFiles, MANY, setLibcForTest, setUnwrittenForTest, syncfsReportsErrors } from "../src/core/flush.ts";
 import { KT, tempDir } from "./_helpers.ts";
 
-afterEach(() => setLibcForTest(undefined));
+afterEach(() => {
+  setLibcForTest(undefined);
+  setUnwrittenForTest(undefined);
+});
 
-function fake(result = 0) {
+/** Fake libc calls; the system has `unwritten` bytes left to write (default: nothing). */
+function fake(result = 0, unwritten: number | "unknown" = 0) {
+  setUnwrittenForTest(() => (unwritten === "unknown" ? undefined : unwritten));
   const calls = { syncfs: [] as number[], ranges: [] as number[] };
   setLibcForTest({ syncfs: (fd) => (calls.syncfs.push(fd), result), syncFileRange: (fd) => void calls.ranges.push(fd) });
   return calls;
@@ -54,7 +59,7 @@ describe("flushFiles", () => {
     const fds = newFiles(tmp.path, MANY + 2);
     const calls = fake();
     // Two "file systems": the first three files' and the rest.
-    await flushFiles(fds.map((fd, i) => ({ fd, dev: i < 3 ? 1 : 2 })), (e) => e);
+    await flushFiles(fds.map((fd, i) => ({ fd, dev: i < 3 ? 1 : 2, size: 7 })), (e) => e);
     expect(calls.syncfs).toEqual([fds[0]!, fds[3]!]);
     expect(fds.every(isClosed)).toBe(true);
   });
@@ -63,7 +68,7 @@ describe("flushFiles", () => {
     using tmp = tempDir();
     const fds = newFiles(tmp.path, MANY - 1);
     const calls = fake();
-    await flushFiles(fds.map((fd) => ({ fd, dev: 1 })), (e) => e);
+    await flushFiles(fds.map((fd) => ({ fd, dev: 1, size: 7 })), (e) => e);
     expect(calls.syncfs).toEqual([]);
     expect(fds.every(isClosed)).toBe(true);
   });
@@ -74,7 +79,7 @@ describe("flushFiles", () => {
     // The fifth file's descriptor is closed before the flush: its fsync fails (EBADF).
     closeSync(fds[4]!);
     const calls = fake(-1);
-    const failure = await flushFiles(fds.map((fd) => ({ fd, dev: 7 })), (error, i) => new Error(`file ${i}: ${(error as NodeJS.ErrnoException).code}`)).then(
+    const failure = await flushFiles(fds.map((fd) => ({ fd, dev: 7, size: 7 })), (error, i) => new Error(`file ${i}: ${(error as NodeJS.ErrnoException).code}`)).then(
       () => null,
       (e: Error) => e.message,
     );
@@ -83,25 +88,39 @@ describe("flushFiles", () => {
     expect(fds.every(isClosed)).toBe(true);
   });
 
+  test("a system with much unwritten data besides the change's (another program writing): an fsync per file, no syncfs that would wait for it", async () => {
+    using tmp = tempDir();
+    const size = 1000;
+    const own = (MANY + 2) * size;
+    // At the limit: the change's files and their kept versions, plus BUSY_BYTES.
+    for (const [unwritten, syncfs] of [[2 * own + BUSY_BYTES, 1], [2 * own + BUSY_BYTES + 1, 0], ["unknown", 0]] as const) {
+      const fds = newFiles(tmp.path, MANY + 2);
+      const calls = fake(0, unwritten);
+      await flushFiles(fds.map((fd) => ({ fd, dev: 1, size })), (e) => e);
+      expect({ unwritten, syncfs: calls.syncfs.length }).toEqual({ unwritten, syncfs });
+      expect(fds.every(isClosed)).toBe(true);
+    }
+  });
+
   test("without the libc calls (another libc, another system): an fsync per file", async () => {
     using tmp = tempDir();
     const fds = newFiles(tmp.path, MANY * 2);
     setLibcForTest(null);
-    await flushFiles(fds.map((fd) => ({ fd, dev: 1 })), (e) => e);
+    await flushFiles(fds.map((fd) => ({ fd, dev: 1, size: 7 })), (e) => e);
     expect(fds.every(isClosed)).toBe(true);
   });
 
   test("the real calls (this machine's libc): many files flushed, closed, and their bytes there", async () => {
     using tmp = tempDir();
     const fds = newFiles(tmp.path, MANY * 3);
-    await flushFiles(fds.map((fd) => ({ fd, dev: fstatSync(fd).dev })), (e) => e);
+    await flushFiles(fds.map((fd) => ({ fd, dev: fstatSync(fd).dev, size: fstatSync(fd).size })), (e) => e);
     expect(fds.every(isClosed)).toBe(true);
     for (let i = 0; i < fds.length; i++) expect(readFileSync(join(tmp.path, `f${i}`), "utf8")).toBe(`file ${i}\n`);
   });
 });
 
 describe("flushDirs", () => {
-  test(`a change of ${MANY} files or more: one syncfs per file system, however few directories; fewer: an fsync each; a failing syncfs: an fsync each`, async () => {
+  test(`a change of ${MANY} files or more: one syncfs per file system, however few directories; fewer, a failing syncfs, or a busy system: an fsync each`, async () => {
     using tmp = tempDir();
     const dirs = Array.from({ length: 3 }, (_, i) => {
       mkdirSync(join(tmp.path, `d${i}`));
@@ -116,6 +135,9 @@ describe("flushDirs", () => {
     calls = fake(-1);
     await flushDirs(dirs, MANY + 5);
     expect(calls.syncfs).toEqual([dirs[0]!]);
+    calls = fake(0, BUSY_BYTES + 1);
+    await flushDirs(dirs, MANY + 5);
+    expect(calls.syncfs).toEqual([]);
     // Directories stay open: the commit closes them.
     expect(dirs.some(isClosed)).toBe(false);
     for (const fd of dirs) closeSync(fd);
@@ -150,6 +172,8 @@ describe.skipIf(process.platform !== "linux")("through dist/kt, the calls strace
       const lines = readFileSync(log, "utf8").split("\n");
       return { syncfs: lines.filter((l) => /\bsyncfs\(/.test(l)).length, fsync: lines.filter((l) => /\bf(data)?sync\(/.test(l)).length };
     };
+    // What other tests left unwritten is flushed first: kt takes the fsyncs on a busy system.
+    Bun.spawnSync(["sync"]);
     const replace = run(["replace", "oldName", "newName", "--word"], join(tmp.path, "replace.log"));
     expect(replace).toEqual({ syncfs: 2, fsync: 0 });
     for (let d = 0; d < 3; d++) for (let i = 0; i < 4; i++) expect(readFileSync(join(cwd, `pkg${d}`, `m${i}.ts`), "utf8")).toBe(`export const newName = ${i};\nconsole.log(newName);\n`);

@@ -401,7 +401,7 @@ function closeTemp(temp: Temp): void {
 
 /** Every temp file durable (core/flush.ts), each descriptor closed after; a failure names its file. */
 async function syncAll(files: readonly { temp: Temp; display: string }[]): Promise<void> {
-  const pending: { fd: number; dev: number; display: string }[] = [];
+  const pending: { fd: number; dev: number; size: number; display: string }[] = [];
   try {
     for (const { temp, display } of files) {
       if (temp.fd === undefined) {
@@ -411,7 +411,7 @@ async function syncAll(files: readonly { temp: Temp; display: string }[]): Promi
           throw fsError(error, display);
         }
       }
-      pending.push({ fd: temp.fd, dev: temp.dev ?? fstatSync(temp.fd).dev, display });
+      pending.push({ fd: temp.fd, dev: temp.dev ?? fstatSync(temp.fd).dev, size: temp.size, display });
     }
   } catch (error) {
     for (const { temp } of files) closeTemp(temp);

@@ -3,10 +3,11 @@
 // a few at a time: 293 files of 20 KB, 20–50 ms here. On Linux ≥ 5.8, where syncfs(2) reports
 // the writeback errors of the file system it flushes, one syncfs per file system holding the
 // files does the same work in one commit: 0.5–7 ms. It also flushes whatever else is dirty
-// there, which per-file fsyncs under ext4's ordered mode largely do too; so it is kept for
-// changes of many files, where the commits it saves outweigh that. A syncfs that fails, or a
-// system without it, gets one fsync per file, which names the file whose data did not reach
-// the disk.
+// there (another program's writes), which an fsync would not wait for: so it is kept for
+// changes of many files, and only while the system holds little unwritten data besides the
+// change's own (/proc/meminfo); a busy disk gets the fsyncs. A syncfs that fails, or a system
+// without it, gets one fsync per file, which names the file whose data did not reach the disk.
+import { readFileSync } from "node:fs";
 import { closeSync, fstatSync, fsync } from "node:fs";
 
 /** A change of fewer files than this is synced one fsync per file and per directory. */
@@ -57,11 +58,50 @@ export function setLibcForTest(fake: Libc | null | undefined): void {
   libc = fake;
 }
 
+/** Data written but not yet on disk, system-wide (Dirty + Writeback), in bytes; undefined when unknown. */
+function unwrittenBytes(): number | undefined {
+  let text: string;
+  try {
+    text = readFileSync("/proc/meminfo", "latin1");
+  } catch {
+    return undefined;
+  }
+  let kb = 0;
+  let seen = 0;
+  for (const m of text.matchAll(/^(Dirty|Writeback):\s+(\d+) kB$/gm)) {
+    kb += Number(m[2]);
+    seen++;
+  }
+  return seen === 2 ? kb * 1024 : undefined;
+}
+
+let unwritten = unwrittenBytes;
+
+/** Test seam: what the system has left to write, replaced, or restored (undefined). */
+export function setUnwrittenForTest(fake: (() => number | undefined) | undefined): void {
+  unwritten = fake ?? unwrittenBytes;
+}
+
+/** Unwritten data beyond the change's own, in bytes, past which a syncfs could wait on another program's writes. */
+export const BUSY_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Whether a syncfs would wait for little but the change itself: what the system has left to
+ * write is at most the change's files and their kept versions (`own` bytes, twice), plus
+ * BUSY_BYTES. Unknown counts as busy.
+ */
+function quiet(own: number): boolean {
+  const left = unwritten();
+  return left !== undefined && left <= 2 * own + BUSY_BYTES;
+}
+
 export interface Pending {
   /** The open descriptor of a new file (closed once synced, whatever the outcome). */
   fd: number;
   /** Its file system (fstat's dev). */
   dev: number;
+  /** Its size in bytes. */
+  size: number;
 }
 
 /**
@@ -83,7 +123,7 @@ export async function startWriteback(fds: readonly number[]): Promise<void> {
  */
 export async function flushFiles(files: readonly Pending[], failure: (error: unknown, i: number) => unknown): Promise<void> {
   const calls = files.length >= MANY ? await loadLibc() : null;
-  if (calls && syncedWhole(calls, files.map((f) => ({ fd: f.fd, dev: f.dev })))) {
+  if (calls && quiet(files.reduce((sum, f) => sum + f.size, 0)) && syncedWhole(calls, files)) {
     for (const f of files) closeQuietly(f.fd);
     return;
   }
@@ -110,7 +150,7 @@ export async function flushFiles(files: readonly Pending[], failure: (error: unk
  */
 export async function flushDirs(fds: readonly number[], files: number): Promise<void> {
   const calls = files >= MANY ? await loadLibc() : null;
-  if (calls) {
+  if (calls && quiet(0)) {
     const devs: { fd: number; dev: number }[] = [];
     for (const fd of fds) {
       try {

@@ -4,10 +4,11 @@
 // over 10 MiB is answered with its own id where it can be read; kt call --format mcp answers a
 // whole JSON-RPC request with a JSON-RPC response. All through the compiled binary.
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { requestId } from "../src/adapter/stdio.ts";
 import { isSameProcess } from "../src/process/identity.ts";
+import { deadOwnedSessions } from "../src/process/owner.ts";
 import { KT } from "./_helpers.ts";
 import { endSandboxes, ktAsync, rows, sandbox, until } from "./_process.ts";
 
@@ -78,6 +79,7 @@ describe("a client's death", () => {
     // The generated session ended with its server: no rows, no files.
     expect(rows(stateDir)).toEqual([]);
     expect(readdirSync(join(stateDir, "sessions"))).toEqual([]);
+    expect(readdirSync(join(stateDir, "owners"))).toEqual([]);
   }, 30_000);
 
   test("kt mcp killed with SIGKILL: its commands stop, and the next kt call removes the session's rows and logs; a live server's session is left alone", async () => {
@@ -99,7 +101,7 @@ describe("a client's death", () => {
     expect(existsSync(join(stateDir, "sessions", killed.session))).toBe(false);
     // The live server's session and its running command are untouched.
     expect(rows(stateDir).filter((r) => r.session === liveSession && r.status === "running")).toHaveLength(1);
-    expect(existsSync(join(stateDir, "sessions", liveSession, "owner"))).toBe(true);
+    expect(existsSync(join(stateDir, "owners", liveSession))).toBe(true);
     client.kill("SIGKILL");
     live.client.kill("SIGKILL");
     await until("the live server's session ended with its client", () => !existsSync(join(stateDir, "sessions", liveSession)), 10_000);
@@ -128,11 +130,27 @@ describe("a server that ends with its client's stdin", () => {
     expect(mcp.exitCode).toBe(0);
     expect(mcp.stderr).toBe("");
     expect(mcp.stdout.trimEnd().split("\n")).toHaveLength(2);
-    expect(existsSync(join(stateDir, "sessions")) ? readdirSync(join(stateDir, "sessions")) : []).toEqual([]);
+    for (const dir of ["sessions", "owners"]) expect(existsSync(join(stateDir, dir)) ? readdirSync(join(stateDir, dir)) : []).toEqual([]);
     const next = await ktAsync(["read", "a.txt"], { cwd, stateDir });
     expect(next.exitCode).toBe(0);
     expect(next.stderr).toBe("");
   }, 30_000);
+});
+
+describe("owners/: the live servers' records, apart from the sessions' folders", () => {
+  test("a kt call looks at owners/ only: 300 ended sessions' kept folders are not read, a dead owner is found, a record named for another session is no record", () => {
+    const { stateDir } = sandbox();
+    for (let i = 0; i < 300; i++) mkdirSync(join(stateDir, "sessions", `mcp-old-${i}`, "history"), { recursive: true, mode: 0o700 });
+    // An owner file left in a session folder (the old place) is not looked at.
+    writeFileSync(join(stateDir, "sessions", "mcp-old-7", "owner"), JSON.stringify({ session: "mcp-old-7", pid: 999999, start: "1" }));
+    expect(deadOwnedSessions(stateDir)).toEqual([]);
+    mkdirSync(join(stateDir, "owners"), { mode: 0o700 });
+    writeFileSync(join(stateDir, "owners", "mcp-dead"), JSON.stringify({ session: "mcp-dead", pid: 999999, start: "1" }), { mode: 0o600 });
+    writeFileSync(join(stateDir, "owners", "mcp-other"), JSON.stringify({ session: "mcp-dead", pid: 999999, start: "1" }), { mode: 0o600 });
+    writeFileSync(join(stateDir, "owners", "mcp-garbled"), "{not json", { mode: 0o600 });
+    expect(deadOwnedSessions(stateDir)).toEqual(["mcp-dead"]);
+    expect(deadOwnedSessions(stateDir, "mcp-dead")).toEqual([]);
+  });
 });
 
 describe("an oversized request line", () => {

@@ -12,6 +12,7 @@ import { marked } from "./descendants.ts";
 import { escapedSentence } from "./ending.ts";
 import { markerValue } from "./env.ts";
 import { terminate } from "./kill-tree.ts";
+import { forgetOwner, OWNERS } from "./owner.ts";
 import { stopRow } from "./stop.ts";
 
 export interface Ended {
@@ -55,6 +56,7 @@ export async function endSession(ctx: { stateDir: string; session: string; warn(
 
 /** The session's files (spill, logs, FIFOs, its owner) removed, its kept history left; its folder too when nothing is kept. */
 export function removeSessionFiles(ctx: { stateDir: string; session: string }): { files: number; bytes: number } {
+  forgetOwner(ctx.stateDir, ctx.session);
   if (!existsSync(join(ctx.stateDir, "sessions", safeName(ctx.session)))) return { files: 0, bytes: 0 };
   // Checked as every use checks it (a real directory of this user's): removal never goes through a link.
   const dir = join(privateSubdir(ctx.stateDir, "sessions"), safeName(ctx.session));
@@ -90,13 +92,9 @@ export function sessionNames(stateDir: string): string[] {
       for (const r of db.query(`SELECT DISTINCT session FROM ${table}`).all() as { session: string }[]) names.add(r.session);
     }
   }
-  // A session with only files (spill) and no rows: its directory name is its safe name.
-  let dirs: string[] = [];
-  try {
-    dirs = readdirSync(join(stateDir, "sessions"));
-  } catch {
-    // No sessions directory.
-  }
+  // A session with only files (spill) or only a live MCP server (its owner) and no rows: its
+  // directory's or owner file's name is its safe name.
+  const dirs = [...entries(join(stateDir, "sessions")), ...entries(join(stateDir, OWNERS))];
   const known = new Set([...names].map(safeName));
   for (const d of dirs) if (!known.has(d)) names.add(d);
   return [...names].sort();

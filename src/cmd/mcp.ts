@@ -107,15 +107,14 @@ export async function run(argv: string[]): Promise<number> {
  * closed client leaves no orphan behind.
  */
 async function endOwnSession(ctx: { stateDir: string; session: string; warn(message: string): void }, verbose: boolean): Promise<void> {
-  // A state directory removed while the server ran holds nothing of the session: do not recreate it.
-  // One that never got an index or a log of reads holds only the session's own files (its owner):
-  // those go, and no index is made for them.
+  const { endSession, removeSessionFiles } = await import("../process/teardown.ts");
+  // A state directory that never got an index or a log of reads (or was removed while the
+  // server ran) holds only the session's own files, such as its owner record: those go, and
+  // no index is made for them.
   if (!existsSync(join(ctx.stateDir, "index.db")) && !existsSync(join(ctx.stateDir, STAMP_LOG))) {
-    const { removeSessionFiles } = await import("../process/teardown.ts");
     removeSessionFiles(ctx);
     return;
   }
-  const { endSession } = await import("../process/teardown.ts");
   const ended = await endSession(ctx, (line) => log().warn(`kt mcp: ${line}`));
   if (verbose) log().info(`kt mcp: ended session ${ctx.session} (${ended.stopped} processes stopped, ${ended.files} files removed)`);
   // What the agent changed outlives the server (SPEC §8.6): say how to find and revert it.

@@ -1,17 +1,17 @@
 // Many files changed at once, all or nothing (SPEC §7.1 commit), beside the one-file writer
-// and built from its parts: every new content is written and fsynced to a temp file beside
-// its destination first; then, holding the index's write lock, every file is re-checked
-// against the content the change was computed from, its previous bytes are kept (history),
-// and the files are installed one rename at a time. If an install fails, the files already
-// installed are put back. A kill at any instant leaves each file old or new (renames are
+// and built from its parts: every new content is written to a temp file beside its
+// destination and made durable first (core/flush.ts); then, holding the index's write lock,
+// every file is re-checked against the content the change was computed from, its previous
+// bytes are kept (history), and the files are installed one rename at a time. If an install
+// fails, the files already installed are put back. A kill at any instant leaves each file old or new (renames are
 // atomic), and only this change's files differ; its journal (history.ts) lets
 // `kt undo --last` revert such a torn change.
 import { chmodSync, close, closeSync, constants, fstatSync, openSync, readFileSync, renameSync, rmdirSync, statSync, unlinkSync } from "node:fs";
-import { flushDirs, flushFiles, startWriteback } from "./flush.ts";
 import { basename, dirname, join } from "node:path";
 import { KtError, type ToolContext } from "./result.ts";
 import { fdHandle, fsError, READ_NONBLOCKING, verifyOpened } from "./paths.ts";
 import { createMissingDirs } from "./dirs.ts";
+import { flushDirs, flushFiles, startWriteback } from "./flush.ts";
 import { dropStamp, getStamp, hashOnce, putStamp, stale, type Verb } from "./stamps.ts";
 import { index, withWriteLock } from "./state.ts";
 import { discard, prepare, previousOf, readIfExists, removeStaleTemps, stateFilesGuard, type Temp } from "./writer.ts";
@@ -85,7 +85,7 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
   // Every content below is hashed once, however many rows, stamps and checks name it.
   const hash = hashOnce();
   const closing = new Closing();
-  // The fsyncs of the window last staged: waited for before anything is closed or thrown.
+  // The flush of the window last staged: waited for before anything is closed or thrown.
   let inFlight: Promise<{ error: unknown } | undefined> | undefined;
   for (const c of changes) if (c.previous !== null && c.baseSha !== null) hash.know(c.previous, c.baseSha);
   try {
@@ -117,9 +117,9 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
         staged.push({ change, target, temp, previousMode: previous?.mode ?? null });
         temps.push({ temp, display: change.display });
       }
-      // The kept bytes are written before any fsync is issued: creating files while the disk
-      // flushes waits on the file system's journal (each create ~1 ms then, here), and the
-      // blobs are not synced, so they add nothing to the flushes.
+      // The kept bytes are written before anything is flushed: creating files while the disk
+      // flushes waits on the file system's journal (each create ~1 ms then, here). The blobs
+      // are not fsynced; a syncfs (core/flush.ts) takes them with the rest.
       keepBlobs(ctx, some.map((c) => c.previous), hash);
       // One fsync after another costs a disk flush each: the window's files are flushed
       // together (core/flush.ts: one syncfs for many files, else their fsyncs issued at once).
@@ -203,8 +203,8 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
     await closing.all();
     throw error;
   }
-  // The renames are made durable by an fsync of each directory they were made in, issued
-  // together, while the replaced files are let go.
+  // The renames are made durable by a flush of the directories they were made in (core/flush.ts),
+  // while the replaced files are let go.
   await Promise.all([flushDirs([...dirs.values()], staged.length), closing.all()]);
   closeAll(dirs);
 }

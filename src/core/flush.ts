@@ -7,8 +7,7 @@
 // changes of many files, and only while the system holds little unwritten data besides the
 // change's own (/proc/meminfo); a busy disk gets the fsyncs. A syncfs that fails, or a system
 // without it, gets one fsync per file, which names the file whose data did not reach the disk.
-import { readFileSync } from "node:fs";
-import { closeSync, fstatSync, fsync } from "node:fs";
+import { closeSync, fstatSync, fsync, readFileSync } from "node:fs";
 
 /** A change of fewer files than this is synced one fsync per file and per directory. */
 export const MANY = 8;

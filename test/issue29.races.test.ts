@@ -177,9 +177,10 @@ describe("issue 29: races", () => {
     writeFileSync(join(work, "d", "f"), "before\n");
     kt(["read", "d/f"], opts);
     expect(kt(["write", "d/f", "--content", "by kt\n"], opts).exitCode).toBe(0);
-    // The table as an older kt left it: without the column.
+    // The table as an older kt left it: without the column (nor the pack columns that came after it).
     const db = new Database(join(stateDir, "index.db"));
-    db.exec("ALTER TABLE history DROP COLUMN dir");
+    db.exec("DROP INDEX history_pack");
+    for (const column of ["pack_len", "pack_off", "pack", "dir"]) db.exec(`ALTER TABLE history DROP COLUMN ${column}`);
     db.close();
     renameSync(join(work, "d"), join(work, "d.old"));
     cpSync(join(work, "d.old"), join(work, "d"), { recursive: true });

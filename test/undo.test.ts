@@ -116,7 +116,7 @@ describe("kt undo PATH", () => {
     expect(blobs.length).toBeLessThanOrEqual(HISTORY_KEEP);
   });
 
-  test(`a patch of two files, ${HISTORY_KEEP + 3} times: each keeps its last ${HISTORY_KEEP} versions, and the blobs only theirs`, () => {
+  test(`a patch of two files, ${HISTORY_KEEP + 3} times: each keeps its last ${HISTORY_KEEP} versions, and the packs only theirs`, () => {
     const { tmp, work, opts } = setup();
     using _ = tmp;
     writeFileSync(join(work, "a.txt"), "a0\n");
@@ -129,11 +129,54 @@ describe("kt undo PATH", () => {
       const lines = kt(["history", f], opts).stdout.split("\n").filter((l) => /^\s+\d+\. /.test(l));
       expect(lines.length).toBe(HISTORY_KEEP);
     }
-    const blobs = readdirSync(join(opts.stateDir, "sessions", "default", "history"));
-    expect(blobs.length).toBe(2 * HISTORY_KEEP);
+    // One pack per patch (both files' versions in one file), the 3 oldest gone with their rows.
+    const kept = readdirSync(join(opts.stateDir, "sessions", "default", "history"));
+    expect(kept.length).toBe(HISTORY_KEEP);
+    expect(kept.every((name) => /^pack-[A-Za-z0-9-]+$/.test(name))).toBe(true);
     // The oldest kept version of each is the one before the 4th patch.
     expect(kt(["undo", "a.txt", "--steps", String(HISTORY_KEEP)], opts).exitCode).toBe(0);
     expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("a3\n");
+  });
+
+  test("a change of two files keeps both versions in one pack, kept while either file's row refers to it, removed with the last", () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    const history = join(opts.stateDir, "sessions", "default", "history");
+    writeFileSync(join(work, "a.txt"), "a before the patch\n");
+    writeFileSync(join(work, "b.txt"), "b before the patch\n");
+    const patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-a before the patch\n+a patched\n*** Update File: b.txt\n@@\n-b before the patch\n+b patched\n*** End Patch\n";
+    expect(kt(["patch"], { ...opts, stdin: JSON.stringify({ patch }) }).exitCode).toBe(0);
+    const packs = readdirSync(history);
+    expect(packs.length).toBe(1);
+    expect(readFileSync(join(history, packs[0]!), "utf8")).toBe("a before the patch\nb before the patch\n");
+    // a.txt's row in the pack is pruned by its later versions (one-file writes: blobs of their own); b.txt's keeps the pack.
+    expect(kt(["read", "a.txt"], opts).exitCode).toBe(0);
+    for (let i = 0; i < HISTORY_KEEP; i++) expect(kt(["write", "a.txt", "--content", `a${i}\n`], opts).exitCode).toBe(0);
+    expect(kt(["history", "a.txt"], opts).stdout).not.toContain("patch");
+    expect(readdirSync(history)).toContain(packs[0]!);
+    expect(kt(["undo", "b.txt"], opts).exitCode).toBe(0);
+    expect(readFileSync(join(work, "b.txt"), "utf8")).toBe("b before the patch\n");
+    // b.txt's row in the pack pruned too: the pack goes.
+    expect(kt(["read", "b.txt"], opts).exitCode).toBe(0);
+    for (let i = 0; i < HISTORY_KEEP; i++) expect(kt(["write", "b.txt", "--content", `b${i}\n`], opts).exitCode).toBe(0);
+    expect(readdirSync(history)).not.toContain(packs[0]!);
+  });
+
+  test("a pack cut short or damaged is never restored from: undo says the version is no longer kept", () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    const history = join(opts.stateDir, "sessions", "default", "history");
+    writeFileSync(join(work, "a.txt"), "a0\n");
+    writeFileSync(join(work, "b.txt"), "b0\n");
+    const patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-a0\n+a1\n*** Update File: b.txt\n@@\n-b0\n+b1\n*** End Patch\n";
+    expect(kt(["patch"], { ...opts, stdin: JSON.stringify({ patch }) }).exitCode).toBe(0);
+    const [pack] = readdirSync(history);
+    writeFileSync(join(history, pack!), "a0\nX0\n");
+    const r = kt(["undo", "--last"], opts);
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toContain("is no longer kept");
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("a1\n");
+    expect(readFileSync(join(work, "b.txt"), "utf8")).toBe("b1\n");
   });
 
   test("a kept version cut short (kt killed while writing it) is written whole again by the next change that keeps it, and undo restores it", () => {
@@ -243,6 +286,29 @@ describe("kt undo --last", () => {
     expect(existsSync(join(work, "s.txt"))).toBe(false);
   });
 });
+
+for (const older of [
+  { name: "before packs", drop: ["pack_len", "pack_off", "pack"] },
+  { name: "before directories' identities and packs", drop: ["pack_len", "pack_off", "pack", "dir"] },
+]) {
+  test(`a history table of the layout ${older.name} (an older kt) gains the columns and keeps its rows`, async () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    const { Database } = await import("bun:sqlite");
+    expect(kt(["write", "a.txt", "--content", "x\n"], opts).exitCode).toBe(0);
+    expect(kt(["write", "a.txt", "--content", "y\n"], opts).exitCode).toBe(0);
+    const db = new Database(join(opts.stateDir, "index.db"));
+    db.exec("DROP INDEX history_pack");
+    for (const column of older.drop) db.exec(`ALTER TABLE history DROP COLUMN ${column}`);
+    db.close();
+    expect(kt(["undo", "a.txt"], opts).exitCode).toBe(0);
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("x\n");
+    const after = new Database(join(opts.stateDir, "index.db"));
+    const columns = (after.query("PRAGMA table_info(history)").all() as { name: string }[]).map((c) => c.name);
+    after.close();
+    expect(columns.slice(-4)).toEqual(["dir", "pack", "pack_off", "pack_len"]);
+  });
+}
 
 test("a history table of another layout (an older kt) is rebuilt instead of failing every write", async () => {
   const { tmp, work, opts } = setup();

@@ -229,7 +229,7 @@ function sameDirectory(row: HistoryRow, display: string, force: boolean, forceCo
 
 function keptOrFail(ctx: ToolContext, row: HistoryRow, display: string): Uint8Array | null {
   if (row.prevSha === null) return null;
-  const bytes = keptBytes(ctx, row.prevSha);
+  const bytes = keptBytes(ctx, row.prevSha, row.prevAt);
   if (bytes === null) {
     throw new KtError("FILE_NOT_FOUND", `Cannot undo ${display}: the version before the ${row.tool} of ${when(row.at)} is no longer kept (the state directory's size cap removed it). Nothing was changed.`);
   }
@@ -305,7 +305,7 @@ async function undoInterrupted(ctx: ToolContext, path: string, journal: Journal,
         `Refusing to undo the interrupted ${journal.tool} of ${when(journal.at)}: ${f.display} changed since (it is neither its old nor its new version), and undoing would discard that change. Nothing was changed. Check the file first; kt undo --last --force restores the kept versions anyway.`,
       );
     }
-    const bytes = f.prevSha === null ? null : keptBytes(ctx, f.prevSha);
+    const bytes = f.prevSha === null ? null : keptBytes(ctx, f.prevSha, f.prevAt ?? null);
     if (f.prevSha !== null && bytes === null) {
       throw new KtError("FILE_NOT_FOUND", `Cannot undo ${f.display}: its version before the interrupted ${journal.tool} of ${when(journal.at)} is no longer kept (the state directory's size cap removed it). Nothing was changed.`);
     }

@@ -15,7 +15,7 @@ import { flushDirs, flushFiles, startWriteback } from "./flush.ts";
 import { dropStamp, getStamp, hashOnce, putStamp, stale, type Verb } from "./stamps.ts";
 import { index, withWriteLock } from "./state.ts";
 import { discard, prepare, previousOf, readIfExists, removeStaleTemps, stateFilesGuard, type Temp } from "./writer.ts";
-import { dirIdentity, keepBlobs, lineChanges, markUndone, newGroup, recordChange, removeJournal, writeJournal, type HistoryState, type LineCounts } from "./history.ts";
+import { dirIdentity, Keeper, lineChanges, markUndone, newGroup, recordChange, removeJournal, writeJournal, type HistoryState, type LineCounts, type PackedAt } from "./history.ts";
 
 export interface Change {
   /** The path as shown to the model. */
@@ -88,6 +88,8 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
   // The flush of the window last staged: waited for before anything is closed or thrown.
   let inFlight: Promise<{ error: unknown } | undefined> | undefined;
   for (const c of changes) if (c.previous !== null && c.baseSha !== null) hash.know(c.previous, c.baseSha);
+  const token = `${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+  const keeper = new Keeper(ctx, changes.filter((c) => c.previous !== null).length, token, hash);
   try {
     // kt's own state (index, logs, process pipes) is never a target, whatever tool asks.
     const refuse = stateFilesGuard(ctx);
@@ -118,9 +120,9 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
         temps.push({ temp, display: change.display });
       }
       // The kept bytes are written before anything is flushed: creating files while the disk
-      // flushes waits on the file system's journal (each create ~1 ms then, here). The blobs
-      // are not fsynced; a syncfs (core/flush.ts) takes them with the rest.
-      keepBlobs(ctx, some.map((c) => c.previous), hash);
+      // flushes waits on the file system's journal (each create ~1 ms then, here). They are
+      // not fsynced; a syncfs (core/flush.ts) takes them with the rest.
+      keeper.keep(some.map((c) => c.previous));
       // One fsync after another costs a disk flush each: the window's files are flushed
       // together (core/flush.ts: one syncfs for many files, else their fsyncs issued at once).
       // Their writeback starts now, and the lines each change adds and removes are counted
@@ -149,7 +151,6 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
       inFlight = undefined;
       if (failed) throw failed.error;
     }
-    const token = `${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
     withWriteLock(index(ctx), () => {
       for (const s of staged) recheck(ctx, s, opts.verb, hash);
       // Each directory's identity once, however many of the change's files it holds.
@@ -168,7 +169,16 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
         opts.tool,
         // A change worked out again under the lock is a new object: its lines are counted there.
         // The directory each file goes into is known by its verified descriptor (opened above).
-        staged.map((s) => ({ real: s.change.real, display: s.change.display, previous: s.change.previous, previousMode: s.previousMode, next: s.change.bytes, counts: counts.get(s.change), dir: identity(dirname(s.change.real)) })),
+        staged.map((s) => ({
+          real: s.change.real,
+          display: s.change.display,
+          previous: s.change.previous,
+          previousMode: s.previousMode,
+          next: s.change.bytes,
+          counts: counts.get(s.change),
+          dir: identity(dirname(s.change.real)),
+          kept: s.change.previous === null ? undefined : keeper.where(s.change.previous),
+        })),
         opts.historyState,
         token,
         hash,
@@ -178,15 +188,24 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
         token,
         tool: opts.tool,
         at: Date.now(),
-        files: staged.map((s) => ({ real: s.change.real, display: s.change.display, prevSha: s.change.previous === null ? null : hash(s.change.previous), prevMode: s.previousMode, newSha: s.change.bytes === null ? null : hash(s.change.bytes) })),
+        files: staged.map((s) => ({
+          real: s.change.real,
+          display: s.change.display,
+          prevSha: s.change.previous === null ? null : hash(s.change.previous),
+          prevMode: s.previousMode,
+          newSha: s.change.bytes === null ? null : hash(s.change.bytes),
+          ...withPrevAt(s.change.previous === null ? undefined : keeper.where(s.change.previous)),
+        })),
       }) : undefined;
       install(ctx, staged, opts, hash, closing, dirs.size);
     });
+    keeper.close();
     if (journal) removeJournal(journal);
   } catch (error) {
     // No descriptor is closed under an fsync still running.
     if (inFlight) await inFlight;
     if (journal) removeJournal(journal);
+    keeper.discard();
     for (const s of staged) {
       if (!s.temp) continue;
       closeTemp(s.temp);
@@ -207,6 +226,10 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
   // while the replaced files are let go.
   await Promise.all([flushDirs([...dirs.values()], staged.length), closing.all()]);
   closeAll(dirs);
+}
+
+function withPrevAt(at: PackedAt | undefined): { prevAt?: PackedAt } {
+  return at ? { prevAt: at } : {};
 }
 
 /** The parent directory of a change, opened once per commit and verified inside the root. */

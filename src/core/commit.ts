@@ -26,12 +26,13 @@ export interface Change {
   baseSha: string | null;
   /**
    * The bytes the change was computed from (kept in history, and put back on rollback);
-   * baseSha is their hash, so the commit does not work it out again.
+   * baseSha is their hash, so the commit does not work it out again (a getter may work it
+   * out when first read: the commit reads it while the disk writes the new files).
    */
   previous: Uint8Array | null;
   /** The new content, or null to remove the file. */
   bytes: Uint8Array | null;
-  /** Lines added and removed, when the caller has them already (its diff's); else the commit counts them. */
+  /** Lines added and removed, when the caller has them already (its diff's; a getter is read while the disk writes); else the commit counts them. */
   counts?: LineCounts;
   /** Mode for a file that does not exist yet (a move keeps its source's); else the file's own is kept. */
   mode?: number;
@@ -87,7 +88,6 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
   const closing = new Closing();
   // The flush of the window last staged: waited for before anything is closed or thrown.
   let inFlight: Promise<{ error: unknown } | undefined> | undefined;
-  for (const c of changes) if (c.previous !== null && c.baseSha !== null) hash.know(c.previous, c.baseSha);
   const token = `${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
   const keeper = new Keeper(ctx, changes.filter((c) => c.previous !== null).length, token, hash);
   try {
@@ -135,7 +135,9 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
       let counting: { error: unknown } | undefined;
       try {
         for (const c of some) counts.set(c, c.counts ?? lineChanges(c.previous, c.bytes));
-        // The new contents' hashes (history rows, journal, stamps) are worked out now too.
+        // The contents' hashes (history rows, journal, stamps) are worked out now too; a caller
+        // may leave baseSha to be worked out here (a getter), while the disk writes.
+        for (const c of some) if (c.previous !== null && c.baseSha !== null) hash.know(c.previous, c.baseSha);
         for (const c of some) if (c.bytes !== null) hash(c.bytes);
         if (from === 0) opts.whileSyncing?.();
       } catch (error) {

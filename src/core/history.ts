@@ -152,7 +152,7 @@ export interface LineCounts {
 export class Keeper {
   private fd: number | undefined;
   private size = 0;
-  private readonly at = new Map<string, PackedAt>();
+  private readonly at = new Map<Uint8Array, PackedAt>();
   private readonly name: string;
 
   /** `files`: how many versions the change keeps (files it replaces or removes). */
@@ -169,25 +169,27 @@ export class Keeper {
     const dir = blobDir(this.ctx);
     for (const bytes of previous) {
       if (bytes === null) continue;
-      const sha = this.hash(bytes);
       if (!this.name) {
-        putBlob(dir, sha, bytes, true);
+        putBlob(dir, this.hash(bytes), bytes, true);
         continue;
       }
-      if (this.at.has(sha)) continue;
+      // Known by the array, not by its hash: nothing here waits for hashing (the commit hashes
+      // while the disk flushes). Two files of one content are kept twice.
+      if (this.at.has(bytes)) continue;
       this.fd ??= openStateFile(join(dir, this.name), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL);
       writeAll(this.fd, bytes);
-      this.at.set(sha, { pack: this.name, off: this.size, len: bytes.length });
+      this.at.set(bytes, { pack: this.name, off: this.size, len: bytes.length });
       this.size += bytes.length;
     }
   }
 
   /**
-   * Where `bytes` were kept, if in the pack. Call under the lock: a pack the size cap removed
-   * (or cut) since it was written is kept nowhere, and its versions are then kept as blobs.
+   * Where `bytes` (an array keep was given) were kept, if in the pack. Call under the lock: a
+   * pack the size cap removed (or cut) since it was written is kept nowhere, and its
+   * versions are then kept as blobs.
    */
   where(bytes: Uint8Array): PackedAt | undefined {
-    return this.present() ? this.at.get(this.hash(bytes)) : undefined;
+    return this.present() ? this.at.get(bytes) : undefined;
   }
 
   private checked: boolean | undefined;

@@ -287,14 +287,32 @@ function fromBytes(ctx: ToolContext, c: Candidate, bytes: Uint8Array, matcher: M
   if (after === text) return null;
   const out = Buffer.from(after, "utf8");
   const next = hasBom(bytes) ? Buffer.concat([BOM_BYTES, out]) : out;
-  const diff = diffOf(diffPath(ctx, c.abs), text, after, spans);
+  // The diff and the hash of the file as it was are worked out when first asked: a commit asks
+  // for them while the disk writes the new files (commitChanges), a dry run for its answer.
+  let diff: ReturnType<typeof unifiedDiff> | undefined;
+  let sha: string | undefined;
+  const diffed = () => (diff ??= diffOf(diffPath(ctx, c.abs), text, after, spans));
   return {
     display: c.display,
     replacements: spans.length,
     // Named absolutely in history and in the commit's prose, as patch names its files; its
     // lines added and removed are the diff's, not counted again.
-    change: { display: onOneLine(c.abs), real: c.real, baseSha: sha256(bytes), previous: bytes, bytes: next, counts: { added: diff.additions, removed: diff.deletions } },
-    diff,
+    change: {
+      display: onOneLine(c.abs),
+      real: c.real,
+      get baseSha() {
+        return (sha ??= sha256(bytes));
+      },
+      previous: bytes,
+      bytes: next,
+      get counts() {
+        const d = diffed();
+        return { added: d.additions, removed: d.deletions };
+      },
+    },
+    get diff() {
+      return diffed();
+    },
   };
 }
 

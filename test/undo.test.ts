@@ -2,9 +2,9 @@
 // previous bytes; undo restores them byte for byte (CRLF, BOM, mode), refuses after an outside
 // change unless --force, deletes a file kt created, and --last reverts a whole patch.
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { kt, tempDir } from "./_helpers.ts";
+import { CAN_RUN_AS_NOBODY, KT, kt, tempDir } from "./_helpers.ts";
 import { HISTORY_KEEP } from "../src/core/history.ts";
 
 function setup() {
@@ -160,6 +160,67 @@ describe("kt undo PATH", () => {
     expect(kt(["read", "b.txt"], opts).exitCode).toBe(0);
     for (let i = 0; i < HISTORY_KEEP; i++) expect(kt(["write", "b.txt", "--content", `b${i}\n`], opts).exitCode).toBe(0);
     expect(readdirSync(history)).not.toContain(packs[0]!);
+  });
+
+  test("files of one content changed together are kept once in their pack, and all put back", () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    const history = join(opts.stateDir, "sessions", "default", "history");
+    const same = "the same bytes\n".repeat(100);
+    for (const f of ["x.txt", "y.txt", "z.txt"]) writeFileSync(join(work, f), same);
+    writeFileSync(join(work, "w.txt"), `other ${same}`);
+    expect(kt(["replace", "same", "other"], opts).exitCode).toBe(0);
+    const [pack, ...more] = readdirSync(history);
+    expect(more).toEqual([]);
+    expect(readFileSync(join(history, pack!), "utf8")).toBe(`other ${same}${same}`);
+    expect(kt(["undo", "--last"], opts).exitCode).toBe(0);
+    for (const f of ["x.txt", "y.txt", "z.txt"]) expect(readFileSync(join(work, f), "utf8")).toBe(same);
+    expect(readFileSync(join(work, "w.txt"), "utf8")).toBe(`other ${same}`);
+  });
+
+  test.skipIf(!CAN_RUN_AS_NOBODY)("a change whose previous versions cannot be kept (a history folder that cannot be written) is made, says undo cannot revert it, and leaves no history (as nobody)", () => {
+    const { tmp, work } = setup();
+    using _ = tmp;
+    chmodSync(tmp.path, 0o755);
+    chmodSync(work, 0o777);
+    for (const f of ["a.txt", "b.txt"]) {
+      writeFileSync(join(work, f), `hello from ${f}\n`);
+      chmodSync(join(work, f), 0o666);
+    }
+    const state = join(tmp.path, "state");
+    mkdirSync(state, { mode: 0o700 });
+    chownSync(state, 65534, 65534);
+    const nobody = (args: string[], stdin?: string) => {
+      const p = Bun.spawnSync(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", KT, ...args], {
+        cwd: work,
+        env: { PATH: process.env.PATH ?? "", HOME: state, NO_COLOR: "1", KT_STATE_DIR: state },
+        stdin: stdin === undefined ? "ignore" : Buffer.from(stdin),
+      });
+      return { stdout: p.stdout.toString(), stderr: p.stderr.toString(), exitCode: p.exitCode };
+    };
+    expect(nobody(["write", "made.txt", "--content", "m\n"]).exitCode).toBe(0);
+    const history = join(state, "sessions", "default", "history");
+    expect(existsSync(history)).toBe(true);
+    chmodSync(history, 0o500);
+    const r = nobody(["replace", "hello", "bye"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toBe(`Replaced "hello": 2 replacements in 2 files:\nM a.txt (1)\nM b.txt (1)\n`);
+    expect(r.stderr).toContain(`the previous versions of the 2 files changed could not be kept for undo: kt undo cannot revert this replace. kt cannot use its state directory ${state}: it cannot be written`);
+    expect(r.stderr).not.toContain("a bug in kt");
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("bye from a.txt\n");
+    expect(readFileSync(join(work, "b.txt"), "utf8")).toBe("bye from b.txt\n");
+    // One file through the same commit: its blob cannot be made either.
+    const patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-bye from a.txt\n+again from a.txt\n*** End Patch\n";
+    const p = nobody(["patch"], JSON.stringify({ patch }));
+    expect(p.exitCode, p.stderr).toBe(0);
+    expect(p.stderr).toContain(`the previous version of ${work}/a.txt could not be kept for undo: kt undo cannot revert this patch.`);
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("again from a.txt\n");
+    expect(readdirSync(history)).toEqual([]);
+    // Undo finds the write before them (made.txt), and nothing of the replace or the patch.
+    const u = nobody(["undo", "--last"]);
+    expect(u.exitCode, u.stdout).toBe(0);
+    expect(u.stdout).toContain("made.txt");
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("again from a.txt\n");
   });
 
   test("a pack cut short or damaged is never restored from: undo says the version is no longer kept", () => {

@@ -13,7 +13,7 @@ import { fdHandle, fsError, READ_NONBLOCKING, verifyOpened } from "./paths.ts";
 import { createMissingDirs } from "./dirs.ts";
 import { flushDirs, flushFiles, startWriteback } from "./flush.ts";
 import { dropStamp, getStamp, hashOnce, putStamp, stale, type Verb } from "./stamps.ts";
-import { index, withWriteLock } from "./state.ts";
+import { index, isStateFault, stateProblem, withWriteLock } from "./state.ts";
 import { discard, prepare, previousOf, readIfExists, removeStaleTemps, stateFilesGuard, type Temp } from "./writer.ts";
 import { dirIdentity, Keeper, lineChanges, markUndone, newGroup, recordChange, removeJournal, writeJournal, type HistoryState, type LineCounts, type PackedAt } from "./history.ts";
 
@@ -90,6 +90,9 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
   let inFlight: Promise<{ error: unknown } | undefined> | undefined;
   const token = `${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
   const keeper = new Keeper(ctx, changes.filter((c) => c.previous !== null).length, token, hash);
+  // Why the previous versions could not be kept (a full or read-only state disk): the change
+  // is then made without history, as the one-file writer does, and says so.
+  let unkept: unknown;
   try {
     // kt's own state (index, logs, process pipes) is never a target, whatever tool asks.
     const refuse = stateFilesGuard(ctx);
@@ -122,7 +125,15 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
       // The kept bytes are written before anything is flushed: creating files while the disk
       // flushes waits on the file system's journal (each create ~1 ms then, here). They are
       // not fsynced; a syncfs (core/flush.ts) takes them with the rest.
-      keeper.keep(some.map((c) => c.previous));
+      if (unkept === undefined) {
+        try {
+          keeper.keep(some.map((c) => c.previous));
+        } catch (error) {
+          if (!historyFault(error)) throw error;
+          unkept = error;
+          keeper.discard();
+        }
+      }
       // One fsync after another costs a disk flush each: the window's files are flushed
       // together (core/flush.ts: one syncfs for many files, else their fsyncs issued at once).
       // Their writeback starts now, and the lines each change adds and removes are counted
@@ -164,45 +175,69 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
       };
       const db = index(ctx);
       if (opts.undoes) markUndone(db, opts.undoes);
-      recordChange(
-        ctx,
-        db,
-        newGroup(db, ctx.session),
-        opts.tool,
-        // A change worked out again under the lock is a new object: its lines are counted there.
-        // The directory each file goes into is known by its verified descriptor (opened above).
-        staged.map((s) => ({
-          real: s.change.real,
-          display: s.change.display,
-          previous: s.change.previous,
-          previousMode: s.previousMode,
-          next: s.change.bytes,
-          counts: counts.get(s.change),
-          dir: identity(dirname(s.change.real)),
-          kept: s.change.previous === null ? undefined : keeper.where(s.change.previous),
-        })),
-        opts.historyState,
-        token,
-        hash,
-      );
-      journal = staged.length > 1 ? writeJournal(ctx, {
-        pid: process.pid,
-        token,
-        tool: opts.tool,
-        at: Date.now(),
-        files: staged.map((s) => ({
-          real: s.change.real,
-          display: s.change.display,
-          prevSha: s.change.previous === null ? null : hash(s.change.previous),
-          prevMode: s.previousMode,
-          newSha: s.change.bytes === null ? null : hash(s.change.bytes),
-          ...withPrevAt(s.change.previous === null ? undefined : keeper.where(s.change.previous)),
-        })),
-      }) : undefined;
+      if (unkept === undefined) {
+        // All the change's rows or none: a version that cannot be kept under the lock (the
+        // disk filled since) leaves no row behind.
+        db.exec("SAVEPOINT kept");
+        try {
+          recordChange(
+            ctx,
+            db,
+            newGroup(db, ctx.session),
+            opts.tool,
+            // A change worked out again under the lock is a new object: its lines are counted there.
+            // The directory each file goes into is known by its verified descriptor (opened above).
+            staged.map((s) => ({
+              real: s.change.real,
+              display: s.change.display,
+              previous: s.change.previous,
+              previousMode: s.previousMode,
+              next: s.change.bytes,
+              counts: counts.get(s.change),
+              dir: identity(dirname(s.change.real)),
+              kept: s.change.previous === null ? undefined : keeper.where(s.change.previous),
+            })),
+            opts.historyState,
+            token,
+            hash,
+          );
+          db.exec("RELEASE kept");
+        } catch (error) {
+          if (!historyFault(error)) throw error;
+          db.exec("ROLLBACK TO kept");
+          db.exec("RELEASE kept");
+          unkept = error;
+        }
+      }
+      if (unkept === undefined && staged.length > 1) {
+        try {
+          journal = writeJournal(ctx, {
+            pid: process.pid,
+            token,
+            tool: opts.tool,
+            at: Date.now(),
+            files: staged.map((s) => ({
+              real: s.change.real,
+              display: s.change.display,
+              prevSha: s.change.previous === null ? null : hash(s.change.previous),
+              prevMode: s.previousMode,
+              newSha: s.change.bytes === null ? null : hash(s.change.bytes),
+              ...withPrevAt(s.change.previous === null ? undefined : keeper.where(s.change.previous)),
+            })),
+          });
+        } catch (error) {
+          if (!historyFault(error)) throw error;
+          ctx.warn(`the change's journal could not be written: were kt stopped while installing its ${staged.length} files, kt undo --last could not put back those installed so far. ${stateProblem(ctx.stateDir, error)}`);
+        }
+      }
       install(ctx, staged, opts, hash, closing, dirs.size);
     });
     keeper.close();
     if (journal) removeJournal(journal);
+    if (unkept !== undefined) {
+      const what = staged.length === 1 ? `the previous version of ${staged[0]!.change.display} could not be kept` : `the previous versions of the ${staged.length} files changed could not be kept`;
+      ctx.warn(`${what} for undo: kt undo cannot revert this ${opts.tool}. ${stateProblem(ctx.stateDir, unkept)}`);
+    }
   } catch (error) {
     // No descriptor is closed under an fsync still running.
     if (inFlight) await inFlight;
@@ -228,6 +263,12 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
   // while the replaced files are let go.
   await Promise.all([flushDirs([...dirs.values()], staged.length), closing.all()]);
   closeAll(dirs);
+}
+
+/** A failure to keep history that must not stop the change: the state directory's disk or files, not kt. */
+function historyFault(error: unknown): boolean {
+  if (error instanceof KtError) return false;
+  return isStateFault(error) || typeof (error as NodeJS.ErrnoException)?.code === "string";
 }
 
 function withPrevAt(at: PackedAt | undefined): { prevAt?: PackedAt } {

@@ -153,6 +153,7 @@ export class Keeper {
   private fd: number | undefined;
   private size = 0;
   private readonly at = new Map<Uint8Array, PackedAt>();
+  private readonly byLength = new Map<number, Uint8Array[]>();
   private readonly name: string;
 
   /** `files`: how many versions the change keeps (files it replaces or removes). */
@@ -174,12 +175,21 @@ export class Keeper {
         continue;
       }
       // Known by the array, not by its hash: nothing here waits for hashing (the commit hashes
-      // while the disk flushes). Two files of one content are kept twice.
+      // while the disk flushes). Files of one content are kept once, found by their length
+      // and a comparison of bytes (a few candidates at most).
       if (this.at.has(bytes)) continue;
+      const alike = this.byLength.get(bytes.length) ?? [];
+      const same = alike.slice(0, SAME_LENGTH_TRIED).find((kept) => Buffer.compare(kept, bytes) === 0);
+      if (same) {
+        this.at.set(bytes, this.at.get(same)!);
+        continue;
+      }
       this.fd ??= openStateFile(join(dir, this.name), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL);
       writeAll(this.fd, bytes);
       this.at.set(bytes, { pack: this.name, off: this.size, len: bytes.length });
       this.size += bytes.length;
+      alike.push(bytes);
+      this.byLength.set(bytes.length, alike);
     }
   }
 
@@ -219,6 +229,9 @@ export class Keeper {
     }
   }
 }
+
+/** Kept versions of one length compared with a new one before it is written again. */
+const SAME_LENGTH_TRIED = 8;
 
 function writeAll(fd: number, bytes: Uint8Array): void {
   for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off);

@@ -2,7 +2,7 @@
 // MCP server exits, for 7 days within the cap; `kt history` without a path lists the
 // session's changes; `kt undo --last --session ID` works on an ended session.
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -89,6 +89,10 @@ describe("history outlives the session", () => {
     db.close();
     expect(kt(["session", "end", "--session", "new"], o).exitCode).toBe(0);
     expect(kt(["history", "--session", "old"], o).stdout).toBe('kt has kept no changes in session "old" (it has changed no file, or its history is older than 7 days).\n');
+    // The pack that held the old replace's two versions went with its rows; the new one's blob stays.
+    const kept = (session: string) => readdirSync(join(o.stateDir, "sessions", session, "history")).filter((n) => !n.startsWith("journal-"));
+    expect(kept("old")).toEqual([]);
+    expect(kept("new").length).toBe(1);
     expect(kt(["history", "--session", "new"], o).stdout).toContain("replace  1 file   +1 −1");
     expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("ALPHA\ngamma\n");
   });

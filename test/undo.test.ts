@@ -2,7 +2,7 @@
 // previous bytes; undo restores them byte for byte (CRLF, BOM, mode), refuses after an outside
 // change unless --force, deletes a file kt created, and --last reverts a whole patch.
 import { describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CAN_RUN_AS_NOBODY, KT, kt, tempDir } from "./_helpers.ts";
 import { HISTORY_KEEP } from "../src/core/history.ts";
@@ -12,6 +12,11 @@ function setup() {
   const work = join(tmp.path, "work");
   mkdirSync(work);
   return { tmp, work, opts: { cwd: work, stateDir: join(tmp.path, ".state") } };
+}
+
+/** A patch replacing one line of a.txt and one of b.txt. */
+function twoFiles(a0: string, a1: string, b0: string, b1: string): string {
+  return `*** Begin Patch\n*** Update File: a.txt\n@@\n-${a0}\n+${a1}\n*** Update File: b.txt\n@@\n-${b0}\n+${b1}\n*** End Patch\n`;
 }
 
 function snapshot(dir: string): Record<string, string> {
@@ -116,7 +121,7 @@ describe("kt undo PATH", () => {
     expect(blobs.length).toBeLessThanOrEqual(HISTORY_KEEP);
   });
 
-  test(`a patch of two files, ${HISTORY_KEEP + 3} times: each keeps its last ${HISTORY_KEEP} versions, and the packs only theirs`, () => {
+  test(`a patch of two files, ${HISTORY_KEEP + 3} times: each keeps its last ${HISTORY_KEEP} versions, and the history folder only theirs`, () => {
     const { tmp, work, opts } = setup();
     using _ = tmp;
     writeFileSync(join(work, "a.txt"), "a0\n");
@@ -129,53 +134,80 @@ describe("kt undo PATH", () => {
       const lines = kt(["history", f], opts).stdout.split("\n").filter((l) => /^\s+\d+\. /.test(l));
       expect(lines.length).toBe(HISTORY_KEEP);
     }
-    // One pack per patch (both files' versions in one file), the 3 oldest gone with their rows.
+    // Each version the file itself, linked (a patch's own names), the 3 oldest of each gone with their rows.
     const kept = readdirSync(join(opts.stateDir, "sessions", "default", "history"));
-    expect(kept.length).toBe(HISTORY_KEEP);
+    expect(kept.length).toBe(2 * HISTORY_KEEP);
     expect(kept.every((name) => /^pack-[A-Za-z0-9-]+$/.test(name))).toBe(true);
     // The oldest kept version of each is the one before the 4th patch.
     expect(kt(["undo", "a.txt", "--steps", String(HISTORY_KEEP)], opts).exitCode).toBe(0);
     expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("a3\n");
   });
 
-  test("a change of two files keeps both versions in one pack, kept while either file's row refers to it, removed with the last", () => {
+  test("a change of two files keeps each file it replaces as itself, linked in the history folder (no byte copied); a link goes with its row", () => {
     const { tmp, work, opts } = setup();
     using _ = tmp;
     const history = join(opts.stateDir, "sessions", "default", "history");
     writeFileSync(join(work, "a.txt"), "a before the patch\n");
     writeFileSync(join(work, "b.txt"), "b before the patch\n");
-    const patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-a before the patch\n+a patched\n*** Update File: b.txt\n@@\n-b before the patch\n+b patched\n*** End Patch\n";
-    expect(kt(["patch"], { ...opts, stdin: JSON.stringify({ patch }) }).exitCode).toBe(0);
-    const packs = readdirSync(history);
-    expect(packs.length).toBe(1);
-    expect(readFileSync(join(history, packs[0]!), "utf8")).toBe("a before the patch\nb before the patch\n");
-    // a.txt's row in the pack is pruned by its later versions (one-file writes: blobs of their own); b.txt's keeps the pack.
+    const inode = (f: string) => statSync(f).ino;
+    const before = { a: inode(join(work, "a.txt")), b: inode(join(work, "b.txt")) };
+    expect(kt(["patch"], { ...opts, stdin: JSON.stringify({ patch: twoFiles("a before the patch", "a patched", "b before the patch", "b patched") }) }).exitCode).toBe(0);
+    const names = readdirSync(history);
+    expect(names.length).toBe(2);
+    // The files replaced are the kept versions: their inodes, now named only in the history folder.
+    const byInode = new Map(names.map((n) => [inode(join(history, n)), n]));
+    expect(readFileSync(join(history, byInode.get(before.a)!), "utf8")).toBe("a before the patch\n");
+    expect(readFileSync(join(history, byInode.get(before.b)!), "utf8")).toBe("b before the patch\n");
+    expect(statSync(join(history, byInode.get(before.a)!)).nlink).toBe(1);
+    expect(inode(join(work, "a.txt"))).not.toBe(before.a);
+    // a.txt's version is pruned by its later ones (one-file writes: blobs of their own); b.txt's link stays.
     expect(kt(["read", "a.txt"], opts).exitCode).toBe(0);
     for (let i = 0; i < HISTORY_KEEP; i++) expect(kt(["write", "a.txt", "--content", `a${i}\n`], opts).exitCode).toBe(0);
     expect(kt(["history", "a.txt"], opts).stdout).not.toContain("patch");
-    expect(readdirSync(history)).toContain(packs[0]!);
+    expect(readdirSync(history)).not.toContain(byInode.get(before.a)!);
+    expect(readdirSync(history)).toContain(byInode.get(before.b)!);
     expect(kt(["undo", "b.txt"], opts).exitCode).toBe(0);
     expect(readFileSync(join(work, "b.txt"), "utf8")).toBe("b before the patch\n");
-    // b.txt's row in the pack pruned too: the pack goes.
-    expect(kt(["read", "b.txt"], opts).exitCode).toBe(0);
-    for (let i = 0; i < HISTORY_KEEP; i++) expect(kt(["write", "b.txt", "--content", `b${i}\n`], opts).exitCode).toBe(0);
-    expect(readdirSync(history)).not.toContain(packs[0]!);
   });
 
-  test("files of one content changed together are kept once in their pack, and all put back", () => {
+  test("a file with another name is copied into the change's pack, not linked (its version must not change through that name); files of one content are copied once", () => {
     const { tmp, work, opts } = setup();
     using _ = tmp;
     const history = join(opts.stateDir, "sessions", "default", "history");
     const same = "the same bytes\n".repeat(100);
-    for (const f of ["x.txt", "y.txt", "z.txt"]) writeFileSync(join(work, f), same);
-    writeFileSync(join(work, "w.txt"), `other ${same}`);
+    for (const f of ["x.txt", "y.txt", "z.txt"]) {
+      writeFileSync(join(work, f), same);
+      linkSync(join(work, f), join(tmp.path, `other-name-of-${f}`));
+    }
+    writeFileSync(join(work, "w.txt"), `only ${same}`);
     expect(kt(["replace", "same", "other"], opts).exitCode).toBe(0);
-    const [pack, ...more] = readdirSync(history);
-    expect(more).toEqual([]);
-    expect(readFileSync(join(history, pack!), "utf8")).toBe(`other ${same}${same}`);
+    const names = readdirSync(history).sort();
+    // w.txt linked (pack-<token>-0), the three others in the pack (pack-<token>), once.
+    expect(names.length).toBe(2);
+    const [pack, link] = names[0]!.length < names[1]!.length ? names : [names[1]!, names[0]!];
+    expect(link).toBe(`${pack}-0`);
+    expect(readFileSync(join(history, pack!), "utf8")).toBe(same);
+    expect(readFileSync(join(history, link!), "utf8")).toBe(`only ${same}`);
+    // The other names still hold what they held: the change replaced the files, not their contents.
+    for (const f of ["x.txt", "y.txt", "z.txt"]) expect(readFileSync(join(tmp.path, `other-name-of-${f}`), "utf8")).toBe(same);
     expect(kt(["undo", "--last"], opts).exitCode).toBe(0);
     for (const f of ["x.txt", "y.txt", "z.txt"]) expect(readFileSync(join(work, f), "utf8")).toBe(same);
-    expect(readFileSync(join(work, "w.txt"), "utf8")).toBe(`other ${same}`);
+    expect(readFileSync(join(work, "w.txt"), "utf8")).toBe(`only ${same}`);
+  });
+
+  test("a kept version changed in the history folder (or cut short) is never restored: undo says it is no longer kept", () => {
+    const { tmp, work, opts } = setup();
+    using _ = tmp;
+    const history = join(opts.stateDir, "sessions", "default", "history");
+    writeFileSync(join(work, "a.txt"), "a0\n");
+    writeFileSync(join(work, "b.txt"), "b0\n");
+    expect(kt(["patch"], { ...opts, stdin: JSON.stringify({ patch: twoFiles("a0", "a1", "b0", "b1") }) }).exitCode).toBe(0);
+    for (const name of readdirSync(history)) writeFileSync(join(history, name), "X0\n");
+    const r = kt(["undo", "--last"], opts);
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toContain("is no longer kept");
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("a1\n");
+    expect(readFileSync(join(work, "b.txt"), "utf8")).toBe("b1\n");
   });
 
   test.skipIf(!CAN_RUN_AS_NOBODY)("a change whose previous versions cannot be kept (a history folder that cannot be written) is made, says undo cannot revert it, and leaves no history (as nobody)", () => {
@@ -221,23 +253,6 @@ describe("kt undo PATH", () => {
     expect(u.exitCode, u.stdout).toBe(0);
     expect(u.stdout).toContain("made.txt");
     expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("again from a.txt\n");
-  });
-
-  test("a pack cut short or damaged is never restored from: undo says the version is no longer kept", () => {
-    const { tmp, work, opts } = setup();
-    using _ = tmp;
-    const history = join(opts.stateDir, "sessions", "default", "history");
-    writeFileSync(join(work, "a.txt"), "a0\n");
-    writeFileSync(join(work, "b.txt"), "b0\n");
-    const patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-a0\n+a1\n*** Update File: b.txt\n@@\n-b0\n+b1\n*** End Patch\n";
-    expect(kt(["patch"], { ...opts, stdin: JSON.stringify({ patch }) }).exitCode).toBe(0);
-    const [pack] = readdirSync(history);
-    writeFileSync(join(history, pack!), "a0\nX0\n");
-    const r = kt(["undo", "--last"], opts);
-    expect(r.exitCode).toBe(1);
-    expect(r.stdout).toContain("is no longer kept");
-    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("a1\n");
-    expect(readFileSync(join(work, "b.txt"), "utf8")).toBe("b1\n");
   });
 
   test("a kept version cut short (kt killed while writing it) is written whole again by the next change that keeps it, and undo restores it", () => {

@@ -14,8 +14,8 @@ import { createMissingDirs } from "./dirs.ts";
 import { flushDirs, flushFiles, startWriteback } from "./flush.ts";
 import { dropStamp, getStamp, hashOnce, putStamp, stale, type Verb } from "./stamps.ts";
 import { index, isStateFault, stateProblem, withWriteLock } from "./state.ts";
-import { discard, prepare, previousOf, readIfExists, removeStaleTemps, stateFilesGuard, type Temp } from "./writer.ts";
-import { dirIdentity, Keeper, lineChanges, markUndone, newGroup, recordChange, removeJournal, writeJournal, type HistoryState, type LineCounts, type PackedAt } from "./history.ts";
+import { discard, prepare, previousOf, readIfExists, removeStaleTemps, stateFilesGuard, type Previous, type Temp } from "./writer.ts";
+import { dirIdentity, Keeper, lineChanges, markUndone, newGroup, recordChange, removeJournal, writeJournal, type HistoryState, type LineCounts, type LinkSource, type PackedAt } from "./history.ts";
 
 export interface Change {
   /** The path as shown to the model. */
@@ -102,6 +102,7 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
     // while the one before it is synced (two at most in flight: 2,914 files in three windows
     // waited for each one's flush in turn).
     const counts = new Map<Change, LineCounts>();
+    const sources = new Map<Change, LinkSource>();
     // An eighth of the descriptors this process may open, at most WINDOW: two windows' worth open at once.
     const window = Math.max(16, Math.min(WINDOW, Math.floor(closing.limit / 8)));
     for (let from = 0; from < changes.length; from += window) {
@@ -121,13 +122,18 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
         const temp = prepare(target, change.bytes, change.display, { sync: false, previous, mode: previous === null ? change.mode : undefined, keepOpen: true });
         staged.push({ change, target, temp, previousMode: previous?.mode ?? null });
         temps.push({ temp, display: change.display });
+        const source = linkSource(target, previous, change.previous);
+        if (source) sources.set(change, source);
       }
       // The kept bytes are written before anything is flushed: creating files while the disk
       // flushes waits on the file system's journal (each create ~1 ms then, here). They are
       // not fsynced; a syncfs (core/flush.ts) takes them with the rest.
       if (unkept === undefined) {
         try {
-          keeper.keep(some.map((c) => c.previous));
+          keeper.keep(
+            some.map((c) => c.previous),
+            some.map((c) => sources.get(c)),
+          );
         } catch (error) {
           if (!historyFault(error)) throw error;
           unkept = error;
@@ -230,9 +236,9 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
           ctx.warn(`the change's journal could not be written: were kt stopped while installing its ${staged.length} files, kt undo --last could not put back those installed so far. ${stateProblem(ctx.stateDir, error)}`);
         }
       }
-      install(ctx, staged, opts, hash, closing, dirs.size);
+      keeper.settle();
+      install(ctx, staged, opts, hash, closing, dirs.size, (s) => s.change.previous !== null && keeper.linked(s.change.previous));
     });
-    keeper.close();
     if (journal) removeJournal(journal);
     if (unkept !== undefined) {
       const what = staged.length === 1 ? `the previous version of ${staged[0]!.change.display} could not be kept` : `the previous versions of the ${staged.length} files changed could not be kept`;
@@ -269,6 +275,17 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
 function historyFault(error: unknown): boolean {
   if (error instanceof KtError) return false;
   return isStateFault(error) || typeof (error as NodeJS.ErrnoException)?.code === "string";
+}
+
+/**
+ * The file a change replaces, as a history link may keep it (history.ts Keeper): this
+ * user's, with no other name, and of the size of the bytes the change was computed from.
+ * Not on Windows, whose links and owners are another matter.
+ */
+function linkSource(target: string, previous: Previous | null, bytes: Uint8Array | null): LinkSource | undefined {
+  if (process.platform === "win32" || previous === null || bytes === null) return undefined;
+  if (previous.nlink !== 1 || previous.uid !== process.getuid?.() || previous.size !== bytes.length) return undefined;
+  return { path: target, dev: previous.dev!, ino: previous.ino! };
 }
 
 function withPrevAt(at: PackedAt | undefined): { prevAt?: PackedAt } {
@@ -359,7 +376,7 @@ function pause(): void {
 }
 
 /** New and changed files first, removals last: a move interrupted halfway leaves both copies, never neither. */
-function install(ctx: ToolContext, staged: readonly Staged[], opts: CommitOptions, hash: (bytes: Uint8Array) => string, closing: Closing, dirs: number): void {
+function install(ctx: ToolContext, staged: readonly Staged[], opts: CommitOptions, hash: (bytes: Uint8Array) => string, closing: Closing, dirs: number, linked: (s: Staged) => boolean): void {
   const order = [...staged.filter((s) => s.change.bytes !== null), ...staged.filter((s) => s.change.bytes === null)];
   const done: Staged[] = [];
   const budget = pinBudget(closing.limit, dirs);
@@ -368,7 +385,8 @@ function install(ctx: ToolContext, staged: readonly Staged[], opts: CommitOption
       opts.beforeInstall?.(i);
       if (i > 0) pause();
       const temp = s.temp;
-      const old = closing.pinned < budget ? pin(s.target) : undefined;
+      // A file kept by a link in the history folder is not freed by the rename: nothing to hold.
+      const old = closing.pinned < budget && !linked(s) ? pin(s.target) : undefined;
       if (old !== undefined) closing.pinned++;
       try {
         if (temp) renameSync(temp.path, s.target);

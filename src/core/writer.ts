@@ -288,13 +288,18 @@ export interface Previous {
   mode: number;
   uid: number;
   gid: number;
+  /** Its identity, links and size (commit.ts keeps a file that has no other name by linking it). */
+  dev?: number;
+  ino?: number;
+  nlink?: number;
+  size?: number;
 }
 
 /** The mode, owner and group of `target`, or null when it does not exist. */
 export function previousOf(target: string, display: string): Previous | null {
   try {
     const st = statSync(target);
-    return { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid };
+    return { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid, dev: st.dev, ino: st.ino, nlink: st.nlink, size: st.size };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw fsError(error, display);
     return null;

@@ -2,7 +2,8 @@
 // previous bytes; undo restores them byte for byte (CRLF, BOM, mode), refuses after an outside
 // change unless --force, deletes a file kt created, and --last reverts a whole patch.
 import { describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CAN_RUN_AS_NOBODY, KT, kt, tempDir } from "./_helpers.ts";
 import { HISTORY_KEEP } from "../src/core/history.ts";
@@ -193,6 +194,25 @@ describe("kt undo PATH", () => {
     expect(kt(["undo", "--last"], opts).exitCode).toBe(0);
     for (const f of ["x.txt", "y.txt", "z.txt"]) expect(readFileSync(join(work, f), "utf8")).toBe(same);
     expect(readFileSync(join(work, "w.txt"), "utf8")).toBe(`only ${same}`);
+  });
+
+  const shm = existsSync("/dev/shm") ? "/dev/shm" : undefined;
+  test.skipIf(!shm || statSync(shm).dev === statSync(tmpdir()).dev)("a state directory on another file system than the files: their versions are copied into the pack (a link cannot cross), and undone", () => {
+    const { tmp, work } = setup();
+    using _ = tmp;
+    const other = mkdtempSync(join(shm!, "kt-state-"));
+    using _other = { [Symbol.dispose]: () => rmSync(other, { recursive: true, force: true }) };
+    const opts = { cwd: work, stateDir: join(other, "state") };
+    writeFileSync(join(work, "a.txt"), "a0\n");
+    writeFileSync(join(work, "b.txt"), "b0\n");
+    expect(kt(["patch"], { ...opts, stdin: JSON.stringify({ patch: twoFiles("a0", "a1", "b0", "b1") }) }).exitCode).toBe(0);
+    const history = join(opts.stateDir, "sessions", "default", "history");
+    const [pack, ...more] = readdirSync(history);
+    expect(more).toEqual([]);
+    expect(readFileSync(join(history, pack!), "utf8")).toBe("a0\nb0\n");
+    expect(kt(["undo", "--last"], opts).exitCode).toBe(0);
+    expect(readFileSync(join(work, "a.txt"), "utf8")).toBe("a0\n");
+    expect(readFileSync(join(work, "b.txt"), "utf8")).toBe("b0\n");
   });
 
   test("a kept version changed in the history folder (or cut short) is never restored: undo says it is no longer kept", () => {

@@ -348,7 +348,8 @@ function makeParents(ctx: ToolContext, dir: string, display: string, created: st
 function recheck(ctx: ToolContext, s: Staged, verb: Verb, hash: (bytes: Uint8Array) => string): void {
   const change = s.change;
   const current = readIfExists(s.target, change.display);
-  if (change.baseSha === null) {
+  // baseSha is null exactly when previous is (a file to create); a getter is not read for it.
+  if (change.previous === null) {
     if (current !== null) {
       throw new KtError("FILE_EXISTS", `Refusing to create ${change.display}: a file appeared there while the change was being prepared. Nothing was changed. Read it, then change it as an update.`);
     }

@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { applyPatch } from "diff";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { diffOf, findByLines } from "../src/tools/replace.ts";
+import { countsOf, diffOf, findByLines } from "../src/tools/replace.ts";
 import { applySpans, findLiteral, findReplacements, parseTemplate } from "../src/replacer/substitute.ts";
 import { compilePattern } from "../src/search/regex.ts";
 import { unifiedDiff } from "../src/core/diff.ts";
@@ -45,6 +45,25 @@ describe("replace's diff from its spans", () => {
       }),
       { numRuns: 3000 },
     );
+  });
+
+  test("the lines counted without the diff (history, title, metadata of a plain answer) are the diff's counts", () => {
+    let quick = 0;
+    fc.assert(
+      fc.property(text, replacement, (before, repl) => {
+        const { spans, after } = change(before, repl);
+        if (spans.length === 0 || after === before) return;
+        const diff = diffOf("f.js", before, after, spans);
+        const counts = countsOf(before, after, spans);
+        // Counted without the diff exactly where the diff is made from the spans of text ending in a line break.
+        expect(counts === undefined).toBe(!before.endsWith("\n") || !after.endsWith("\n"));
+        if (counts === undefined) return;
+        quick++;
+        expect(counts).toEqual({ added: diff.additions, removed: diff.deletions });
+      }),
+      { numRuns: 3000 },
+    );
+    expect(quick).toBeGreaterThan(500);
   });
 
   test("a file without a final line break: the same lines as the whole-file diff marks, where both are one hunk", () => {

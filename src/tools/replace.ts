@@ -21,7 +21,7 @@ import { BOM_BYTES, decodeUtf8, hasBom, MAX_FILE_BYTES } from "../core/text.ts";
 import { freshContent, readIfExists, stateFilesGuard } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
 import { diffPath, unifiedDiff } from "../core/diff.ts";
-import { editsDiff } from "../patch/diff.ts";
+import { editsDiff, spanParts } from "../patch/diff.ts";
 import { compilePattern, escapeLiteral, type Cases } from "../search/regex.ts";
 import { count, makePlan, pathShower, quoted, shownPath, timeLimitMs } from "../search/plan.ts";
 import { chooseEngine, search, type Engine } from "../search/engine.ts";
@@ -144,18 +144,23 @@ export default defineTool({
     }
     pauseForTests();
     if (!ctx.flags.dryRun) await commitChanges(ctx, done.map((d) => d.change), { tool: "replace", verb: "change" });
-    const diff = done.map((d) => d.diff.patch).join("");
-    const additions = done.reduce((n, d) => n + d.diff.additions, 0);
-    const deletions = done.reduce((n, d) => n + d.diff.deletions, 0);
+    // The diff text is made when first asked for (a dry run's answer, --json, an MCP client):
+    // a plain answer never shows it, and its lines were counted without it.
+    let diff: string | undefined;
+    const diffText = () => (diff ??= done.map((d) => d.diff.patch).join(""));
+    const additions = done.reduce((n, d) => n + d.change.counts!.added, 0);
+    const deletions = done.reduce((n, d) => n + d.change.counts!.removed, 0);
     const what = `${count(total, "replacement", "replacements")} in ${count(done.length, "file", "files")}`;
     const head = ctx.flags.dryRun ? `Dry run: ${what} for "${shownPattern}"; nothing was written:` : `Replaced "${shownPattern}": ${what}:`;
     const lines = done.slice(0, MAX_LISTED).map((d) => `M ${d.display} (${d.replacements})`);
     if (done.length > MAX_LISTED) lines.push(`… and ${count(done.length - MAX_LISTED, "more file", "more files")} (metadata.extra.files lists all).`);
     const body = [head, ...lines, ...notes].join("\n");
     const output: ToolOutput = {
-      content: ctx.flags.dryRun ? `${body}\n\n${diff.trimEnd()}` : body,
+      content: ctx.flags.dryRun ? `${body}\n\n${diffText().trimEnd()}` : body,
       title: `Replace "${shownPattern}" · ${what} · +${additions} −${deletions}`,
-      diff,
+      get diff() {
+        return diffText();
+      },
       additions,
       deletions,
       matches: total,
@@ -291,6 +296,7 @@ function fromBytes(ctx: ToolContext, c: Candidate, bytes: Uint8Array, matcher: M
   // for them while the disk writes the new files (commitChanges), a dry run for its answer.
   let diff: ReturnType<typeof unifiedDiff> | undefined;
   let sha: string | undefined;
+  let counted: { added: number; removed: number } | undefined;
   const diffed = () => (diff ??= diffOf(diffPath(ctx, c.abs), text, after, spans));
   return {
     display: c.display,
@@ -306,8 +312,11 @@ function fromBytes(ctx: ToolContext, c: Candidate, bytes: Uint8Array, matcher: M
       previous: bytes,
       bytes: next,
       get counts() {
+        if (counted) return counted;
+        const quick = diff === undefined ? countsOf(text, after, spans) : undefined;
+        if (quick) return (counted = quick);
         const d = diffed();
-        return { added: d.additions, removed: d.deletions };
+        return (counted = { added: d.additions, removed: d.deletions });
       },
     },
     get diff() {
@@ -392,10 +401,37 @@ function noFinalNewline(patch: string, oldCount: number, newCount: number): { pa
   return { patch: `${out.join("\n")}\n`, split };
 }
 
-/** The diff of a replace from its spans, for `before` ending in a line break (the spans may end before it). */
-function spanDiff(path: string, before: string, spans: readonly Span[]): ReturnType<typeof unifiedDiff> {
-  const edits: { start: number; end: number; text: string }[] = [];
-  const lines: number[] = [];
+/**
+ * The lines a replace's diff adds and removes, without the diff: the same whole-line edits
+ * spanDiff makes, each compared as editsDiff compares them (spanParts). Undefined where the
+ * diff is not a span diff of text ending in a line break (CRLF, no final line break, or one
+ * added or removed): those counts come from the diff itself.
+ */
+export function countsOf(before: string, after: string, spans: readonly Span[]): { added: number; removed: number } | undefined {
+  if (before.includes("\r") || !before.endsWith("\n") || !after.endsWith("\n")) return undefined;
+  let added = 0;
+  let removed = 0;
+  for (const e of spanEdits(before, spans)) {
+    for (const part of spanParts(textLines(before.slice(e.start, e.end)), textLines(e.text))) {
+      if (part.added) added += part.value.length;
+      else if (part.removed) removed += part.value.length;
+    }
+  }
+  return { added, removed };
+}
+
+function textLines(text: string): string[] {
+  if (text === "") return [];
+  return (text.endsWith("\n") ? text.slice(0, -1) : text).split("\n");
+}
+
+/**
+ * A replace's spans as edits of whole lines (sorted, disjoint): the lines each touches, spans
+ * on the same or adjacent lines in one edit. `lines`, when given, gets the 0-based line each
+ * edit starts on.
+ */
+function spanEdits(before: string, spans: readonly Span[], lines?: number[]): { start: number; end: number; text: string }[] {
+  const edits: ({ start: number; end: number; text: string } & { spans: Span[] })[] = [];
   let line = 0;
   let counted = 0;
   for (const s of spans) {
@@ -406,15 +442,17 @@ function spanDiff(path: string, before: string, spans: readonly Span[]): ReturnT
     if (last && start <= last.end) {
       // The same or an adjacent line run: one edit.
       last.end = Math.max(last.end, end);
-      (last as { spans: Span[] } & typeof last).spans.push(s);
+      last.spans.push(s);
       continue;
     }
-    for (let i = before.indexOf("\n", counted); i !== -1 && i < start; i = before.indexOf("\n", i + 1)) line++;
-    counted = start;
-    lines.push(line);
-    edits.push(Object.assign({ start, end, text: "" }, { spans: [s] }));
+    if (lines) {
+      for (let i = before.indexOf("\n", counted); i !== -1 && i < start; i = before.indexOf("\n", i + 1)) line++;
+      counted = start;
+      lines.push(line);
+    }
+    edits.push({ start, end, text: "", spans: [s] });
   }
-  for (const e of edits as ({ spans: Span[] } & (typeof edits)[number])[]) {
+  for (const e of edits) {
     let text = "";
     let at = e.start;
     for (const s of e.spans) {
@@ -423,6 +461,13 @@ function spanDiff(path: string, before: string, spans: readonly Span[]): ReturnT
     }
     e.text = text + before.slice(at, e.end);
   }
+  return edits;
+}
+
+/** The diff of a replace from its spans, for `before` ending in a line break (the spans may end before it). */
+function spanDiff(path: string, before: string, spans: readonly Span[]): ReturnType<typeof unifiedDiff> {
+  const lines: number[] = [];
+  const edits = spanEdits(before, spans, lines);
   return editsDiff(path, before, edits, lines);
 }
 
@@ -445,7 +490,7 @@ function notesOf(skipped: Skipped, unreadable: readonly string[]): string[] {
 
 function extraOf(done: readonly Done[], skipped: Skipped, dryRun: boolean): Record<string, unknown> {
   return {
-    files: done.map((d) => ({ path: d.display, replacements: d.replacements, additions: d.diff.additions, deletions: d.diff.deletions })),
+    files: done.map((d) => ({ path: d.display, replacements: d.replacements, additions: d.change.counts!.added, deletions: d.change.counts!.removed })),
     skipped,
     dryRun,
   };

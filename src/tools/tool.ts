@@ -63,8 +63,13 @@ export function defineTool<S extends ObjectParam>(spec: ToolSpec<S>): Tool<S> {
       } else {
         try {
           const out = await spec.execute(parsed.input as Infer<S>, ctx);
-          const { content, image, ...meta } = out;
-          result = { content, isError: false, ...(image ? { image } : {}), metadata: { ...meta, durationMs: 0 } };
+          // The metadata as the tool gave it, getters kept: a field made when first read (replace's
+          // diff) is made only for an answer that shows it (--json, an MCP client).
+          const metadata = Object.defineProperties({}, Object.getOwnPropertyDescriptors(out)) as ToolResult["metadata"] & { content?: unknown; image?: unknown };
+          delete metadata.content;
+          delete metadata.image;
+          metadata.durationMs = 0;
+          result = { content: out.content, isError: false, ...(out.image ? { image: out.image } : {}), metadata };
         } catch (error) {
           if (error instanceof KtError) result = errorResult(spec.name, error, started);
           else if (isStateFault(error) && !(error instanceof StateError)) throw new StateError(stateProblem(ctx.stateDir, error));

@@ -15,6 +15,11 @@ function setup() {
   return { tmp, work, opts: { cwd: work, stateDir: join(tmp.path, ".state") } };
 }
 
+/** The default session's history folder. */
+function historyOf(stateDir: string): string {
+  return join(stateDir, "sessions", "default", "history");
+}
+
 /** A patch replacing one line of a.txt and one of b.txt. */
 function twoFiles(a0: string, a1: string, b0: string, b1: string): string {
   return `*** Begin Patch\n*** Update File: a.txt\n@@\n-${a0}\n+${a1}\n*** Update File: b.txt\n@@\n-${b0}\n+${b1}\n*** End Patch\n`;
@@ -118,7 +123,7 @@ describe("kt undo PATH", () => {
     for (let i = 0; i < HISTORY_KEEP + 3; i++) kt(["write", "many.txt", "--content", `${i}\n`], opts);
     const lines = kt(["history", "many.txt"], opts).stdout.split("\n").filter((l) => /^\s+\d+\. /.test(l));
     expect(lines.length).toBe(HISTORY_KEEP);
-    const blobs = readdirSync(join(opts.stateDir, "sessions", "default", "history"));
+    const blobs = readdirSync(historyOf(opts.stateDir));
     expect(blobs.length).toBeLessThanOrEqual(HISTORY_KEEP);
   });
 
@@ -136,7 +141,7 @@ describe("kt undo PATH", () => {
       expect(lines.length).toBe(HISTORY_KEEP);
     }
     // Each version the file itself, linked (a patch's own names), the 3 oldest of each gone with their rows.
-    const kept = readdirSync(join(opts.stateDir, "sessions", "default", "history"));
+    const kept = readdirSync(historyOf(opts.stateDir));
     expect(kept.length).toBe(2 * HISTORY_KEEP);
     expect(kept.every((name) => /^pack-[A-Za-z0-9-]+$/.test(name))).toBe(true);
     // The oldest kept version of each is the one before the 4th patch.
@@ -147,7 +152,7 @@ describe("kt undo PATH", () => {
   test("a change of two files keeps each file it replaces as itself, linked in the history folder (no byte copied); a link goes with its row", () => {
     const { tmp, work, opts } = setup();
     using _ = tmp;
-    const history = join(opts.stateDir, "sessions", "default", "history");
+    const history = historyOf(opts.stateDir);
     writeFileSync(join(work, "a.txt"), "a before the patch\n");
     writeFileSync(join(work, "b.txt"), "b before the patch\n");
     const inode = (f: string) => statSync(f).ino;
@@ -174,7 +179,7 @@ describe("kt undo PATH", () => {
   test("a file with another name is copied into the change's pack, not linked (its version must not change through that name); files of one content are copied once", () => {
     const { tmp, work, opts } = setup();
     using _ = tmp;
-    const history = join(opts.stateDir, "sessions", "default", "history");
+    const history = historyOf(opts.stateDir);
     const same = "the same bytes\n".repeat(100);
     for (const f of ["x.txt", "y.txt", "z.txt"]) {
       writeFileSync(join(work, f), same);
@@ -206,7 +211,7 @@ describe("kt undo PATH", () => {
     writeFileSync(join(work, "a.txt"), "a0\n");
     writeFileSync(join(work, "b.txt"), "b0\n");
     expect(kt(["patch"], { ...opts, stdin: JSON.stringify({ patch: twoFiles("a0", "a1", "b0", "b1") }) }).exitCode).toBe(0);
-    const history = join(opts.stateDir, "sessions", "default", "history");
+    const history = historyOf(opts.stateDir);
     const [pack, ...more] = readdirSync(history);
     expect(more).toEqual([]);
     expect(readFileSync(join(history, pack!), "utf8")).toBe("a0\nb0\n");
@@ -218,7 +223,7 @@ describe("kt undo PATH", () => {
   test("a kept version changed in the history folder (or cut short) is never restored: undo says it is no longer kept", () => {
     const { tmp, work, opts } = setup();
     using _ = tmp;
-    const history = join(opts.stateDir, "sessions", "default", "history");
+    const history = historyOf(opts.stateDir);
     writeFileSync(join(work, "a.txt"), "a0\n");
     writeFileSync(join(work, "b.txt"), "b0\n");
     expect(kt(["patch"], { ...opts, stdin: JSON.stringify({ patch: twoFiles("a0", "a1", "b0", "b1") }) }).exitCode).toBe(0);

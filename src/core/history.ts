@@ -2,8 +2,9 @@
 // session and real path, the last HISTORY_KEEP versions. Bytes live under
 // <state>/sessions/<id>/history/ (inside the state directory's size cap): a change of one
 // file keeps them as a file named by their sha256 (a blob, shared by content), a change of
-// more keeps them all in one pack (pack-<token>, its files' versions one after another). The
-// index holds one row per change of one file (with where in a pack its version lies), and
+// more keeps each file it replaces as itself (a hard link, pack-<token>-<n>) where it may, and
+// the rest in one pack (pack-<token>, their versions one after another) — see Keeper. The
+// index holds one row per change of one file (with where its version lies), and
 // the files one change touched share a group, so a whole patch is undone together. This
 // module owns the `history` table.
 import type { Database } from "bun:sqlite";
@@ -116,7 +117,7 @@ export interface Replaced {
   counts?: LineCounts;
   /** dirIdentity of the directory the file is written in, from the open descriptor the change was written through. */
   dir: string | null;
-  /** Where `previous` was kept in the change's pack (Keeper), if it was. */
+  /** Where `previous` was kept by the change's Keeper (a link or its pack), if it was: no blob is written. */
   kept?: PackedAt;
 }
 
@@ -173,7 +174,6 @@ export class Keeper {
   /** Links made, and which of them a row or the journal was told of. */
   private readonly links: string[] = [];
   private readonly used = new Set<string>();
-  private readonly linkedBytes = new Set<Uint8Array>();
 
   /** `files`: how many versions the change keeps (files it replaces or removes). */
   constructor(
@@ -232,16 +232,14 @@ export class Keeper {
       if (code === "ENOSPC" || code === "EDQUOT" || code === "EROFS" || code === "EIO") throw error;
       return false;
     }
-    this.links.push(name);
     const st = lstatOrUndefined(path);
-    if (st?.isFile() && st.dev === source.dev && st.ino === source.ino && st.nlink === 2 && st.size === bytes.length) {
-      this.at.set(bytes, { pack: name, off: 0, len: bytes.length });
-      this.linkedBytes.add(bytes);
-      return true;
+    if (!(st?.isFile() && st.dev === source.dev && st.ino === source.ino && st.nlink === 2 && st.size === bytes.length)) {
+      removeQuietly(path);
+      return false;
     }
-    removeQuietly(path);
-    this.links.pop();
-    return false;
+    this.links.push(name);
+    this.at.set(bytes, { pack: name, off: 0, len: bytes.length });
+    return true;
   }
 
   /**
@@ -258,7 +256,9 @@ export class Keeper {
 
   /** Whether `bytes` are kept as the file itself: its rename frees nothing. */
   linked(bytes: Uint8Array): boolean {
-    return this.linkedBytes.has(bytes) && this.used.has(this.at.get(bytes)!.pack);
+    const at = this.at.get(bytes);
+    // Every name but the pack's is a link; one settle removed is no longer the file's.
+    return at !== undefined && at.pack !== this.name && this.used.has(at.pack);
   }
 
   private checked: boolean | undefined;
@@ -342,7 +342,7 @@ export function recordChange(
       if (!f.kept) putBlob(dir, prevSha, f.previous);
     }
     const { added, removed } = f.counts ?? lineChanges(f.previous, f.next);
-    const at = f.previous !== null ? f.kept : undefined;
+    const at = f.kept;
     insert.run(ctx.session, grp, f.real, f.display, tool, Date.now(), prevSha, f.previousMode, f.next === null ? null : hash(f.next), added, removed, state, token, f.dir, at?.pack ?? null, at?.off ?? null, at?.len ?? null);
   }
   for (const path of overKept(ctx, db, files.map((f) => f.real))) prune(ctx, db, path);
@@ -393,12 +393,8 @@ function forget(db: Database, stateDir: string, session: string, row: Forgotten)
   } else if (row.prev_sha !== null) {
     if (!db.query("SELECT 1 FROM history WHERE session = ? AND prev_sha = ? AND pack IS NULL LIMIT 1").get(session, row.prev_sha)) name = row.prev_sha;
   }
-  if (name === null) return;
-  try {
-    unlinkSync(join(blobDir({ stateDir, session }), name));
-  } catch {
-    // Removed already (the size cap).
-  }
+  // Removed already, it may be (the size cap).
+  if (name !== null) removeQuietly(join(blobDir({ stateDir, session }), name));
 }
 
 /**
@@ -750,11 +746,7 @@ export function writeJournal(ctx: Ctx, journal: Journal): string {
 }
 
 export function removeJournal(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    // Gone already.
-  }
+  removeQuietly(path);
 }
 
 function alive(pid: number): boolean {

@@ -44,7 +44,8 @@ export function spanParts(a: readonly string[], b: readonly string[]): { value: 
   return parts;
 }
 
-function lines(text: string): string[] {
+/** The lines of `text`, a last line break ending the last line (not starting an empty one). */
+export function lines(text: string): string[] {
   if (text === "") return [];
   return (text.endsWith("\n") ? text.slice(0, -1) : text).split("\n");
 }

@@ -21,7 +21,7 @@ import { BOM_BYTES, decodeUtf8, hasBom, MAX_FILE_BYTES } from "../core/text.ts";
 import { freshContent, readIfExists, stateFilesGuard } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
 import { diffPath, unifiedDiff } from "../core/diff.ts";
-import { editsDiff, spanParts } from "../patch/diff.ts";
+import { editsDiff, lines as textLines, spanParts } from "../patch/diff.ts";
 import { compilePattern, escapeLiteral, type Cases } from "../search/regex.ts";
 import { count, makePlan, pathShower, quoted, shownPath, timeLimitMs } from "../search/plan.ts";
 import { chooseEngine, search, type Engine } from "../search/engine.ts";
@@ -418,11 +418,6 @@ export function countsOf(before: string, after: string, spans: readonly Span[]):
     }
   }
   return { added, removed };
-}
-
-function textLines(text: string): string[] {
-  if (text === "") return [];
-  return (text.endsWith("\n") ? text.slice(0, -1) : text).split("\n");
 }
 
 /**

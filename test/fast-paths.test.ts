@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { closeSync, openSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { lineChanges } from "../src/core/history.ts";
-import { readOpened } from "../src/core/writer.ts";
+import { readOpened } from "../src/core/paths.ts";
 import { tempDir } from "./_helpers.ts";
 import { sniffBinary, utf8Length } from "../src/core/text.ts";
 import { imageInfo, looksLikeImage } from "../src/core/image.ts";

@@ -173,7 +173,7 @@ for (const tree of TREES) {
 describe("a helper's findings cross threads packed (builtin.ts: one string, one Float64Array)", () => {
   const snapshot = (files: GrepFound["snapshot"]["files"], counted = 0, evicted = false) => ({ files, counted, lines: files.reduce((n, f) => n + f.count, 0), evicted });
   const cases: [string, GrepFound][] = [
-    ["nothing found", { snapshot: snapshot([]), probed: null, unreadable: [], skipped: [], timedOut: false, pruned: [] }],
+    ["nothing found", { snapshot: snapshot([]), probed: null, unreadable: [], skipped: [], timedOut: false, pruned: [], worked: [] }],
     [
       "every field: hits with any text, empty strings, fractional mtimes, cut files, counted files, a probe, binary files, pruned directories",
       {
@@ -192,15 +192,31 @@ describe("a helper's findings cross threads packed (builtin.ts: one string, one 
         binary: ["bin/a.out", "x.png"],
         timedOut: true,
         pruned: ["node_modules\0noise", "dist\0.gitignore"],
+        worked: [
+          {
+            rel: "a/b.ts",
+            abs: "/t/a/b.ts",
+            change: { previous: new Uint8Array([1, 2, 3]), next: new Uint8Array([4]), replacements: 2, counts: { added: 1, removed: 3 } },
+          },
+          { rel: "bin", abs: "/t/bin", change: { left: "binary" } },
+          { rel: "empty", abs: "/t/é", change: { previous: new Uint8Array(0), next: new Uint8Array([10, 0, 255]), replacements: 1, counts: undefined } },
+          { rel: "l1", abs: "/t/l1", change: { left: "notUtf8" } },
+          { rel: "big", abs: "/t/big", change: { left: "tooLarge" } },
+          { rel: "same", abs: "/t/same", change: { left: "unchanged" } },
+        ],
       },
     ],
-    ["noteBinary with none found", { snapshot: snapshot([]), probed: snapshot([]), unreadable: [], skipped: [], binary: [], timedOut: false, pruned: [] }],
+    ["noteBinary with none found", { snapshot: snapshot([]), probed: snapshot([]), unreadable: [], skipped: [], binary: [], timedOut: false, pruned: [], worked: [] }],
   ];
   for (const [name, found] of cases) {
     test(name, () => {
-      // As postMessage sends it: a structured clone of the packed form.
-      const crossed = grepWalk.unpack!(structuredClone(grepWalk.pack!(found)));
+      // As postMessage sends it: a structured clone of the packed form, its bytes handed over.
+      const packed = grepWalk.pack!(found);
+      const transfer = grepWalk.transfer!(packed);
+      const crossed = grepWalk.unpack!(structuredClone(packed, { transfer }));
       expect(crossed).toStrictEqual(found);
+      // Handed over, not copied: the sender's array is emptied.
+      expect(transfer.every((b) => b.byteLength === 0)).toBe(true);
       expect("binary" in crossed).toBe("binary" in found);
     });
   }

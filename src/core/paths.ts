@@ -1,6 +1,6 @@
 // Path resolution and confinement (SPEC §3.6), and the mapping of file-system errors
 // to prose with a code: every failure names the path and one concrete next step.
-import { closeSync, constants, existsSync, fstatSync, openSync, readlinkSync, realpathSync, type Stats } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, openSync, readFileSync, readlinkSync, readSync, realpathSync, type Stats } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { KtError, type ToolContext } from "./result.ts";
 import { safeName } from "./state.ts";
@@ -85,6 +85,25 @@ export function openedBelow(fd: number, dir: string): boolean {
     return inside(dir, readlinkSync(`/proc/self/fd/${fd}`));
   } catch {
     return false;
+  }
+}
+
+/**
+ * The whole of an opened regular file of `size` bytes (its fstat's): read into a buffer of the
+ * size and a byte more, so that the read which reaches the end comes back short and no read
+ * returning nothing is needed after it (readFileSync reads into a growing buffer until one
+ * does). Only a short read that ends exactly at `size` is taken for the end; any other is
+ * read on from. A file that grew since its fstat is read on to its end.
+ */
+export function readOpened(fd: number, size: number): Uint8Array {
+  const buf = Buffer.allocUnsafe(size + 1);
+  let got = 0;
+  for (;;) {
+    const n = readSync(fd, buf, got, buf.length - got, null);
+    got += n;
+    if (n === 0 || got === size) return buf.subarray(0, got);
+    // Full: the file is longer than its fstat said; the rest is read as readFileSync would.
+    if (got === buf.length) return Buffer.concat([buf, readFileSync(fd)]);
   }
 }
 

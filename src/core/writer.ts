@@ -11,7 +11,7 @@ import {
 } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { KtError, type ToolContext } from "./result.ts";
-import { fdHandle, fsError, inside, notRegular, onOneLine, READ_NONBLOCKING, realPath, verifyOpened } from "./paths.ts";
+import { fdHandle, fsError, inside, notRegular, onOneLine, READ_NONBLOCKING, readOpened, realPath, verifyOpened } from "./paths.ts";
 import { getStamp, notRead, putStamp, sha256, stale, type Stamp, type Verb } from "./stamps.ts";
 import { index, isStateFault, stateProblem, withWriteLock } from "./state.ts";
 import { dirIdentity, newGroup, recordChange } from "./history.ts";
@@ -216,25 +216,6 @@ export function readIfExists(real: string, display: string, ctx?: Pick<ToolConte
     throw fsError(error, display);
   } finally {
     closeSync(fd);
-  }
-}
-
-/**
- * The whole of an opened regular file of `size` bytes (its fstat's): read into a buffer of the
- * size and a byte more, so that the read which reaches the end comes back short and no read
- * returning nothing is needed after it (readFileSync reads into a growing buffer until one
- * does). Only a short read that ends exactly at `size` is taken for the end; any other is
- * read on from. A file that grew since its fstat is read on to its end.
- */
-export function readOpened(fd: number, size: number): Uint8Array {
-  const buf = Buffer.allocUnsafe(size + 1);
-  let got = 0;
-  for (;;) {
-    const n = readSync(fd, buf, got, buf.length - got, null);
-    got += n;
-    if (n === 0 || got === size) return buf.subarray(0, got);
-    // Full: the file is longer than its fstat said; the rest is read as readFileSync would.
-    if (got === buf.length) return Buffer.concat([buf, readFileSync(fd)]);
   }
 }
 

@@ -3,6 +3,7 @@
 // with three lines of context as `diff -u` does. A whole-file diff of 20 files cost more than
 // locating all their hunks.
 import { diffArrays } from "diff";
+import { certainParts, lines, type Part } from "./parts.ts";
 import type { Edit } from "../replacer/index.ts";
 import { formatDiff, lineChangesPatch, type Diff, type LineChange } from "../core/diff.ts";
 
@@ -10,44 +11,9 @@ const CONTEXT = 3;
 
 type Change = LineChange;
 
-/**
- * diffArrays(a, b), without running it when its answer is certain: past the lines both start
- * with and those both end with, no line of what is left of `a` is in what is left of `b` or
- * in the common end, and no line left of `b` is in the common end. Then the only shortest
- * edit keeps the start and the end and replaces the rest, and diffArrays (which takes the
- * common start first) writes it as the common start, the removed lines, the added lines, the
- * common end. A hunk's span is mostly such a case; Myers on each of them was most of the
- * cost of the diff. (test/patch.diff.test.ts holds the two to the same answers.)
- */
-export function spanParts(a: readonly string[], b: readonly string[]): { value: string[]; added?: boolean; removed?: boolean }[] {
-  let head = 0;
-  while (head < a.length && head < b.length && a[head] === b[head]) head++;
-  let tail = 0;
-  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
-  const removed = a.slice(head, a.length - tail);
-  const added = b.slice(head, b.length - tail);
-  const end = a.slice(a.length - tail);
-  if (removed.length > 0 || added.length > 0) {
-    const inEnd = new Set(end);
-    const inAdded = new Set(added);
-    if (removed.some((l) => inAdded.has(l) || inEnd.has(l)) || added.some((l) => inEnd.has(l))) return diffArrays(a as string[], b as string[]);
-  }
-  const parts: { value: string[]; added?: boolean; removed?: boolean }[] = [];
-  if (removed.length === 0 && added.length === 0) {
-    if (a.length > 0) parts.push({ value: [...a] });
-    return parts;
-  }
-  if (head > 0) parts.push({ value: a.slice(0, head) });
-  if (removed.length > 0) parts.push({ value: removed, removed: true });
-  if (added.length > 0) parts.push({ value: added, added: true });
-  if (tail > 0) parts.push({ value: end });
-  return parts;
-}
-
-/** The lines of `text`, a last line break ending the last line (not starting an empty one). */
-export function lines(text: string): string[] {
-  if (text === "") return [];
-  return (text.endsWith("\n") ? text.slice(0, -1) : text).split("\n");
+/** diffArrays(a, b), without running it when its answer is certain (patch/parts.ts). */
+export function spanParts(a: readonly string[], b: readonly string[]): Part[] {
+  return certainParts(a, b) ?? diffArrays(a as string[], b as string[]);
 }
 
 /**

@@ -11,6 +11,7 @@ import { fileFilter, type SearchOutcome, type SearchPlan } from "./plan.ts";
 import { matcherSpec, reviveMatcher, searchInto, type Lost, type Matcher, type MatcherSpec } from "./searcher.ts";
 import { pruneRecorder, type Pruned } from "./skipped.ts";
 import { belowTopTier } from "./tiers.ts";
+import { matcherOf, work, type Left, type Matcher as Replacer, type ReplaceSpec, type Worked } from "../replacer/work.ts";
 
 export interface BuiltinRun {
   collector: Collector;
@@ -20,6 +21,8 @@ export interface BuiltinRun {
   /** What the near-miss probe found, searched in the same pass while nothing matched;
    * null when something matched (or no probe was given). */
   probed: Collector | null;
+  /** A replace's changes, worked out by the threads that found the pattern (SearchPlan.replace), in no order. */
+  worked: Worked[];
 }
 
 /**
@@ -35,7 +38,7 @@ export async function searchBuiltin(plan: SearchPlan, compiled: Compiled, probe:
     const lost: Lost = { unreadable: [], skipped: [], ...(plan.noteBinary ? { binary: [] } : {}) };
     const probed = probe ? new Collector() : null;
     const matched = searchInto(plan.real, "", probe ? [compiled, probe] : [compiled], collector, probed, lost, plan.confine);
-    return { collector, outcome: { timedOut: false, ...lost }, threads: 1, probed: matched ? null : probed };
+    return { collector, outcome: { timedOut: false, ...lost }, threads: 1, probed: matched ? null : probed, worked: [] };
   }
   const { found, threads } = await walkParallel(grepWalk, grepWalkConfig(plan, compiled, probe), filesAlone(process.env.KT_GREP_PARALLEL_AFTER));
   const collector = new Collector();
@@ -53,7 +56,7 @@ export async function searchBuiltin(plan: SearchPlan, compiled: Compiled, probe:
     pruned: found.flatMap((part) => part.pruned),
     ...(plan.noteBinary ? { binary: found.flatMap((part) => part.binary ?? []).sort() } : {}),
   };
-  return { collector, outcome, threads, probed };
+  return { collector, outcome, threads, probed, worked: found.flatMap((part) => part.worked) };
 }
 
 export function grepWalkConfig(plan: SearchPlan, compiled: Compiled, probe: Compiled | null): GrepWalkConfig {
@@ -73,6 +76,7 @@ export function grepWalkConfig(plan: SearchPlan, compiled: Compiled, probe: Comp
     types: plan.types,
     confine: plan.confine,
     noteBinary: plan.noteBinary === true,
+    replace: plan.replace ?? null,
     deadline: Date.now() + (plan.deadline - performance.now()),
   };
 }
@@ -96,6 +100,8 @@ export interface GrepWalkConfig {
   confine: string | null;
   /** Binary files the pattern matches are named (SearchPlan.noteBinary). */
   noteBinary: boolean;
+  /** A replace's change of each file the pattern is found in is worked out as it is found (SearchPlan.replace). */
+  replace: ReplaceSpec | null;
   /** Wall-clock (Date.now()) time: each thread has its own performance.now(). */
   deadline: number;
 }
@@ -107,6 +113,7 @@ export interface GrepFound extends Lost {
   probed: Snapshot | null;
   timedOut: boolean;
   pruned: Pruned;
+  worked: Worked[];
 }
 
 /** One thread's search: each file the walk gives it that passes the filter is searched. */
@@ -119,6 +126,8 @@ class GrepThread implements ThreadVisitor<GrepFound> {
   private readonly alone: Matcher[];
   private readonly both: Matcher[];
   private readonly match: SearchPlan["match"];
+  private readonly replacer: Replacer | null;
+  private readonly worked: Worked[] = [];
   /** The deadline on this thread's clock. */
   private readonly until: number;
   private timedOut = false;
@@ -133,6 +142,7 @@ class GrepThread implements ThreadVisitor<GrepFound> {
     this.both = config.probe ? [pattern, reviveMatcher(config.probe)] : this.alone;
     this.probed = config.probe ? new Collector() : null;
     this.match = fileFilter(config.glob, config.basename, config.types);
+    this.replacer = config.replace ? matcherOf(config.replace) : null;
     this.until = performance.now() + (config.deadline - Date.now());
     this.options = {
       root: config.walkRoot,
@@ -158,6 +168,10 @@ class GrepThread implements ThreadVisitor<GrepFound> {
     if (searchInto(abs, full, this.probed ? this.both : this.alone, this.collector, this.probed, this.lost, confine)) {
       this.probed = null;
       this.signals.hit();
+      if (this.replacer) {
+        const worked = work(abs, full, this.replacer, confine);
+        if (worked) this.worked.push(worked);
+      }
     }
     if (performance.now() <= this.until) return WalkState.Continue;
     this.timedOut = true;
@@ -165,7 +179,7 @@ class GrepThread implements ThreadVisitor<GrepFound> {
   };
 
   finish(partial: boolean): GrepFound {
-    return { snapshot: this.collector.snapshot(), probed: this.probed?.snapshot() ?? null, ...this.lost, timedOut: partial || this.timedOut, pruned: this.pruned };
+    return { snapshot: this.collector.snapshot(), probed: this.probed?.snapshot() ?? null, ...this.lost, timedOut: partial || this.timedOut, pruned: this.pruned, worked: this.worked };
   }
 }
 
@@ -181,6 +195,7 @@ export const grepWalk: WalkKind<GrepWalkConfig, GrepFound> = {
   visitor: (config, signals) => new GrepThread(config, signals),
   pack: packFound,
   unpack: (packed) => unpackFound(packed as PackedFound),
+  transfer: (packed) => [(packed as PackedFound).bytes.buffer as ArrayBuffer],
 };
 
 /**
@@ -193,7 +208,12 @@ export const grepWalk: WalkKind<GrepWalkConfig, GrepFound> = {
 interface PackedFound {
   text: string;
   numbers: Float64Array;
+  /** The bytes of every change worked out (previous, then next, file by file), given to this thread rather than copied. */
+  bytes: Uint8Array;
 }
+
+/** A change's reason to be left out, as packed (its index + 1; 0 is a change made). */
+const LEFT: readonly Left[] = ["binary", "notUtf8", "tooLarge", "unchanged"];
 
 class Packer {
   readonly parts: string[] = [];
@@ -207,6 +227,29 @@ class Packer {
   strings(list: readonly string[]): void {
     this.numbers.push(list.length);
     for (const s of list) this.string(s);
+  }
+
+  /** The changes' paths and figures; their bytes in one array, returned. */
+  worked(list: readonly Worked[]): Uint8Array {
+    this.numbers.push(list.length);
+    let size = 0;
+    for (const w of list) if ("previous" in w.change) size += w.change.previous.length + w.change.next.length;
+    const bytes = new Uint8Array(size);
+    let at = 0;
+    for (const w of list) {
+      this.string(w.rel);
+      this.string(w.abs);
+      const c = w.change;
+      if ("left" in c) {
+        this.numbers.push(LEFT.indexOf(c.left) + 1);
+        continue;
+      }
+      this.numbers.push(0, c.replacements, c.counts ? 1 : 0, c.counts?.added ?? 0, c.counts?.removed ?? 0, c.previous.length, c.next.length);
+      bytes.set(c.previous, at);
+      bytes.set(c.next, at + c.previous.length);
+      at += c.previous.length + c.next.length;
+    }
+    return bytes;
   }
 
   snapshot(snap: Snapshot): void {
@@ -231,7 +274,8 @@ function packFound(found: GrepFound): PackedFound {
   packer.strings(found.skipped);
   if (found.binary) packer.strings(found.binary);
   packer.strings(found.pruned);
-  return { text: packer.parts.join(""), numbers: new Float64Array(packer.numbers) };
+  const bytes = packer.worked(found.worked);
+  return { text: packer.parts.join(""), numbers: new Float64Array(packer.numbers), bytes };
 }
 
 /** Reads back what packFound wrote. The strings are slices of one: what the merge keeps
@@ -255,6 +299,31 @@ class Unpacker {
   strings(): string[] {
     const list: string[] = [];
     for (let n = this.number(); n > 0; n--) list.push(this.string());
+    return list;
+  }
+
+  worked(bytes: Uint8Array): Worked[] {
+    const list: Worked[] = [];
+    let at = 0;
+    for (let n = this.number(); n > 0; n--) {
+      const rel = this.string();
+      const abs = this.string();
+      const kind = this.number();
+      if (kind > 0) {
+        list.push({ rel, abs, change: { left: LEFT[kind - 1]! } });
+        continue;
+      }
+      const replacements = this.number();
+      const counted = this.number() === 1;
+      const added = this.number();
+      const removed = this.number();
+      const previousLength = this.number();
+      const nextLength = this.number();
+      const previous = bytes.subarray(at, at + previousLength);
+      const next = bytes.subarray(at + previousLength, at + previousLength + nextLength);
+      at += previousLength + nextLength;
+      list.push({ rel, abs, change: { previous, next, replacements, counts: counted ? { added, removed } : undefined } });
+    }
     return list;
   }
 
@@ -290,6 +359,7 @@ function unpackFound(packed: PackedFound): GrepFound {
   const skipped = u.strings();
   const binary = hasBinary ? u.strings() : undefined;
   const pruned = u.strings();
-  return { snapshot, probed, unreadable, skipped, ...(binary ? { binary } : {}), timedOut, pruned };
+  const worked = u.worked(packed.bytes);
+  return { snapshot, probed, unreadable, skipped, ...(binary ? { binary } : {}), timedOut, pruned, worked };
 }
 

@@ -8,6 +8,7 @@ import type { SearchOutcome, SearchPlan } from "./plan.ts";
 import { Collector } from "./collect.ts";
 import { searchBuiltin } from "./builtin.ts";
 import { searchRg } from "./rg.ts";
+import type { Worked } from "../replacer/work.ts";
 
 export type Engine = { name: "builtin" } | { name: "rg"; path: string };
 
@@ -33,6 +34,8 @@ export interface Run {
   /** The near-miss probe's findings, searched in the same pass while nothing matched;
    * absent when something matched or there was no probe. */
   probed?: { probe: Compiled; found: Collector };
+  /** With plan.replace, the changes the built-in engine's threads worked out (by rel); absent for rg's search. */
+  worked?: Map<string, Worked>;
 }
 
 /** One search, with the near-miss `probe` searched for in the same pass. */
@@ -44,8 +47,8 @@ export async function search(engine: Engine, plan: SearchPlan, compiled: Compile
     if (outcome.failed === undefined) return { collector, outcome, engine: "rg", ...withProbed(probe, outcome.probed) };
     ctx.warn(`kt: rg could not run this search (${outcome.failed.split("\n")[0]}); using the built-in engine`);
   }
-  const { collector, outcome, threads, probed } = await searchBuiltin(plan, compiled, probe);
-  return { collector, outcome, engine: "builtin", threads, ...withProbed(probe, probed) };
+  const { collector, outcome, threads, probed, worked } = await searchBuiltin(plan, compiled, probe);
+  return { collector, outcome, engine: "builtin", threads, ...withProbed(probe, probed), ...(plan.replace ? { worked: new Map(worked.map((w) => [w.rel, w])) } : {}) };
 }
 
 /** Run's `probed`, when the engine searched for the probe and nothing matched. */

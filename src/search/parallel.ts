@@ -88,6 +88,8 @@ export interface WalkKind<Config, Found> {
   /** Found data in a form cheaper to send between threads, and back. */
   pack?(found: Found): unknown;
   unpack?(packed: unknown): Found;
+  /** What of the packed data is handed over to this thread rather than copied. */
+  transfer?(packed: unknown): ArrayBuffer[];
 }
 
 export interface WalkOutcome<Found> {
@@ -505,7 +507,7 @@ export function serveWalks(kinds: readonly WalkKind<never, unknown>[]): void {
     /** The visitor's visit, sharing between files. */
     visit: Visit;
   } | null = null;
-  const reply = (message: FromHelper): void => scope.postMessage(message);
+  const reply = (message: FromHelper, transfer: ArrayBuffer[] = []): void => scope.postMessage(message, transfer);
   /** Answers a request for half of this helper's directories, and gives half to any
    * other helper idle: between steps, and between files (a step can last long). */
   const share = (): void => {
@@ -586,7 +588,7 @@ export function serveWalks(kinds: readonly WalkKind<never, unknown>[]): void {
         const found = job!.visitor.finish(job!.partial);
         close();
         const packedFound = job!.kind.pack ? job!.kind.pack(found) : found;
-        reply({ type: "found", found: packedFound, gave: job!.gave });
+        reply({ type: "found", found: packedFound, gave: job!.gave }, job!.kind.pack && job!.kind.transfer ? job!.kind.transfer(packedFound) : []);
         // The thread may wait for another walk (the pool): it keeps nothing of this one.
         job = null;
         break;

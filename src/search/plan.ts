@@ -15,11 +15,15 @@ import { notFound } from "../core/suggest.ts";
 import { ALWAYS_NOISE } from "./walk.ts";
 import { globTest } from "./globlang.ts";
 import { typeGlobs } from "./types.ts";
+import type { ReplaceSpec } from "../replacer/work.ts";
 
 export interface SearchPlan {
   /** Binary files the pattern matches are named in the outcome (replace's note), not only
    * dropped as grep drops them. */
   noteBinary?: boolean;
+  /** A replace's change of each file the pattern is found in, worked out by the thread that
+   * found it (the built-in engine's walks; replacer/work.ts). */
+  replace?: ReplaceSpec;
   /** The search path, absolute, as given (not symlink-resolved): the base of displayed paths. */
   abs: string;
   /** Its real path. */

@@ -17,16 +17,18 @@ import { toolText } from "./_text.ts" with { type: "macro" };
 import { defineTool, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
 import { onOneLine, realPath } from "../core/paths.ts";
 import { getStamps, sha256, type Stamp } from "../core/stamps.ts";
-import { BOM_BYTES, decodeUtf8, hasBom, MAX_FILE_BYTES } from "../core/text.ts";
+import { decodeLenient, decodeUtf8 } from "../core/text.ts";
+import type { LineCounts } from "../core/history.ts";
 import { freshContent, readIfExists, stateFilesGuard } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
 import { diffPath, unifiedDiff } from "../core/diff.ts";
-import { editsDiff, lines as textLines, spanParts } from "../patch/diff.ts";
+import { editsDiff } from "../patch/diff.ts";
 import { compilePattern, escapeLiteral, type Cases } from "../search/regex.ts";
 import { count, makePlan, pathShower, quoted, shownPath, timeLimitMs } from "../search/plan.ts";
 import { chooseEngine, search, type Engine } from "../search/engine.ts";
 import { withDiagnostics } from "./diagnostics.ts";
-import { applySpans, findLiteral, findReplacements, parseTemplate, type Span } from "../replacer/substitute.ts";
+import type { Span } from "../replacer/substitute.ts";
+import { countsOf, matcherOf, replaceText, spanEdits, textOf, type Matcher, type ReplaceSpec, type Worked } from "../replacer/work.ts";
 
 const description = toolText("replace");
 
@@ -78,18 +80,27 @@ export default defineTool({
     const cases: Cases = input.ignore_case ? "insensitive" : "sensitive";
     const source = input.regex ? input.pattern : escapeLiteral(input.pattern);
     const compiled = compilePattern(source, cases);
-    const matcher = matcherOf(input, source, cases);
+    const spec: ReplaceSpec = { pattern: input.pattern, replacement: input.replacement, regex: input.regex === true, word: input.word === true, ignoreCase: input.ignore_case === true };
+    // Made when a file is first worked out on this thread: the search threads work out
+    // those they find the pattern in (replacer/work.ts).
+    let made: Matcher | undefined;
+    const matcher: Matcher = (text) => (made ??= matcherOf(spec))(text);
     const engine = replaceEngine(ctx);
     const found = new Map<string, Candidate>();
     const unreadable: string[] = [];
     const scopes: string[] = [];
     const binaries: string[] = [];
+    /** The most threads any path's search used (the built-in engine's; grep's metadata names it too). */
+    let threads = 0;
     for (const path of input.paths?.length ? input.paths : ["."]) {
       const plan = makePlan(ctx, { tool: "grep", path, glob: input.include, basename: true, type: input.type }, started);
       scopes.push(onOneLine(plan.abs));
       // The binary files of a walk that hold the pattern are named in a note, not silently dropped.
       plan.noteBinary = !plan.file;
+      // A dry run's answer is its diff, made from the text on this thread: nothing to work out there.
+      if (!ctx.flags.dryRun) plan.replace = spec;
       const run = await search(engine, plan, compiled, ctx);
+      threads = Math.max(threads, run.threads ?? 0);
       if (run.outcome.timedOut) {
         throw new KtError("CANCELLED", `Nothing was changed: finding the files to change stopped at the ${Math.round(timeLimitMs() / 100) / 10} s time limit in ${plan.abs}, and a replace is made whole or not at all. Narrow the paths, include or type to search fewer files.`);
       }
@@ -114,7 +125,9 @@ export default defineTool({
         // A walk follows no symbolic links and lists only regular files, below a real
         // directory: what it found is its own real path (three system calls each, saved).
         const real = plan.file ? realPath(ctx, abs) : abs;
-        if (!found.has(real)) found.set(real, { real, abs, display: show(rel) });
+        // What a search thread worked out of the file it read at this same path.
+        const worked = plan.file ? undefined : run.worked?.get(rel);
+        if (!found.has(real)) found.set(real, { real, abs, display: show(rel), worked: worked?.abs === abs ? worked : undefined });
       }
     }
     const candidates = [...found.values()].sort((a, b) => (a.display < b.display ? -1 : a.display > b.display ? 1 : 0));
@@ -139,7 +152,7 @@ export default defineTool({
         title: `Replace "${shownPattern}" · no matches`,
         matches: 0,
         files: 0,
-        extra: extraOf(done, skipped, ctx.flags.dryRun),
+        extra: extraOf(done, skipped, ctx.flags.dryRun, threads),
       };
     }
     pauseForTests();
@@ -165,7 +178,7 @@ export default defineTool({
       deletions,
       matches: total,
       files: done.length,
-      extra: extraOf(done, skipped, ctx.flags.dryRun),
+      extra: extraOf(done, skipped, ctx.flags.dryRun, threads),
     };
     return withDiagnostics(ctx, output, done.map((d) => ({ display: d.display, real: d.change.real, before: d.change.previous, after: d.change.bytes })), MAX_DIAGNOSED);
   },
@@ -175,6 +188,8 @@ interface Candidate {
   real: string;
   abs: string;
   display: string;
+  /** The change a search thread worked out, when one did. */
+  worked?: Worked;
 }
 
 interface Done {
@@ -190,8 +205,6 @@ interface Skipped {
   tooLarge: string[];
 }
 
-type Matcher = (text: string) => Span[];
-
 /**
  * The built-in engine unless KT_GREP_ENGINE=rg asks for rg: both find the files grep
  * would search, but only the built-in engine names the binary files that hold the pattern
@@ -204,39 +217,6 @@ function replaceEngine(ctx: ToolContext): Engine {
   return chosen.name === "rg" && (process.env.KT_GREP_ENGINE ?? "").trim().toLowerCase() !== "rg" ? { name: "builtin" } : chosen;
 }
 
-/** How matches are found in a file's text: plain indexOf for exact literal text, else the regex. */
-function matcherOf(input: Input, source: string, cases: Cases): Matcher {
-  if (!input.regex && !input.word && cases === "sensitive") return (text) => findLiteral(text, input.pattern, input.replacement);
-  const compiled = compilePattern(source, cases, false, true);
-  const re = compiled.jsValid;
-  // Whole words as rg -w takes them: no word character just before or just after.
-  const js = input.word ? new RegExp(`(?<![0-9A-Za-z_])(?:${re.source})(?![0-9A-Za-z_])`, re.flags) : re;
-  const replacement = input.regex ? { parts: parseTemplate(input.replacement) } : { literal: input.replacement };
-  const prefilter = compiled.prefilter;
-  if (prefilter) return (text) => findByLines(text, prefilter, js, replacement);
-  return (text) => findReplacements(text, js, replacement);
-}
-
-/**
- * findReplacements over the lines holding the literal text every match holds (the pattern's
- * prefilter), each line searched alone, as grep's searcher does: a pattern starting with a
- * repetition (`(\w+)\.startswith\(`) is tried at every position of the file otherwise, a
- * quarter of a stdlib replace. Matches never span lines, so the spans are the same.
- */
-export function findByLines(text: string, prefilter: RegExp, re: RegExp, replacement: Parameters<typeof findReplacements>[2]): Span[] {
-  const spans: Span[] = [];
-  prefilter.lastIndex = 0;
-  for (let m = prefilter.exec(text); m !== null; m = prefilter.exec(text)) {
-    const start = text.lastIndexOf("\n", m.index - 1) + 1;
-    let end = text.indexOf("\n", m.index);
-    if (end === -1) end = text.length;
-    for (const s of findReplacements(text.slice(start, end), re, replacement)) spans.push({ start: s.start + start, end: s.end + start, replacement: s.replacement });
-    if (end >= text.length) break;
-    prefilter.lastIndex = end + 1;
-  }
-  return spans;
-}
-
 /** One file's change, or null when it has no match (or is skipped, with a note). */
 function compute(ctx: ToolContext, c: Candidate, matcher: Matcher, skipped: Skipped, refuse: (real: string, display: string) => void, stamps: ReadonlyMap<string, Stamp>): Done | null {
   // kt's own state (a state directory inside the tree) is never changed, nor worth a note.
@@ -246,29 +226,28 @@ function compute(ctx: ToolContext, c: Candidate, matcher: Matcher, skipped: Skip
     if (error instanceof KtError && error.code === "PERMISSION_DENIED") return null;
     throw error;
   }
-  const bytes = readIfExists(c.real, onOneLine(c.abs), ctx);
-  if (bytes === null) return null;
-  if (bytes.length > MAX_FILE_BYTES) {
-    skipped.tooLarge.push(c.display);
+  let once: Done | null;
+  let bytes: Uint8Array;
+  const worked = c.worked?.change;
+  if (worked && "left" in worked) {
+    if (worked.left !== "unchanged") skipped[worked.left].push(c.display);
     return null;
   }
-  // UTF-16 text (grep searches it, decoded): not UTF-8, which replace writes.
-  if (bytes.length >= 2 && ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))) {
-    skipped.notUtf8.push(c.display);
-    return null;
+  if (worked) {
+    bytes = worked.previous;
+    once = fromWorked(ctx, c, worked, matcher);
+  } else {
+    const read = readIfExists(c.real, onOneLine(c.abs), ctx);
+    if (read === null) return null;
+    bytes = read;
+    const text = textOf(bytes);
+    if ("left" in text) {
+      skipped[text.left].push(c.display);
+      return null;
+    }
+    once = fromBytes(ctx, c, bytes, matcher, text.text);
+    if (once === null) return null;
   }
-  // Binary as grep means it: a NUL byte anywhere.
-  if (bytes.indexOf(0) !== -1) {
-    skipped.binary.push(c.display);
-    return null;
-  }
-  const text = decodeUtf8(bytes);
-  if (text === null) {
-    skipped.notUtf8.push(c.display);
-    return null;
-  }
-  let once = fromBytes(ctx, c, bytes, matcher, text);
-  if (once === null) return null;
   // A file the session has read must not have changed since (SPEC §3.4, as for patch); one
   // the change leaves alone is not asked. A stamp that lags a parallel kt write of this
   // session gives the file as that write left it: the change is worked out from that.
@@ -286,34 +265,53 @@ function compute(ctx: ToolContext, c: Candidate, matcher: Matcher, skipped: Skip
 function fromBytes(ctx: ToolContext, c: Candidate, bytes: Uint8Array, matcher: Matcher, decoded?: string): Done | null {
   const text = decoded ?? decodeUtf8(bytes);
   if (text === null) return null;
-  const spans = matcher(text);
-  if (spans.length === 0) return null;
-  const after = applySpans(text, spans);
-  if (after === text) return null;
-  const out = Buffer.from(after, "utf8");
-  const next = hasBom(bytes) ? Buffer.concat([BOM_BYTES, out]) : out;
-  // The diff and the hash of the file as it was are worked out when first asked: a commit asks
-  // for them while the disk writes the new files (commitChanges), a dry run for its answer.
-  let diff: ReturnType<typeof unifiedDiff> | undefined;
+  const replaced = replaceText(bytes, text, matcher);
+  if (replaced === null) return null;
+  const { after, spans, next } = replaced;
+  return doneOf(ctx, c, bytes, next, spans.length, { counts: () => countsOf(text, after, spans) }, () => diffOf(diffPath(ctx, c.abs), text, after, spans));
+}
+
+/** The change a search thread worked out (replacer/work.ts): its hashes and counts known, its diff made again from its bytes when asked for. */
+function fromWorked(ctx: ToolContext, c: Candidate, w: Extract<Worked["change"], { previous: Uint8Array }>, matcher: Matcher): Done {
+  const diffed = () => {
+    const path = diffPath(ctx, c.abs);
+    const text = decodeUtf8(w.previous) ?? "";
+    const again = replaceText(w.previous, text, matcher);
+    // The same matcher on the same bytes: the same spans (a whole-file diff, were they not).
+    return again ? diffOf(path, text, again.after, again.spans) : unifiedDiff(path, text, decodeLenient(w.next));
+  };
+  return doneOf(ctx, c, w.previous, w.next, w.replacements, { counts: () => w.counts }, diffed);
+}
+
+type Diff = ReturnType<typeof unifiedDiff>;
+
+/**
+ * A file's change as the commit and the answer take it. The hash of the file as it was, its
+ * lines added and removed (unless `known` has them) and its diff are worked out when first
+ * asked for: a commit asks for them while the disk writes the new files (commitChanges), a
+ * dry run for its answer.
+ */
+function doneOf(ctx: ToolContext, c: Candidate, previous: Uint8Array, next: Uint8Array, replacements: number, known: { counts: () => LineCounts | undefined }, diffOfFile: () => Diff): Done {
+  let diff: Diff | undefined;
   let sha: string | undefined;
-  let counted: { added: number; removed: number } | undefined;
-  const diffed = () => (diff ??= diffOf(diffPath(ctx, c.abs), text, after, spans));
+  let counted: LineCounts | undefined;
+  const diffed = () => (diff ??= diffOfFile());
   return {
     display: c.display,
-    replacements: spans.length,
+    replacements,
     // Named absolutely in history and in the commit's prose, as patch names its files; its
     // lines added and removed are the diff's, not counted again.
     change: {
       display: onOneLine(c.abs),
       real: c.real,
       get baseSha() {
-        return (sha ??= sha256(bytes));
+        return (sha ??= sha256(previous));
       },
-      previous: bytes,
+      previous,
       bytes: next,
       get counts() {
         if (counted) return counted;
-        const quick = diff === undefined ? countsOf(text, after, spans) : undefined;
+        const quick = diff === undefined ? known.counts() : undefined;
         if (quick) return (counted = quick);
         const d = diffed();
         return (counted = { added: d.additions, removed: d.deletions });
@@ -401,64 +399,6 @@ function noFinalNewline(patch: string, oldCount: number, newCount: number): { pa
   return { patch: `${out.join("\n")}\n`, split };
 }
 
-/**
- * The lines a replace's diff adds and removes, without the diff: the same whole-line edits
- * spanDiff makes, each compared as editsDiff compares them (spanParts). Undefined where the
- * diff is not a span diff of text ending in a line break (CRLF, no final line break, or one
- * added or removed): those counts come from the diff itself.
- */
-export function countsOf(before: string, after: string, spans: readonly Span[]): { added: number; removed: number } | undefined {
-  if (before.includes("\r") || !before.endsWith("\n") || !after.endsWith("\n")) return undefined;
-  let added = 0;
-  let removed = 0;
-  for (const e of spanEdits(before, spans)) {
-    for (const part of spanParts(textLines(before.slice(e.start, e.end)), textLines(e.text))) {
-      if (part.added) added += part.value.length;
-      else if (part.removed) removed += part.value.length;
-    }
-  }
-  return { added, removed };
-}
-
-/**
- * A replace's spans as edits of whole lines (sorted, disjoint): the lines each touches, spans
- * on the same or adjacent lines in one edit. `lines`, when given, gets the 0-based line each
- * edit starts on.
- */
-function spanEdits(before: string, spans: readonly Span[], lines?: number[]): { start: number; end: number; text: string }[] {
-  const edits: ({ start: number; end: number; text: string } & { spans: Span[] })[] = [];
-  let line = 0;
-  let counted = 0;
-  for (const s of spans) {
-    const start = before.lastIndexOf("\n", s.start - 1) + 1;
-    // A match never holds a line break: its line ends at the next one.
-    const end = before.indexOf("\n", s.end) + 1 || before.length;
-    const last = edits[edits.length - 1];
-    if (last && start <= last.end) {
-      // The same or an adjacent line run: one edit.
-      last.end = Math.max(last.end, end);
-      last.spans.push(s);
-      continue;
-    }
-    if (lines) {
-      for (let i = before.indexOf("\n", counted); i !== -1 && i < start; i = before.indexOf("\n", i + 1)) line++;
-      counted = start;
-      lines.push(line);
-    }
-    edits.push({ start, end, text: "", spans: [s] });
-  }
-  for (const e of edits) {
-    let text = "";
-    let at = e.start;
-    for (const s of e.spans) {
-      text += before.slice(at, s.start) + s.replacement;
-      at = s.end;
-    }
-    e.text = text + before.slice(at, e.end);
-  }
-  return edits;
-}
-
 /** The diff of a replace from its spans, for `before` ending in a line break (the spans may end before it). */
 function spanDiff(path: string, before: string, spans: readonly Span[]): ReturnType<typeof unifiedDiff> {
   const lines: number[] = [];
@@ -483,11 +423,12 @@ function notesOf(skipped: Skipped, unreadable: readonly string[]): string[] {
   return out;
 }
 
-function extraOf(done: readonly Done[], skipped: Skipped, dryRun: boolean): Record<string, unknown> {
+function extraOf(done: readonly Done[], skipped: Skipped, dryRun: boolean, threads: number): Record<string, unknown> {
   return {
     files: done.map((d) => ({ path: d.display, replacements: d.replacements, additions: d.change.counts!.added, deletions: d.change.counts!.removed })),
     skipped,
     dryRun,
+    ...(threads > 0 ? { threads } : {}),
   };
 }
 

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { lineChanges } from "../src/core/history.ts";
 import { readOpened } from "../src/core/paths.ts";
 import { tempDir } from "./_helpers.ts";
-import { sniffBinary, utf8Length } from "../src/core/text.ts";
+import { grouped, sniffBinary, utf8Length } from "../src/core/text.ts";
 import { imageInfo, looksLikeImage } from "../src/core/image.ts";
 import { looksLikePdf } from "../src/documents/pdf.ts";
 import { createTwoFilesPatch } from "diff";
@@ -234,6 +234,19 @@ describe("read's start-up shortcuts (issue 32): no Buffer, no spread on a small 
         if (cut >= head.length) expect(imageInfo(bytes)?.format ?? null).toBe(imageInfo(new Uint8Array([...head, ...tail]))?.format ?? null);
       }),
       { numRuns: 3000 },
+    );
+  });
+});
+
+describe("grouped: counts written as toLocaleString(\"en-US\") writes them, without loading ICU's number formats", () => {
+  test("every safe integer, and what is not one left to toLocaleString", () => {
+    const edges = [0, -0, 1, -1, 9, 10, 99, 100, 999, 1000, -1000, 9999, 10_000, 123_456, 999_999, 1_000_000, 2 ** 31, 2 ** 32, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER, 1.5, -2.25, 1234.5678, 2 ** 53, 1e21, Number.NaN, Number.POSITIVE_INFINITY];
+    for (const n of edges) expect(grouped(n), String(n)).toBe(n.toLocaleString("en-US"));
+    fc.assert(
+      fc.property(fc.oneof(fc.integer(), fc.maxSafeInteger(), fc.nat({ max: 99_999 }), fc.double()), (n) => {
+        expect(grouped(n)).toBe(n.toLocaleString("en-US"));
+      }),
+      { numRuns: 20_000 },
     );
   });
 });

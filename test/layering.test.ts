@@ -14,7 +14,9 @@ export const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   // SPEC §8.2: the policy and the launcher, asked by process/spawn and by the file tools.
   sandbox: ["core"],
   process: ["core", "sandbox"],
-  search: ["core", "sandbox"],
+  // A replace's change of each file is worked out by the search thread that finds the
+  // pattern in it (search/rewrite.ts), with the pure replacer.
+  search: ["core", "sandbox", "replacer"],
   documents: ["core", "replacer"],
   patch: ["core", "replacer"],
   // The language servers are processes kt supervises, asked through the session's host.

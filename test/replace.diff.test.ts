@@ -9,8 +9,8 @@ import { applyPatch } from "diff";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { diffOf } from "../src/tools/replace.ts";
-import { countsOf, findByLines, spanEdits } from "../src/replacer/work.ts";
-import { certainParts, lines } from "../src/patch/parts.ts";
+import { countsOf, findByLines, spanEdits } from "../src/search/rewrite.ts";
+import { certainParts, lines } from "../src/replacer/parts.ts";
 import { applySpans, findLiteral, findReplacements, parseTemplate } from "../src/replacer/substitute.ts";
 import { compilePattern } from "../src/search/regex.ts";
 import { unifiedDiff } from "../src/core/diff.ts";
@@ -59,7 +59,7 @@ describe("replace's diff from its spans", () => {
         const diff = diffOf("f.js", before, after, spans);
         const counts = countsOf(before, after, spans);
         // Counted without the diff exactly where the diff is made from the spans of text ending
-        // in a line break, and no edit's lines need a diff to be counted (patch/parts.ts).
+        // in a line break, and no edit's lines need a diff to be counted (replacer/parts.ts).
         const needsDiff = spanEdits(before, spans).some((e) => certainParts(lines(before.slice(e.start, e.end)), lines(e.text)) === null);
         if (needsDiff) moved++;
         expect(counts === undefined).toBe(!before.endsWith("\n") || !after.endsWith("\n") || needsDiff);

@@ -1,5 +1,5 @@
 // kt replace where grep's search threads work out each file's change as they find the pattern
-// in it (replacer/work.ts), through the compiled binary: the answer, its metadata (diff and
+// in it (search/rewrite.ts), through the compiled binary: the answer, its metadata (diff and
 // counts among them), the files written and the history must be what one thread makes, and
 // what the rg engine's search (which works out nothing) leads to.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

@@ -5,7 +5,7 @@
 // the server cleanly instead of crashing it.
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { decodeUtf8Exact, invalidUtf8At } from "../core/text.ts";
+import { decodeUtf8Exact, grouped, invalidUtf8At } from "../core/text.ts";
 
 /** The longest message line kept; a longer one is skipped to its end and answered with an error. */
 export const MAX_LINE_BYTES = 10 * 1024 * 1024;
@@ -151,8 +151,8 @@ export class LineTransport implements Transport {
       const id = requestId(this.head, this.tail);
       this.skipping = 0;
       this.head = this.tail = Buffer.alloc(0);
-      if (id === null) this.onerror?.(new Error(`a message line of ${size.toLocaleString("en")} bytes (over the limit of ${MAX_LINE_BYTES.toLocaleString("en")}) was dropped, and no request id could be read in its first or last ${ID_WINDOW / 1024} KB: it is answered with id null`));
-      this.reject(id, ErrorCode.InvalidRequest, `Message too large: a line of ${size.toLocaleString("en")} bytes is over kt mcp's limit of ${MAX_LINE_BYTES.toLocaleString("en")} bytes, so it was not read. Send smaller messages (a large file is better written from a file with kt write --content-file).`);
+      if (id === null) this.onerror?.(new Error(`a message line of ${grouped(size)} bytes (over the limit of ${grouped(MAX_LINE_BYTES)}) was dropped, and no request id could be read in its first or last ${ID_WINDOW / 1024} KB: it is answered with id null`));
+      this.reject(id, ErrorCode.InvalidRequest, `Message too large: a line of ${grouped(size)} bytes is over kt mcp's limit of ${grouped(MAX_LINE_BYTES)} bytes, so it was not read. Send smaller messages (a large file is better written from a file with kt write --content-file).`);
       return;
     }
     const bytes = Buffer.concat(this.parts, this.size);

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { safeName, sessionDir } from "./state.ts";
 import { writeStateFile } from "./statefs.ts";
 import type { ToolContext, ToolResult, Truncation } from "./result.ts";
+import { grouped } from "./text.ts";
 
 export interface Limits {
   maxLines: number;
@@ -124,7 +125,7 @@ function utf8Size(code: number): number {
 
 export function omissionMarker(lines: number, bytes: number, spillPath: string | undefined): string {
   const where = spillPath ? ` Full output: ${spillPath} — read or grep that file for the rest.` : "";
-  return `[... ${lines.toLocaleString("en-US")} lines omitted (${formatBytes(bytes)}).${where}]`;
+  return `[... ${grouped(lines)} lines omitted (${formatBytes(bytes)}).${where}]`;
 }
 
 export function formatBytes(bytes: number): string {

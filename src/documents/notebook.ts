@@ -6,6 +6,7 @@
 // cell's outputs and execution count, cleared; cells inserted or deleted), so every other
 // byte keeps the file's own layout, key order and escapes.
 import { jsonSpans, JsonSyntaxError, member, type JsonNode } from "./jsonspans.ts";
+import { grouped } from "../core/text.ts";
 
 export type CellType = "code" | "markdown" | "raw";
 
@@ -406,7 +407,7 @@ function outputLines(output: unknown, n: number): { lines: string[]; image?: Out
         const b64 = textOf(data[mediaType]).replace(/\s+/g, "");
         if (b64) {
           const size = Math.floor((b64.length * 3) / 4);
-          return { lines: [`[output ${n} · ${mediaType}, ${size.toLocaleString("en-US")} bytes]`], image: { mediaType, data: b64 } };
+          return { lines: [`[output ${n} · ${mediaType}, ${grouped(size)} bytes]`], image: { mediaType, data: b64 } };
         }
       }
       const kind = o.output_type === "execute_result" ? "result" : "display";

@@ -5,6 +5,7 @@
 import { LspClient, type Fault } from "./client.ts";
 import type { Located } from "./locate.ts";
 import { faultProse } from "./render.ts";
+import { grouped } from "../core/text.ts";
 
 /** A server unused this long is stopped (KT_LSP_IDLE_MS, for tests). */
 const IDLE_MS = 10 * 60_000;
@@ -93,7 +94,7 @@ export class Pool {
     void client.start();
     const startMs = this.startMs;
     const hung = setTimeout(() => {
-      if (!client.isReady && !client.fault) client.markHung(`it did not answer initialize within ${startMs.toLocaleString("en-US")} ms`);
+      if (!client.isReady && !client.fault) client.markHung(`it did not answer initialize within ${grouped(startMs)} ms`);
     }, startMs);
     hung.unref?.();
     this.sweep();

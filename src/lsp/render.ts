@@ -2,6 +2,7 @@
 // pool found: a pure function of the reports, so every phrase is golden-tested.
 import type { Diagnostic } from "./client.ts";
 import type { DiagnosticsDiff } from "./diff.ts";
+import { grouped } from "../core/text.ts";
 
 /** At most this many introduced errors are shown per file. */
 export const SHOWN = 10;
@@ -49,7 +50,7 @@ export function renderReport(r: FileReport, budgetMs: number): string | undefine
     case "starting":
       return `Diagnostics: ${r.server} is still starting, so ${r.path} was not checked this time; the next change will be (or call code with action "diagnostics").`;
     case "late":
-      return `Diagnostics: ${r.server} did not report on ${r.path} within ${budgetMs.toLocaleString("en-US")} ms, so nothing is shown rather than something stale; call code with action "diagnostics" to ask again.`;
+      return `Diagnostics: ${r.server} did not report on ${r.path} within ${grouped(budgetMs)} ms, so nothing is shown rather than something stale; call code with action "diagnostics" to ask again.`;
     case "checked": {
       const { introduced } = r.diff;
       if (introduced.length === 0) {
@@ -83,7 +84,7 @@ function files(paths: readonly string[]): string {
 function renderGroup(kind: "clean" | "starting" | "late", server: string, group: readonly FileReport[], budgetMs: number): string {
   const paths = group.map((r) => r.path);
   if (kind === "starting") return `Diagnostics: ${server} is still starting, so ${files(paths)} were not checked this time; the next change will be (or call code with action "diagnostics").`;
-  if (kind === "late") return `Diagnostics: ${server} did not report on ${files(paths)} within ${budgetMs.toLocaleString("en-US")} ms, so nothing is shown rather than something stale; call code with action "diagnostics" to ask again.`;
+  if (kind === "late") return `Diagnostics: ${server} did not report on ${files(paths)} within ${grouped(budgetMs)} ms, so nothing is shown rather than something stale; call code with action "diagnostics" to ask again.`;
   let fixed = 0;
   let kept = 0;
   for (const r of group) {

@@ -3,7 +3,7 @@
 // with three lines of context as `diff -u` does. A whole-file diff of 20 files cost more than
 // locating all their hunks.
 import { diffArrays } from "diff";
-import { certainParts, lines, type Part } from "./parts.ts";
+import { certainParts, lines, type Part } from "../replacer/parts.ts";
 import type { Edit } from "../replacer/index.ts";
 import { formatDiff, lineChangesPatch, type Diff, type LineChange } from "../core/diff.ts";
 
@@ -11,7 +11,7 @@ const CONTEXT = 3;
 
 type Change = LineChange;
 
-/** diffArrays(a, b), without running it when its answer is certain (patch/parts.ts). */
+/** diffArrays(a, b), without running it when its answer is certain (replacer/parts.ts). */
 export function spanParts(a: readonly string[], b: readonly string[]): Part[] {
   return certainParts(a, b) ?? diffArrays(a as string[], b as string[]);
 }

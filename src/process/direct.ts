@@ -7,6 +7,7 @@ import { accessSync, constants, statfsSync } from "node:fs";
 import { commandEnv } from "./env.ts";
 import { terminate } from "./kill-tree.ts";
 import { groupMembers } from "./identity.ts";
+import { grouped } from "../core/text.ts";
 
 /** Below this much free space the state directory is taken as full: a log could not be kept. */
 export const MIN_FREE_BYTES = 1024 * 1024;
@@ -96,7 +97,7 @@ export async function runDirect(command: string, cwd: string, timeoutMs: number,
   const text = (parts: Uint8Array[]) => decoder.decode(Buffer.concat(parts));
   const kept = headBytes + tailBytes;
   const omitted = Math.max(0, total - kept);
-  const output = omitted > 0 ? `${text(head)}\n[... ${omitted.toLocaleString("en")} bytes of output not kept ...]\n${text(tail)}` : text([...head, ...tail]);
+  const output = omitted > 0 ? `${text(head)}\n[... ${grouped(omitted)} bytes of output not kept ...]\n${text(tail)}` : text([...head, ...tail]);
   tail = [];
   return {
     output,

@@ -11,7 +11,7 @@ import { fileFilter, type SearchOutcome, type SearchPlan } from "./plan.ts";
 import { matcherSpec, reviveMatcher, searchInto, type Lost, type Matcher, type MatcherSpec } from "./searcher.ts";
 import { pruneRecorder, type Pruned } from "./skipped.ts";
 import { belowTopTier } from "./tiers.ts";
-import { matcherOf, work, type Left, type Matcher as Replacer, type ReplaceSpec, type Worked } from "../replacer/work.ts";
+import { matcherOf, work, type Left, type Matcher as Replacer, type ReplaceSpec, type Worked } from "./rewrite.ts";
 
 export interface BuiltinRun {
   collector: Collector;

@@ -8,7 +8,7 @@ import type { SearchOutcome, SearchPlan } from "./plan.ts";
 import { Collector } from "./collect.ts";
 import { searchBuiltin } from "./builtin.ts";
 import { searchRg } from "./rg.ts";
-import type { Worked } from "../replacer/work.ts";
+import type { Worked } from "./rewrite.ts";
 
 export type Engine = { name: "builtin" } | { name: "rg"; path: string };
 

@@ -15,14 +15,15 @@ import { notFound } from "../core/suggest.ts";
 import { ALWAYS_NOISE } from "./walk.ts";
 import { globTest } from "./globlang.ts";
 import { typeGlobs } from "./types.ts";
-import type { ReplaceSpec } from "../replacer/work.ts";
+import type { ReplaceSpec } from "./rewrite.ts";
+import { grouped } from "../core/text.ts";
 
 export interface SearchPlan {
   /** Binary files the pattern matches are named in the outcome (replace's note), not only
    * dropped as grep drops them. */
   noteBinary?: boolean;
   /** A replace's change of each file the pattern is found in, worked out by the thread that
-   * found it (the built-in engine's walks; replacer/work.ts). */
+   * found it (the built-in engine's walks; search/rewrite.ts). */
   replace?: ReplaceSpec;
   /** The search path, absolute, as given (not symlink-resolved): the base of displayed paths. */
   abs: string;
@@ -258,5 +259,5 @@ export function normalizeGlob(raw: string, abs: string, real: string, tool: stri
 
 /** "1 file", "1,234 matches": a count with its noun, as grep and glob headers write it. */
 export function count(n: number, one: string, many: string): string {
-  return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
+  return `${grouped(n)} ${n === 1 ? one : many}`;
 }

@@ -7,7 +7,7 @@ import { toolText } from "./_text.ts" with { type: "macro" };
 import { defineTool, invalidArgs, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
 import { absolutePath, onOneLine, realPath } from "../core/paths.ts";
 import { getStamp, sha256 } from "../core/stamps.ts";
-import { decodeUtf8, hasBom, BOM_BYTES } from "../core/text.ts";
+import { BOM_BYTES, decodeUtf8, grouped, hasBom } from "../core/text.ts";
 import { freshContent, readIfExists, refuseStateFiles } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
 import { unifiedDiff } from "../core/diff.ts";
@@ -189,7 +189,7 @@ function rootMarkersHint(language: string): string {
 }
 
 function count(n: number, one: string, many: string): string {
-  return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
+  return `${grouped(n)} ${n === 1 ? one : many}`;
 }
 
 /** `path:line:col: text`, a blank line between files. */
@@ -209,7 +209,7 @@ function bounded(ctx: ToolContext, head: string, lines: string[], title: string,
   const full = [head, ...lines].join("\n");
   const spillPath = spillFile(ctx, "code", `${full}\n`);
   const shown = lines.slice(0, MAX_SHOWN);
-  const tail = spillPath ? `[${(lines.length - MAX_SHOWN).toLocaleString("en-US")} more lines. Full results: ${spillPath} — read or grep that file for the rest.]` : `[${(lines.length - MAX_SHOWN).toLocaleString("en-US")} more lines not shown (the full results could not be saved).]`;
+  const tail = spillPath ? `[${grouped(lines.length - MAX_SHOWN)} more lines. Full results: ${spillPath} — read or grep that file for the rest.]` : `[${grouped(lines.length - MAX_SHOWN)} more lines not shown (the full results could not be saved).]`;
   return {
     content: [head, ...shown, tail].join("\n"),
     title,

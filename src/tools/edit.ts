@@ -7,7 +7,7 @@ import { toolText } from "./_text.ts" with { type: "macro" };
 import { defineTool, invalidArgs, KtError, type ToolContext } from "./tool.ts";
 import { absolutePath, fsError, onOneLine, realPath } from "../core/paths.ts";
 import { sha256 } from "../core/stamps.ts";
-import { countLines, linesOf, MAX_FILE_BYTES } from "../core/text.ts";
+import { countLines, grouped, linesOf, MAX_FILE_BYTES } from "../core/text.ts";
 import { decodeFile, describe, encodeText, UTF8, type Encoding } from "../core/encoding.ts";
 import { formatBytes } from "../core/truncate.ts";
 import { freshContent, guardedWrite, readIfExists, refuseStateFiles } from "../core/writer.ts";
@@ -463,7 +463,7 @@ function failureOf(abs: string, r: Exclude<CascadeResult, CascadeOk>, oldLength:
         const first = near ? ` Its first line that differs from old_string is line ${near.line} (expected ${excerpt(near.expected, near.column)}, file has ${excerpt(near.actual, near.column)}).` : "";
         return new KtError(
           "DISPROPORTIONATE_MATCH",
-          `${NOT_PERFORMED} the closest match for old_string in ${abs} is lines ${r.startLine}–${r.endLine}, ${r.matchedChars.toLocaleString("en")} characters for an old_string of ${oldLength.toLocaleString("en")}: too loose a match to trust.${first} Re-read that region and provide old_string exactly as it appears in the file, with all the text you mean to replace.`,
+          `${NOT_PERFORMED} the closest match for old_string in ${abs} is lines ${r.startLine}–${r.endLine}, ${grouped(r.matchedChars)} characters for an old_string of ${grouped(oldLength)}: too loose a match to trust.${first} Re-read that region and provide old_string exactly as it appears in the file, with all the text you mean to replace.`,
           data({ strategy: r.strategy, refused: "disproportionate", startLine: r.startLine, endLine: r.endLine, matchedChars: r.matchedChars, limitChars: r.limitChars, ...(near ? { nearMiss: near } : {}) }),
         );
       }

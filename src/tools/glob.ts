@@ -10,6 +10,7 @@ import { count, makePlan, pathShower, quoted, shownPath, timeLimitMs, type Searc
 import { plainName, scanGlob, type Seen } from "../search/globscan.ts";
 import { suggestions } from "../core/suggest.ts";
 import { summarize, type Pruned } from "../search/skipped.ts";
+import { grouped } from "../core/text.ts";
 
 const description = toolText("glob");
 
@@ -92,8 +93,8 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, rels: strin
   const full = [header, ...paths].join("\n");
   const spillPath = spillFile(ctx, "glob", `${full}\n`);
   const tail = spillPath
-    ? `[Showing ${shown} of ${n.toLocaleString("en-US")}. Full list: ${spillPath} — or narrow the pattern.]`
-    : `[Showing ${shown} of ${n.toLocaleString("en-US")} (the full list could not be saved). Narrow the pattern.]`;
+    ? `[Showing ${shown} of ${grouped(n)}. Full list: ${spillPath} — or narrow the pattern.]`
+    : `[Showing ${shown} of ${grouped(n)} (the full list could not be saved). Narrow the pattern.]`;
   return {
     content: [header, ...paths.slice(0, shown), ...after, tail].join("\n"),
     title: `${title} (showing ${shown})`,
@@ -128,7 +129,7 @@ function paged(ctx: ToolContext, plan: SearchPlan, pattern: string, rels: string
   const last = offset + paths.length;
   const tail: string[] = [];
   if (paths.length === 0) tail.push(`[offset ${offset} is past the last of ${count(n, "file", "files")}. Use a smaller offset.]`);
-  else if (last < n) tail.push(`[Showing ${first === last ? `file ${first}` : `files ${first}–${last}`} of ${n.toLocaleString("en-US")}. Use offset=${last} for the next page.]`);
+  else if (last < n) tail.push(`[Showing ${first === last ? `file ${first}` : `files ${first}–${last}`} of ${grouped(n)}. Use offset=${last} for the next page.]`);
   return {
     content: [header, ...paths, ...notes(ctx, plan, unreadable, timedOut), ...tail].join("\n"),
     title: `Glob ${pattern} · ${count(n, "file", "files")} (showing ${first}–${last})`,

@@ -15,6 +15,7 @@ import { summarize } from "../search/skipped.ts";
 import { searchFile } from "../search/searcher.ts";
 import { chooseEngine, search, type Engine, type Run } from "../search/engine.ts";
 import { nearMissHint, samePassProbe } from "../search/nearmiss.ts";
+import { grouped } from "../core/text.ts";
 
 const description = toolText("grep");
 
@@ -266,7 +267,7 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, run: Run, v
     else if (last < all) {
       const saved = entries.length < all ? ` (${count(entries.length, unit[0], unit[1])} can be paged; narrow the search for the rest)` : "";
       const range = first === last ? `${unit[0]} ${first}` : `${unit[1]} ${first}–${last}`;
-      tail.push(`[Showing ${range} of ${all.toLocaleString("en-US")}${saved}. Use offset=${last} for the next page.]`);
+      tail.push(`[Showing ${range} of ${grouped(all)}${saved}. Use offset=${last} for the next page.]`);
     }
     const meta = shownMeta(ctx, plan, entries.slice(view.offset, last), view, re);
     return { content: [summary, "", ...shown.lines, ...after, ...tail].join("\n"), title: `${title} (showing ${first}–${last})`, matches: total, files: fileCount, ...meta, skipped, extra };
@@ -283,8 +284,8 @@ function render(ctx: ToolContext, plan: SearchPlan, pattern: string, run: Run, v
   const spillPath = spillFile(ctx, "grep", `${fullText}\n`);
   const header =
     view.mode === "content"
-      ? `Showing first ${shown.shown} of ${total.toLocaleString("en-US")} matching lines (${count(fileCount, "file", "files")}) for "${pattern}"${partial}:`
-      : `Showing first ${shown.shown} of ${fileCount.toLocaleString("en-US")} files (${count(total, "match", "matches")}) for "${pattern}"${partial}:`;
+      ? `Showing first ${shown.shown} of ${grouped(total)} matching lines (${count(fileCount, "file", "files")}) for "${pattern}"${partial}:`
+      : `Showing first ${shown.shown} of ${grouped(fileCount)} files (${count(total, "match", "matches")}) for "${pattern}"${partial}:`;
   const tail = spillPath
     ? `[Results truncated. Full results: ${spillPath} — or use a more specific pattern, path, or include filter.]`
     : "[Results truncated (the full results could not be saved). Use a more specific pattern, path, or include filter.]";

@@ -17,7 +17,7 @@ import { toolText } from "./_text.ts" with { type: "macro" };
 import { defineTool, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
 import { onOneLine, realPath } from "../core/paths.ts";
 import { getStamps, sha256, type Stamp } from "../core/stamps.ts";
-import { decodeLenient, decodeUtf8 } from "../core/text.ts";
+import { decodeLenient, decodeUtf8, grouped } from "../core/text.ts";
 import type { LineCounts } from "../core/history.ts";
 import { freshContent, readIfExists, stateFilesGuard } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
@@ -28,7 +28,7 @@ import { count, makePlan, pathShower, quoted, shownPath, timeLimitMs } from "../
 import { chooseEngine, search, type Engine } from "../search/engine.ts";
 import { withDiagnostics } from "./diagnostics.ts";
 import type { Span } from "../replacer/substitute.ts";
-import { countsOf, matcherOf, replaceText, spanEdits, textOf, type Matcher, type ReplaceSpec, type Worked } from "../replacer/work.ts";
+import { countsOf, matcherOf, replaceText, spanEdits, textOf, type Matcher, type ReplaceSpec, type Worked } from "../search/rewrite.ts";
 
 const description = toolText("replace");
 
@@ -82,7 +82,7 @@ export default defineTool({
     const compiled = compilePattern(source, cases);
     const spec: ReplaceSpec = { pattern: input.pattern, replacement: input.replacement, regex: input.regex === true, word: input.word === true, ignoreCase: input.ignore_case === true };
     // Made when a file is first worked out on this thread: the search threads work out
-    // those they find the pattern in (replacer/work.ts).
+    // those they find the pattern in (search/rewrite.ts).
     let made: Matcher | undefined;
     const matcher: Matcher = (text) => (made ??= matcherOf(spec))(text);
     const engine = replaceEngine(ctx);
@@ -112,7 +112,7 @@ export default defineTool({
       if (run.collector.fileCount > run.collector.files.length) {
         throw new KtError(
           "INVALID_ARGS",
-          `Nothing was changed: "${quoted(input.pattern)}" matches ${run.collector.lines.toLocaleString("en-US")} lines in ${count(run.collector.fileCount, "file", "files")} under ${plan.abs}, more than one replace can list. Replace in parts: narrow the paths, include or type.`,
+          `Nothing was changed: "${quoted(input.pattern)}" matches ${grouped(run.collector.lines)} lines in ${count(run.collector.fileCount, "file", "files")} under ${plan.abs}, more than one replace can list. Replace in parts: narrow the paths, include or type.`,
         );
       }
       unreadable.push(...run.outcome.unreadable.map((rel) => shownPath(ctx, plan, rel)));
@@ -271,7 +271,7 @@ function fromBytes(ctx: ToolContext, c: Candidate, bytes: Uint8Array, matcher: M
   return doneOf(ctx, c, bytes, next, spans.length, { counts: () => countsOf(text, after, spans) }, () => diffOf(diffPath(ctx, c.abs), text, after, spans));
 }
 
-/** The change a search thread worked out (replacer/work.ts): its hashes and counts known, its diff made again from its bytes when asked for. */
+/** The change a search thread worked out (search/rewrite.ts): its hashes and counts known, its diff made again from its bytes when asked for. */
 function fromWorked(ctx: ToolContext, c: Candidate, w: Extract<Worked["change"], { previous: Uint8Array }>, matcher: Matcher): Done {
   const diffed = () => {
     const path = diffPath(ctx, c.abs);

@@ -8,9 +8,9 @@
 // than they saved). Pure but for work(), which reads the file: plain data in and out, as it
 // crosses between threads.
 import { closeSync, fstatSync, openSync } from "node:fs";
-import { compilePattern, escapeLiteral, type Cases } from "../search/regex.ts";
-import { applySpans, findLiteral, findReplacements, parseTemplate, type Span } from "./substitute.ts";
-import { certainParts, lines as textLines } from "../patch/parts.ts";
+import { compilePattern, escapeLiteral, type Cases } from "./regex.ts";
+import { applySpans, findLiteral, findReplacements, parseTemplate, type Span } from "../replacer/substitute.ts";
+import { certainParts, lines as textLines } from "../replacer/parts.ts";
 import { BOM_BYTES, decodeUtf8, hasBom, MAX_FILE_BYTES } from "../core/text.ts";
 import { openedBelow, readOpened, READ_NONBLOCKING } from "../core/paths.ts";
 

@@ -1,8 +1,8 @@
 // Test helpers: private temp dirs that remove themselves, an in-process tool runner and
 // a runner for the compiled binary, both with their own state directory.
-import { chownSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir as osTmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import type { ToolContext, ToolFlags, ToolResult } from "../src/tools/tool.ts";
 import { loadTool } from "../src/tools/registry.ts";
 
@@ -12,6 +12,17 @@ export const KT = join(ROOT, "dist", process.platform === "win32" ? "kt.exe" : "
 export interface TempDir {
   path: string;
   [Symbol.dispose](): void;
+}
+
+/** Every file below `dir`, as paths relative to it, sorted (directories walked, not listed). */
+export function filesBelow(dir: string, base = dir): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...filesBelow(p, base));
+    else out.push(relative(base, p));
+  }
+  return out.sort();
 }
 
 /** `using tmp = tempDir()` — a real (symlink-free) temp directory removed at scope end. */

@@ -2,23 +2,13 @@
 // would search, all or nothing, one history entry. ripgrep's own --replace (rg --passthru
 // -r) is the reference for what each file becomes.
 import { describe, expect, test } from "bun:test";
-import { cpSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
-import { callTool, KT, kt, ROOT, tempDir } from "./_helpers.ts";
+import { cpSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { callTool, filesBelow, KT, kt, ROOT, tempDir } from "./_helpers.ts";
 import { findReplacements, parseTemplate } from "../src/replacer/substitute.ts";
 
-function files(dir: string, base = dir): string[] {
-  const out: string[] = [];
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...files(p, base));
-    else out.push(relative(base, p));
-  }
-  return out.sort();
-}
-
 function snapshot(dir: string): Record<string, string> {
-  return Object.fromEntries(files(dir).filter((p) => !p.startsWith(".state")).map((p) => [p, readFileSync(join(dir, p), "latin1")]));
+  return Object.fromEntries(filesBelow(dir).filter((p) => !p.startsWith(".state")).map((p) => [p, readFileSync(join(dir, p), "latin1")]));
 }
 
 /** What ripgrep's --replace makes of each file it matches (the reference). */

@@ -3,22 +3,12 @@
 // counts among them), the files written and the history must be what one thread makes, and
 // what the rg engine's search (which works out nothing) leads to.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
-import { kt, tempDir } from "./_helpers.ts";
-
-function files(dir: string, base = dir): string[] {
-  const out: string[] = [];
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...files(p, base));
-    else out.push(relative(base, p));
-  }
-  return out.sort();
-}
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { filesBelow, kt, tempDir } from "./_helpers.ts";
 
 function snapshot(dir: string): Record<string, string> {
-  return Object.fromEntries(files(dir).map((p) => [p, readFileSync(join(dir, p), "latin1")]));
+  return Object.fromEntries(filesBelow(dir).map((p) => [p, readFileSync(join(dir, p), "latin1")]));
 }
 
 /** 40 directories of 12 files: enough for helper threads to share, every kind of file a replace meets among them. */

@@ -196,10 +196,10 @@ describe("a helper's findings cross threads packed (builtin.ts: one string, one 
           {
             rel: "a/b.ts",
             abs: "/t/a/b.ts",
-            change: { previous: new Uint8Array([1, 2, 3]), next: new Uint8Array([4]), replacements: 2, counts: { added: 1, removed: 3 } },
+            change: { previous: new Uint8Array([1, 2, 3]), next: new Uint8Array([4]), replacements: 2, counts: { added: 1, removed: 3 }, previousSha: "ab".repeat(32), nextSha: "cd".repeat(32) },
           },
           { rel: "bin", abs: "/t/bin", change: { left: "binary" } },
-          { rel: "empty", abs: "/t/é", change: { previous: new Uint8Array(0), next: new Uint8Array([10, 0, 255]), replacements: 1, counts: undefined } },
+          { rel: "empty", abs: "/t/é", change: { previous: new Uint8Array(0), next: new Uint8Array([10, 0, 255]), replacements: 1, counts: undefined, previousSha: "", nextSha: "x" } },
           { rel: "l1", abs: "/t/l1", change: { left: "notUtf8" } },
           { rel: "big", abs: "/t/big", change: { left: "tooLarge" } },
           { rel: "same", abs: "/t/same", change: { left: "unchanged" } },

@@ -91,6 +91,10 @@ describe("kt replace: the change each search thread works out is the change one 
         cpSync(pristine, again, { recursive: true });
         const json = kt(["replace", ...args, "--json"], { cwd: again, stateDir: join(tmp.path, `jstate${i}`), env });
         expect(json.exitCode, label).toBe(0);
+        // The stamps the change left (their hashes worked out by the search threads) are the
+        // files' own: an edit of a changed file, never read, is neither NOT_READ nor STALE_FILE.
+        const edited = kt(["edit", join(again, "pkg0/deep/er/m8.ts"), "--old-string", "// é 8", "--new-string", "// e 8"], { cwd: again, stateDir: join(tmp.path, `jstate${i}`), env });
+        expect(edited.exitCode, `${label}: ${edited.stdout}${edited.stderr}`).toBe(0);
         const envelope = JSON.parse(json.stdout) as { content: string; metadata: Record<string, unknown> & { extra: Record<string, unknown> } };
         const threads = envelope.metadata.extra.threads;
         delete envelope.metadata.extra.threads;

@@ -32,6 +32,8 @@ export interface Change {
   previous: Uint8Array | null;
   /** The new content, or null to remove the file. */
   bytes: Uint8Array | null;
+  /** sha256 of `bytes`, when the caller has it already (a search thread worked it out); else the commit does. */
+  bytesSha?: string;
   /** Lines added and removed, when the caller has them already (its diff's; a getter is read while the disk writes); else the commit counts them. */
   counts?: LineCounts;
   /** Mode for a file that does not exist yet (a move keeps its source's); else the file's own is kept. */
@@ -155,7 +157,7 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
         // The contents' hashes (history rows, journal, stamps) are worked out now too; a caller
         // may leave baseSha to be worked out here (a getter), while the disk writes.
         for (const c of some) if (c.previous !== null && c.baseSha !== null) hash.know(c.previous, c.baseSha);
-        for (const c of some) if (c.bytes !== null) hash(c.bytes);
+        for (const c of some) if (c.bytes !== null) c.bytesSha === undefined ? hash(c.bytes) : hash.know(c.bytes, c.bytesSha);
         if (from === 0) opts.whileSyncing?.();
       } catch (error) {
         counting = { error };
@@ -368,7 +370,7 @@ function recheck(ctx: ToolContext, s: Staged, verb: Verb, hash: (bytes: Uint8Arr
   const temp = prepare(s.target, bytes, change.display);
   if (s.temp) discard(s.temp.path);
   s.temp = temp;
-  s.change = { ...change, baseSha: sha, previous: current, bytes, counts: undefined };
+  s.change = { ...change, baseSha: sha, previous: current, bytes, bytesSha: undefined, counts: undefined };
 }
 
 function pause(): void {

@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { KtError, type ToolContext } from "./result.ts";
 import { ensureStateDir, lstatOrUndefined, openStateFile } from "./statefs.ts";
 import { index, indexIsOpen, isStateFault, LOG_TABLE, STAMP_LOG, stateProblem, withWriteLock } from "./state.ts";
+import { sha256 } from "./hash.ts";
 
 export interface Stamp {
   mtimeMs: number;
@@ -23,9 +24,7 @@ export interface Stamp {
   at: number;
 }
 
-export function sha256(bytes: Uint8Array | string): string {
-  return new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
-}
+export { sha256 } from "./hash.ts";
 
 /**
  * sha256 remembered per byte array, for one multi-file commit that names the same bytes in

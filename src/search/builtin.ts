@@ -245,6 +245,8 @@ class Packer {
         continue;
       }
       this.numbers.push(0, c.replacements, c.counts ? 1 : 0, c.counts?.added ?? 0, c.counts?.removed ?? 0, c.previous.length, c.next.length);
+      this.string(c.previousSha);
+      this.string(c.nextSha);
       bytes.set(c.previous, at);
       bytes.set(c.next, at + c.previous.length);
       at += c.previous.length + c.next.length;
@@ -319,10 +321,12 @@ class Unpacker {
       const removed = this.number();
       const previousLength = this.number();
       const nextLength = this.number();
+      const previousSha = this.string();
+      const nextSha = this.string();
       const previous = bytes.subarray(at, at + previousLength);
       const next = bytes.subarray(at + previousLength, at + previousLength + nextLength);
       at += previousLength + nextLength;
-      list.push({ rel, abs, change: { previous, next, replacements, counts: counted ? { added, removed } : undefined } });
+      list.push({ rel, abs, change: { previous, next, replacements, counts: counted ? { added, removed } : undefined, previousSha, nextSha } });
     }
     return list;
   }

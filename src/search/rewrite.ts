@@ -1,18 +1,18 @@
 // A replace's work on one file (SPEC §8.6), shared by the replace tool and the threads of
-// grep's built-in search: the matcher a replace's input makes, and a file's new content and
-// the lines it adds and removes, from the file's bytes. A search thread that finds the
-// pattern in a file works out its change there and then (the file is in the page cache, and
-// every thread does its share), so the tool neither reads the file again nor matches and
-// encodes every file on one thread once the search is done. The hashes are left to the
-// commit, which works them out while the disk writes (on the search's path they cost more
-// than they saved). Pure but for work(), which reads the file: plain data in and out, as it
-// crosses between threads.
+// grep's built-in search: the matcher a replace's input makes, and a file's new content, the
+// lines it adds and removes and the hashes of both contents, from the file's bytes. A search
+// thread that finds the pattern in a file works out its change there and then (the file is
+// in the page cache, and every thread does its share), so the tool neither reads the file
+// again nor matches, encodes and hashes every file on one thread once the search is done.
+// Pure but for work(), which reads the file: plain data in and out, as it crosses between
+// threads.
 import { closeSync, fstatSync, openSync } from "node:fs";
 import { compilePattern, escapeLiteral, type Cases } from "./regex.ts";
 import { applySpans, findLiteral, findReplacements, parseTemplate, type Span } from "../replacer/substitute.ts";
 import { certainParts, lines as textLines } from "../replacer/parts.ts";
 import { BOM_BYTES, decodeUtf8, hasBom, MAX_FILE_BYTES } from "../core/text.ts";
 import { openedBelow, readOpened, READ_NONBLOCKING } from "../core/paths.ts";
+import { sha256 } from "../core/hash.ts";
 
 /** What a replace asks for, as plain data (it crosses to search threads). */
 export interface ReplaceSpec {
@@ -105,6 +105,8 @@ export interface Worked {
         replacements: number;
         /** Lines added and removed as the diff counts them; undefined where only the diff can tell (countsOf). */
         counts: { added: number; removed: number } | undefined;
+        previousSha: string;
+        nextSha: string;
       };
 }
 
@@ -143,6 +145,8 @@ export function work(abs: string, rel: string, matcher: Matcher, confine: string
       next: done.next,
       replacements: done.spans.length,
       counts: countsOf(done.text, done.after, done.spans),
+      previousSha: sha256(bytes),
+      nextSha: sha256(done.next),
     },
   };
 }

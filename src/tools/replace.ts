@@ -280,7 +280,7 @@ function fromWorked(ctx: ToolContext, c: Candidate, w: Extract<Worked["change"],
     // The same matcher on the same bytes: the same spans (a whole-file diff, were they not).
     return again ? diffOf(path, text, again.after, again.spans) : unifiedDiff(path, text, decodeLenient(w.next));
   };
-  return doneOf(ctx, c, w.previous, w.next, w.replacements, { counts: () => w.counts }, diffed);
+  return doneOf(ctx, c, w.previous, w.next, w.replacements, { sha: w.previousSha, nextSha: w.nextSha, counts: () => w.counts }, diffed);
 }
 
 type Diff = ReturnType<typeof unifiedDiff>;
@@ -291,9 +291,9 @@ type Diff = ReturnType<typeof unifiedDiff>;
  * asked for: a commit asks for them while the disk writes the new files (commitChanges), a
  * dry run for its answer.
  */
-function doneOf(ctx: ToolContext, c: Candidate, previous: Uint8Array, next: Uint8Array, replacements: number, known: { counts: () => LineCounts | undefined }, diffOfFile: () => Diff): Done {
+function doneOf(ctx: ToolContext, c: Candidate, previous: Uint8Array, next: Uint8Array, replacements: number, known: { sha?: string; nextSha?: string; counts: () => LineCounts | undefined }, diffOfFile: () => Diff): Done {
   let diff: Diff | undefined;
-  let sha: string | undefined;
+  let sha = known.sha;
   let counted: LineCounts | undefined;
   const diffed = () => (diff ??= diffOfFile());
   return {
@@ -309,6 +309,7 @@ function doneOf(ctx: ToolContext, c: Candidate, previous: Uint8Array, next: Uint
       },
       previous,
       bytes: next,
+      bytesSha: known.nextSha,
       get counts() {
         if (counted) return counted;
         const quick = diff === undefined ? known.counts() : undefined;

@@ -26,11 +26,16 @@ export interface ReplaceSpec {
 /** Every match of the replace in a text, with what each becomes. */
 export type Matcher = (text: string) => Span[];
 
+/** The regular expression a replace searches for, and its case rule (grep's search and the matcher both compile it). */
+export function patternOf(spec: ReplaceSpec): { source: string; cases: Cases } {
+  return { source: spec.regex ? spec.pattern : escapeLiteral(spec.pattern), cases: spec.ignoreCase ? "insensitive" : "sensitive" };
+}
+
 /** How matches are found in a file's text: plain indexOf for exact literal text, else the regex. */
 export function matcherOf(spec: ReplaceSpec): Matcher {
-  const cases: Cases = spec.ignoreCase ? "insensitive" : "sensitive";
+  const { source, cases } = patternOf(spec);
   if (!spec.regex && !spec.word && cases === "sensitive") return (text) => findLiteral(text, spec.pattern, spec.replacement);
-  const compiled = compilePattern(spec.regex ? spec.pattern : escapeLiteral(spec.pattern), cases, false, true);
+  const compiled = compilePattern(source, cases, false, true);
   const re = compiled.jsValid;
   // Whole words as rg -w takes them: no word character just before or just after.
   const js = spec.word ? new RegExp(`(?<![0-9A-Za-z_])(?:${re.source})(?![0-9A-Za-z_])`, re.flags) : re;
@@ -60,9 +65,8 @@ export function findByLines(text: string, prefilter: RegExp, re: RegExp, replace
   return spans;
 }
 
-/** A file's change worked out from its bytes: its text, the spans replaced, and the bytes written. */
+/** A file's change worked out from its text: the spans replaced, the text they make, and the bytes written. */
 export interface Replaced {
-  text: string;
   after: string;
   spans: Span[];
   next: Uint8Array;
@@ -75,7 +79,7 @@ export function replaceText(bytes: Uint8Array, text: string, matcher: Matcher): 
   const after = applySpans(text, spans);
   if (after === text) return null;
   const out = Buffer.from(after, "utf8");
-  return { text, after, spans, next: hasBom(bytes) ? Buffer.concat([BOM_BYTES, out]) : out };
+  return { after, spans, next: hasBom(bytes) ? Buffer.concat([BOM_BYTES, out]) : out };
 }
 
 /** Why a file is left out of a replace (a note names it), or that no match changes it. */
@@ -144,7 +148,7 @@ export function work(abs: string, rel: string, matcher: Matcher, confine: string
       previous: bytes,
       next: done.next,
       replacements: done.spans.length,
-      counts: countsOf(done.text, done.after, done.spans),
+      counts: countsOf(read.text, done.after, done.spans),
       previousSha: sha256(bytes),
       nextSha: sha256(done.next),
     },

@@ -17,18 +17,18 @@ import { toolText } from "./_text.ts" with { type: "macro" };
 import { defineTool, KtError, type ToolContext, type ToolOutput } from "./tool.ts";
 import { onOneLine, realPath } from "../core/paths.ts";
 import { getStamps, sha256, type Stamp } from "../core/stamps.ts";
-import { decodeLenient, decodeUtf8, grouped } from "../core/text.ts";
+import { decodeUtf8, grouped } from "../core/text.ts";
 import type { LineCounts } from "../core/history.ts";
 import { freshContent, readIfExists, stateFilesGuard } from "../core/writer.ts";
 import { commitChanges, type Change } from "../core/commit.ts";
 import { diffPath, unifiedDiff } from "../core/diff.ts";
 import { editsDiff } from "../patch/diff.ts";
-import { compilePattern, escapeLiteral, type Cases } from "../search/regex.ts";
+import { compilePattern } from "../search/regex.ts";
 import { count, makePlan, pathShower, quoted, shownPath, timeLimitMs } from "../search/plan.ts";
 import { chooseEngine, search, type Engine } from "../search/engine.ts";
 import { withDiagnostics } from "./diagnostics.ts";
 import type { Span } from "../replacer/substitute.ts";
-import { countsOf, matcherOf, replaceText, spanEdits, textOf, type Matcher, type ReplaceSpec, type Worked } from "../search/rewrite.ts";
+import { countsOf, matcherOf, patternOf, replaceText, spanEdits, textOf, type Matcher, type ReplaceSpec, type Worked } from "../search/rewrite.ts";
 
 const description = toolText("replace");
 
@@ -77,10 +77,9 @@ export default defineTool({
   annotations: { readOnlyHint: false, destructiveHint: true },
   async execute(input, ctx) {
     const started = performance.now();
-    const cases: Cases = input.ignore_case ? "insensitive" : "sensitive";
-    const source = input.regex ? input.pattern : escapeLiteral(input.pattern);
-    const compiled = compilePattern(source, cases);
     const spec: ReplaceSpec = { pattern: input.pattern, replacement: input.replacement, regex: input.regex === true, word: input.word === true, ignoreCase: input.ignore_case === true };
+    const { source, cases } = patternOf(spec);
+    const compiled = compilePattern(source, cases);
     // Made when a file is first worked out on this thread: the search threads work out
     // those they find the pattern in (search/rewrite.ts).
     let made: Matcher | undefined;
@@ -273,13 +272,8 @@ function fromBytes(ctx: ToolContext, c: Candidate, bytes: Uint8Array, matcher: M
 
 /** The change a search thread worked out (search/rewrite.ts): its hashes and counts known, its diff made again from its bytes when asked for. */
 function fromWorked(ctx: ToolContext, c: Candidate, w: Extract<Worked["change"], { previous: Uint8Array }>, matcher: Matcher): Done {
-  const diffed = () => {
-    const path = diffPath(ctx, c.abs);
-    const text = decodeUtf8(w.previous) ?? "";
-    const again = replaceText(w.previous, text, matcher);
-    // The same matcher on the same bytes: the same spans (a whole-file diff, were they not).
-    return again ? diffOf(path, text, again.after, again.spans) : unifiedDiff(path, text, decodeLenient(w.next));
-  };
+  // The same matcher on the same bytes finds the same spans, so the change is the same.
+  const diffed = () => fromBytes(ctx, c, w.previous, matcher)!.diff;
   return doneOf(ctx, c, w.previous, w.next, w.replacements, { sha: w.previousSha, nextSha: w.nextSha, counts: () => w.counts }, diffed);
 }
 

@@ -11,7 +11,7 @@ import { parsePatch } from "../src/patch/parse.ts";
 import { commitChanges, type Change } from "../src/core/commit.ts";
 import { getStamp, getStamps, putStamp, sha256 } from "../src/core/stamps.ts";
 import { guardedWrite } from "../src/core/writer.ts";
-import { fileHistory } from "../src/core/history.ts";
+import { fileHistory, HISTORY_KEEP, keptBytes } from "../src/core/history.ts";
 import { index } from "../src/core/state.ts";
 import type { ToolContext, ToolResult } from "../src/tools/tool.ts";
 
@@ -311,6 +311,55 @@ describe("the multi-file commit", () => {
     expect(readdirSync(work).sort()).toEqual(["f1.txt", "f2.txt", "f3.txt", "f4.txt"]);
     // The transaction rolled back: no history of a change that did not happen.
     expect(fileHistory(ctx, index(ctx), join(work, "f1.txt"))).toEqual([]);
+  });
+
+  test(`an install failing after its record let go of the versions past the last ${HISTORY_KEEP} keeps their bytes: the rows rolled back can still be undone to`, async () => {
+    using tmp = tempDir();
+    const work = join(tmp.path, "w");
+    mkdirSync(work);
+    const ctx = ctxFor(work, join(tmp.path, ".s"));
+    const files = ["a.txt", "b.txt"].map((name) => join(work, name));
+    const version = (v: number) => files.map((_, j) => Buffer.from(`version ${v} of file ${j}\n`));
+    let current = version(0);
+    files.forEach((f, j) => writeFileSync(f, current[j]!));
+    const changeTo = (next: Buffer[]): Change[] => files.map((f, j) => ({ display: f, real: f, baseSha: sha256(current[j]!), previous: current[j]!, bytes: next[j]! }));
+    for (let v = 1; v <= HISTORY_KEEP; v++) {
+      const next = version(v);
+      await commitChanges(ctx, changeTo(next), { tool: "patch", verb: "patch" });
+      current = next;
+    }
+    const rowsBefore = files.map((f) => fileHistory(ctx, index(ctx), f));
+    for (const rows of rowsBefore) expect(rows.length).toBe(HISTORY_KEEP);
+    // The next change's record forgets each file's oldest version; its install fails at the second file.
+    await expect(
+      commitChanges(ctx, changeTo(version(HISTORY_KEEP + 1)), {
+        tool: "patch",
+        verb: "patch",
+        beforeInstall(i) {
+          if (i === 1) throw Object.assign(new Error("EIO: simulated"), { code: "EIO" });
+        },
+      }),
+    ).rejects.toThrow(/Nothing was changed: installing .*b\.txt failed/);
+    for (const [j, f] of files.entries()) {
+      expect(readFileSync(f).equals(current[j]!)).toBe(true);
+      const rows = fileHistory(ctx, index(ctx), f);
+      expect(rows.map((r) => r.seq)).toEqual(rowsBefore[j]!.map((r) => r.seq));
+      // Every version the history lists still has its bytes, the oldest (version 0) among them.
+      expect(rows.map((r) => Buffer.from(keptBytes(ctx, r.prevSha!, r.prevAt) ?? "").toString())).toEqual(
+        Array.from({ length: HISTORY_KEEP }, (_, k) => `version ${HISTORY_KEEP - 1 - k} of file ${j}\n`),
+      );
+    }
+    // The same change, installed: the oldest versions go, rows and bytes, and only the kept ones' packs stay.
+    await commitChanges(ctx, changeTo(version(HISTORY_KEEP + 1)), { tool: "patch", verb: "patch" });
+    const referenced = new Set<string>();
+    for (const [j, f] of files.entries()) {
+      const rows = fileHistory(ctx, index(ctx), f);
+      expect(rows.map((r) => Buffer.from(keptBytes(ctx, r.prevSha!, r.prevAt) ?? "").toString())).toEqual(
+        Array.from({ length: HISTORY_KEEP }, (_, k) => `version ${HISTORY_KEEP - k} of file ${j}\n`),
+      );
+      for (const r of rows) referenced.add(r.prevAt!.pack);
+    }
+    expect(readdirSync(join(tmp.path, ".s", "sessions", "default", "history")).sort()).toEqual([...referenced].sort());
   });
 
   test("a file changed between computing and committing is refused under the lock, and nothing is installed", async () => {

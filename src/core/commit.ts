@@ -15,7 +15,7 @@ import { flushDirs, flushFiles, startWriteback } from "./flush.ts";
 import { dropStamp, getStamp, hashOnce, putStamp, stale, type Verb } from "./stamps.ts";
 import { index, isStateFault, stateProblem, withWriteLock } from "./state.ts";
 import { discard, prepare, previousOf, readIfExists, removeStaleTemps, stateFilesGuard, type Previous, type Temp } from "./writer.ts";
-import { dirIdentity, Keeper, lineChanges, markUndone, newGroup, recordChange, removeJournal, writeJournal, type HistoryState, type LineCounts, type LinkSource, type PackedAt } from "./history.ts";
+import { dirIdentity, Keeper, lineChanges, markUndone, newGroup, recordChange, removeJournal, removeLetGo, removeLetGoAsync, writeJournal, type HistoryState, type LetGo, type LineCounts, type LinkSource, type PackedAt } from "./history.ts";
 
 export interface Change {
   /** The path as shown to the model. */
@@ -85,6 +85,8 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
   const staged: Staged[] = [];
   const dirs = new Map<string, number>();
   let journal: string | undefined;
+  // Older versions' kept bytes the record let go: removed once the change is installed.
+  let letGo: LetGo | undefined;
   // Every content below is hashed once, however many rows, stamps and checks name it.
   const hash = hashOnce();
   const closing = new Closing();
@@ -188,7 +190,7 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
         // disk filled since) leaves no row behind.
         db.exec("SAVEPOINT kept");
         try {
-          recordChange(
+          letGo = recordChange(
             ctx,
             db,
             newGroup(db, ctx.session),
@@ -240,6 +242,7 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
       }
       keeper.settle();
       install(ctx, staged, opts, hash, closing, dirs.size, (s) => s.change.previous !== null && keeper.linked(s.change.previous));
+      if (letGo) removeLetGo(letGo.blobs);
     });
     if (journal) removeJournal(journal);
     if (unkept !== undefined) {
@@ -268,8 +271,8 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
     throw error;
   }
   // The renames are made durable by a flush of the directories they were made in (core/flush.ts),
-  // while the replaced files are let go.
-  await Promise.all([flushDirs([...dirs.values()], staged.length), closing.all()]);
+  // while the replaced files and the older versions' packs are let go.
+  await Promise.all([flushDirs([...dirs.values()], staged.length), closing.all(), letGo ? removeLetGoAsync(letGo.packs) : undefined]);
   closeAll(dirs);
 }
 

@@ -8,7 +8,7 @@
 // the files one change touched share a group, so a whole patch is undone together. This
 // module owns the `history` table.
 import type { Database } from "bun:sqlite";
-import { closeSync, constants, fstatSync, linkSync, readdirSync, readSync, renameSync, statSync, unlinkSync, writeSync, type BigIntStats } from "node:fs";
+import { closeSync, constants, fstatSync, linkSync, readdirSync, readSync, renameSync, statSync, unlink, unlinkSync, writeSync, type BigIntStats } from "node:fs";
 import { join } from "node:path";
 import { sessionDir } from "./state.ts";
 import { lstatOrUndefined, openStateFile, readStateFile, writeStateFile } from "./statefs.ts";
@@ -316,9 +316,35 @@ export function newGroup(db: Database, session: string): number {
 }
 
 /**
+ * Kept bytes that no row refers to any more once a change's rows are in (older versions
+ * past HISTORY_KEEP, forgotten). They are removed only once the change is installed: were
+ * they removed at once, a change that then fails would roll back to rows whose bytes are
+ * gone. A pack (or link) bears the name of the change that made it, so no later row can
+ * come to refer to it: it goes after the transaction (while the disk flushes a change of
+ * many files). A blob is named by its content, which another call may be about to keep
+ * again: it goes under the lock, once the change is installed.
+ */
+export interface LetGo {
+  packs: string[];
+  blobs: string[];
+}
+
+/** Removes kept bytes a change let go (LetGo), now. */
+export function removeLetGo(paths: readonly string[]): void {
+  for (const path of paths) removeQuietly(path);
+}
+
+/** Removes kept bytes a change let go (LetGo) in the runtime's thread pool, while the caller's own work goes on; never rejects. */
+export function removeLetGoAsync(paths: readonly string[]): Promise<void> {
+  return Promise.all(paths.map((path) => new Promise<void>((resolve) => unlink(path, () => resolve())))).then(() => undefined);
+}
+
+/**
  * Keeps the previous bytes of every file of one change and records it. Call inside the
  * write lock, before the change is installed: if the lock's transaction rolls back, so
- * does the record (a kept blob without a row is harmless and shared by content).
+ * does the record (a kept blob without a row is harmless and shared by content). Returns
+ * the kept bytes no row refers to any more, for the caller to remove once the change is
+ * installed (LetGo).
  */
 export function recordChange(
   ctx: Ctx,
@@ -329,7 +355,7 @@ export function recordChange(
   state: HistoryState = "live",
   token: string | null = null,
   hash: (bytes: Uint8Array) => string = sha256,
-): void {
+): LetGo {
   table(db);
   const dir = blobDir(ctx);
   const insert = db.query(
@@ -345,7 +371,9 @@ export function recordChange(
     const at = f.kept;
     insert.run(ctx.session, grp, f.real, f.display, tool, Date.now(), prevSha, f.previousMode, f.next === null ? null : hash(f.next), added, removed, state, token, f.dir, at?.pack ?? null, at?.off ?? null, at?.len ?? null);
   }
-  for (const path of overKept(ctx, db, files.map((f) => f.real))) prune(ctx, db, path);
+  const letGo: LetGo = { packs: [], blobs: [] };
+  for (const path of overKept(ctx, db, files.map((f) => f.real))) prune(ctx, db, path, letGo);
+  return letGo;
 }
 
 /** Paths are asked about this many at a time (SQLite's limit on a statement's parameters is far above). */
@@ -370,12 +398,16 @@ function overKept(ctx: Ctx, db: Database, paths: readonly string[]): string[] {
   return out;
 }
 
-/** Only the newest HISTORY_KEEP versions of a file are kept; blobs nothing refers to go. */
-function prune(ctx: Ctx, db: Database, path: string): void {
+/** Only the newest HISTORY_KEEP versions of a file are kept; what only the older ones referred to is let go. */
+function prune(ctx: Ctx, db: Database, path: string, letGo: LetGo): void {
   const old = db
     .query("SELECT seq, prev_sha, pack FROM history WHERE session = ? AND path = ? ORDER BY seq DESC LIMIT -1 OFFSET ?")
     .all(ctx.session, path, HISTORY_KEEP) as Forgotten[];
-  for (const row of old) forget(db, ctx.stateDir, ctx.session, row);
+  const dir = blobDir(ctx);
+  for (const row of old) {
+    const gone = forget(db, ctx.session, row);
+    if (gone) (gone.pack ? letGo.packs : letGo.blobs).push(join(dir, gone.name));
+  }
 }
 
 interface Forgotten {
@@ -384,17 +416,19 @@ interface Forgotten {
   pack: string | null;
 }
 
-/** Deletes a history row, and the blob or pack that held its kept bytes once no other row of the session refers to it. */
-function forget(db: Database, stateDir: string, session: string, row: Forgotten): void {
+/**
+ * Deletes a history row; returns the name of the pack or blob that held its kept bytes when
+ * no other row of the session refers to it any more (for the caller to remove), else null.
+ */
+function forget(db: Database, session: string, row: Forgotten): { name: string; pack: boolean } | null {
   db.query("DELETE FROM history WHERE seq = ?").run(row.seq);
-  let name: string | null = null;
   if (row.pack !== null) {
-    if (!db.query("SELECT 1 FROM history WHERE session = ? AND pack = ? LIMIT 1").get(session, row.pack)) name = row.pack;
-  } else if (row.prev_sha !== null) {
-    if (!db.query("SELECT 1 FROM history WHERE session = ? AND prev_sha = ? AND pack IS NULL LIMIT 1").get(session, row.prev_sha)) name = row.prev_sha;
+    return db.query("SELECT 1 FROM history WHERE session = ? AND pack = ? LIMIT 1").get(session, row.pack) ? null : { name: row.pack, pack: true };
   }
-  // Removed already, it may be (the size cap).
-  if (name !== null) removeQuietly(join(blobDir({ stateDir, session }), name));
+  if (row.prev_sha !== null) {
+    return db.query("SELECT 1 FROM history WHERE session = ? AND prev_sha = ? AND pack IS NULL LIMIT 1").get(session, row.prev_sha) ? null : { name: row.prev_sha, pack: false };
+  }
+  return null;
 }
 
 /**
@@ -683,7 +717,11 @@ export const HISTORY_DAYS = 7;
 export function expireHistory(stateDir: string, db: Database, now = Date.now()): number {
   const before = now - HISTORY_DAYS * 24 * 3600 * 1000;
   const old = table(db).query("SELECT seq, session, prev_sha, pack FROM history WHERE at < ?").all(before) as (Forgotten & { session: string })[];
-  for (const row of old) forget(db, stateDir, row.session, row);
+  for (const row of old) {
+    const gone = forget(db, row.session, row);
+    // Removed already, it may be (the size cap).
+    if (gone) removeQuietly(join(blobDir({ stateDir, session: row.session }), gone.name));
+  }
   return old.length;
 }
 

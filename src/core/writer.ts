@@ -14,7 +14,7 @@ import { KtError, type ToolContext } from "./result.ts";
 import { fdHandle, fsError, inside, notRegular, onOneLine, READ_NONBLOCKING, readOpened, realPath, verifyOpened } from "./paths.ts";
 import { getStamp, notRead, putStamp, sha256, stale, type Stamp, type Verb } from "./stamps.ts";
 import { index, isStateFault, stateProblem, withWriteLock } from "./state.ts";
-import { dirIdentity, newGroup, recordChange } from "./history.ts";
+import { dirIdentity, newGroup, recordChange, removeLetGo, type LetGo } from "./history.ts";
 import { openDirCreating } from "./dirs.ts";
 
 export interface GuardedWrite {
@@ -63,6 +63,8 @@ export function guardedWrite(ctx: ToolContext, w: GuardedWrite): Written {
     const temp = prepare(target, w.bytes, w.display);
     let redone: Temp | undefined;
     let renamed = false;
+    // Older versions' kept bytes the record let go: removed once the file is installed (history.ts LetGo).
+    let letGo: LetGo | undefined;
     try {
       withWriteLock(index(ctx), () => {
         const current = readIfExists(target, w.display);
@@ -76,7 +78,7 @@ export function guardedWrite(ctx: ToolContext, w: GuardedWrite): Written {
         }
         try {
           const db = index(ctx);
-          recordChange(ctx, db, newGroup(db, ctx.session), w.verb === "overwrite" ? "write" : w.verb, [
+          letGo = recordChange(ctx, db, newGroup(db, ctx.session), w.verb === "overwrite" ? "write" : w.verb, [
             { real: w.real, display: w.display, previous: current, previousMode: current === null ? null : modeOf(target), next: bytes, dir: dirIdentity(dirFd) },
           ]);
         } catch (error) {
@@ -87,6 +89,7 @@ export function guardedWrite(ctx: ToolContext, w: GuardedWrite): Written {
         commit(written, target, w.display);
         renamed = true;
         putStamp(ctx, w.real, { mtimeMs: written.mtimeMs, size: written.size, sha256: sha256(bytes) });
+        if (letGo) removeLetGo(letGo.blobs);
       });
     } catch (error) {
       if (!renamed) {
@@ -101,6 +104,7 @@ export function guardedWrite(ctx: ToolContext, w: GuardedWrite): Written {
       return { note: `(The file was written, but kt could not record it in its state directory ${onOneLine(ctx.stateDir)}, so it will ask you to read ${w.display} again before the next change to it.)` };
     }
     if (redone) discard(temp.path);
+    if (letGo) removeLetGo(letGo.packs);
     syncDirFd(dirFd);
     return {};
   } finally {

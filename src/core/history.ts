@@ -710,19 +710,20 @@ export function dropHistory(db: Database, session: string): void {
 export const HISTORY_DAYS = 7;
 
 /**
- * Forgets, in every session, the changes made more than HISTORY_DAYS ago, and the kept
- * bytes only they referred to. Call inside the write lock. The size cap may remove blobs
- * sooner (undo then says the version is no longer kept).
+ * Forgets, in every session, the changes made more than HISTORY_DAYS ago. Call inside the
+ * write lock; returns the kept bytes only they referred to, for the caller to remove as
+ * LetGo says (blobs before the lock is let go, packs after its transaction). The size cap
+ * may remove them sooner (undo then says the version is no longer kept).
  */
-export function expireHistory(stateDir: string, db: Database, now = Date.now()): number {
+export function expireHistory(stateDir: string, db: Database, now = Date.now()): LetGo {
   const before = now - HISTORY_DAYS * 24 * 3600 * 1000;
   const old = table(db).query("SELECT seq, session, prev_sha, pack FROM history WHERE at < ?").all(before) as (Forgotten & { session: string })[];
+  const letGo: LetGo = { packs: [], blobs: [] };
   for (const row of old) {
     const gone = forget(db, row.session, row);
-    // Removed already, it may be (the size cap).
-    if (gone) removeQuietly(join(blobDir({ stateDir, session: row.session }), gone.name));
+    if (gone) (gone.pack ? letGo.packs : letGo.blobs).push(join(blobDir({ stateDir, session: row.session }), gone.name));
   }
-  return old.length;
+  return letGo;
 }
 
 /** One change of the session (all the files one call changed), as `kt history` lists it. */

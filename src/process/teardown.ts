@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { index, safeName, STAMP_LOG, withWriteLock } from "../core/state.ts";
 import { privateSubdir } from "../core/statefs.ts";
 import { foldStampLogs } from "../core/stamps.ts";
-import { expireHistory } from "../core/history.ts";
+import { expireHistory, removeLetGo, type LetGo } from "../core/history.ts";
 import { shortCommand } from "./format.ts";
 import { forgetSession, isFinal, reconcile, sessionRows } from "./registry.ts";
 import { marked } from "./descendants.ts";
@@ -44,13 +44,17 @@ export async function endSession(ctx: { stateDir: string; session: string; warn(
   if (escaped.length > 0) say(escapedSentence(escaped));
   // The session's history stays (SPEC §8.6): kept versions outlive it for HISTORY_DAYS, within
   // the cap, so that `kt undo --last --session ID` can still revert what it did.
+  let expired: LetGo | undefined;
   const stamps = withWriteLock(db, () => {
     // The session's reads still in the log are its stamps too: folded, then removed with the rest.
     foldStampLogs(db, ctx.stateDir);
     forgetSession(db, ctx.session);
-    expireHistory(ctx.stateDir, db);
-    return db.query("DELETE FROM stamps WHERE session = ?").run(ctx.session).changes;
+    expired = expireHistory(ctx.stateDir, db);
+    const removed = db.query("DELETE FROM stamps WHERE session = ?").run(ctx.session).changes;
+    removeLetGo(expired.blobs);
+    return removed;
   });
+  if (expired) removeLetGo(expired.packs);
   return { stopped: live.length, strays: found.length, escaped: escaped.length, stamps, ...removeSessionFiles(ctx) };
 }
 

@@ -7,6 +7,10 @@
 //   npm run build && node_modules/.bin/bun bench/patch.ts
 // KT_BENCH_BASELINE=/path/to/older/kt adds that binary's run of the unified diff to the same
 // hyperfine session (a before/after comparison); KT_BENCH_KEEP=1 leaves the work directory.
+// --instructions adds each command's instruction count (valgrind's callgrind, every thread;
+// steady under load where wall time is not), one run each from the same starting tree. It
+// runs the threads one at a time, so a thread pool's idle spinning counts as work: an
+// asynchronous call can add instructions while it saves wall and CPU time.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -93,8 +97,28 @@ const results = hyperfine(
   ],
   { runs, warmup: 5, cwd: tree, env: { KT_STATE_DIR: stateDir }, prepare: resetScript },
 );
-if (process.env.KT_BENCH_KEEP) console.log(`work directory kept: ${work}`);
-else rmSync(work, { recursive: true, force: true });
+
+/** Instructions one run of `command` executes (every thread), from the tree put back; null when valgrind fails. */
+function instructions(command: string[]): number | null {
+  reset();
+  const run = Bun.spawnSync(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", ...command], { cwd: tree, env: { ...process.env, KT_STATE_DIR: stateDir }, stdout: "ignore", stderr: "pipe" });
+  const m = /refs:\s+([\d,]+)/.exec(run.stderr.toString());
+  return m ? Number(m[1]!.replace(/,/g, "")) : null;
+}
+
+let counted: (string | number)[][] | null = null;
+if (process.argv.includes("--instructions")) {
+  if (!Bun.which("valgrind")) throw new Error("bench/patch --instructions needs valgrind on PATH (Debian: apt-get install valgrind)");
+  const rows: [string, string[]][] = [
+    ["git apply (unified diff)", [git, "apply", join(work, "change.diff")]],
+    ["kt patch (unified diff)", [kt, "patch", "--patch-file", join(work, "change.diff")]],
+    ["kt patch (envelope)", [kt, "patch", "--patch-file", join(work, "change.patch")]],
+    ...(baseline ? [[`baseline ${baseline} (unified diff)`, [baseline, "patch", "--patch-file", join(work, "change.diff")]] as [string, string[]]] : []),
+  ];
+  const counts = rows.map(([name, command]) => [name, instructions(command)] as const);
+  const gitIr = counts[0]![1];
+  counted = [["command", "instructions (millions)", "× git apply"], ...counts.map(([name, n]) => [name, n === null ? "valgrind failed" : Number((n / 1e6).toFixed(2)), n === null || !gitIr ? "" : Number((n / gitIr).toFixed(2))])];
+}
 
 const [gitApply, ktUnified, ktEnvelope] = results;
 const cpu = (x: (typeof results)[number]) => (x.userMs ?? 0) + (x.systemMs ?? 0);
@@ -107,3 +131,6 @@ console.log(
 const ratio = ktUnified!.medianMs / gitApply!.medianMs;
 console.log(`\n40 hunks over 20 files: kt ${ktUnified!.medianMs.toFixed(1)} ms, git apply ${gitApply!.medianMs.toFixed(1)} ms median: ${ratio.toFixed(2)}× (target ≤ 3×: ${ratio <= 3 ? "met" : "MISSED"}); envelope ${(ktEnvelope!.medianMs / gitApply!.medianMs).toFixed(2)}×.`);
 console.log(`CPU time: kt ${cpu(ktUnified!).toFixed(1)} ms, git apply ${cpu(gitApply!).toFixed(1)} ms (${(cpu(ktUnified!) / cpu(gitApply!)).toFixed(2)}×). kt fsyncs every file and keeps the replaced bytes; git apply does neither.`);
+if (counted) console.log(`\nInstructions (callgrind, all threads, one run each):\n${table(counted)}`);
+if (process.env.KT_BENCH_KEEP) console.log(`work directory kept: ${work}`);
+else rmSync(work, { recursive: true, force: true });

@@ -404,10 +404,7 @@ function prune(ctx: Ctx, db: Database, path: string, letGo: LetGo): void {
     .query("SELECT seq, prev_sha, pack FROM history WHERE session = ? AND path = ? ORDER BY seq DESC LIMIT -1 OFFSET ?")
     .all(ctx.session, path, HISTORY_KEEP) as Forgotten[];
   const dir = blobDir(ctx);
-  for (const row of old) {
-    const gone = forget(db, ctx.session, row);
-    if (gone) (gone.pack ? letGo.packs : letGo.blobs).push(join(dir, gone.name));
-  }
+  for (const row of old) forget(db, ctx.session, row, dir, letGo);
 }
 
 interface Forgotten {
@@ -417,18 +414,16 @@ interface Forgotten {
 }
 
 /**
- * Deletes a history row; returns the name of the pack or blob that held its kept bytes when
- * no other row of the session refers to it any more (for the caller to remove), else null.
+ * Deletes a history row; the pack or blob in `dir` (the session's history folder) that held
+ * its kept bytes is let go when no other row of the session refers to it any more.
  */
-function forget(db: Database, session: string, row: Forgotten): { name: string; pack: boolean } | null {
+function forget(db: Database, session: string, row: Forgotten, dir: string, letGo: LetGo): void {
   db.query("DELETE FROM history WHERE seq = ?").run(row.seq);
   if (row.pack !== null) {
-    return db.query("SELECT 1 FROM history WHERE session = ? AND pack = ? LIMIT 1").get(session, row.pack) ? null : { name: row.pack, pack: true };
+    if (!db.query("SELECT 1 FROM history WHERE session = ? AND pack = ? LIMIT 1").get(session, row.pack)) letGo.packs.push(join(dir, row.pack));
+  } else if (row.prev_sha !== null) {
+    if (!db.query("SELECT 1 FROM history WHERE session = ? AND prev_sha = ? AND pack IS NULL LIMIT 1").get(session, row.prev_sha)) letGo.blobs.push(join(dir, row.prev_sha));
   }
-  if (row.prev_sha !== null) {
-    return db.query("SELECT 1 FROM history WHERE session = ? AND prev_sha = ? AND pack IS NULL LIMIT 1").get(session, row.prev_sha) ? null : { name: row.prev_sha, pack: false };
-  }
-  return null;
 }
 
 /**
@@ -719,10 +714,7 @@ export function expireHistory(stateDir: string, db: Database, now = Date.now()):
   const before = now - HISTORY_DAYS * 24 * 3600 * 1000;
   const old = table(db).query("SELECT seq, session, prev_sha, pack FROM history WHERE at < ?").all(before) as (Forgotten & { session: string })[];
   const letGo: LetGo = { packs: [], blobs: [] };
-  for (const row of old) {
-    const gone = forget(db, row.session, row);
-    if (gone) (gone.pack ? letGo.packs : letGo.blobs).push(join(blobDir({ stateDir, session: row.session }), gone.name));
-  }
+  for (const row of old) forget(db, row.session, row, blobDir({ stateDir, session: row.session }), letGo);
   return letGo;
 }
 

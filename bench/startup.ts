@@ -3,6 +3,7 @@
 // `kt --version` (kt's own start-up without a tool) beside them, and `kt bash true`.
 // Targets (SPEC §6): within 2× of the floor and under 20 ms.
 //   node_modules/.bin/bun bench/startup.ts            (BEFORE=/path/to/older/kt adds its rows)
+//   node_modules/.bin/bun bench/startup.ts --builtins (instructions per runtime module imported)
 // Wall: hyperfine medians. CPU (user+sys): medians over runs of Bun.spawnSync's own rusage of
 // the one child (wait4 on its pid). Peak memory: GNU time's %M, median of a few runs.
 // Compare binaries written at the same time (copy BEFORE afresh, e.g. `cat old > /tmp/b`):
@@ -37,6 +38,44 @@ mkdirSync(join(work, "state"));
 const bashState = join(work, "bash-state");
 mkdirSync(bashState);
 const env = { KT_STATE_DIR: join(work, "state") };
+
+// --builtins: what importing each runtime module costs a program compiled as kt is, in
+// instructions (valgrind's callgrind, every thread; steady under load), beside the empty
+// floor and `kt read`. Start-up beyond kt's own code is mostly these: a module the read
+// path imports is paid for by every read, whether or not the call needs much of it.
+if (process.argv.includes("--builtins")) {
+  if (!Bun.which("valgrind")) throw new Error("bench/startup --builtins needs valgrind on PATH (Debian: apt-get install valgrind)");
+  const programs: [string, string][] = [
+    ["empty program (the floor)", "export {};"],
+    ["node:fs (writeSync)", 'import { writeSync } from "node:fs"; writeSync(1, "x\\n");'],
+    ["node:path (join)", 'import { join } from "node:path"; console.log(join("a", "b"));'],
+    ["node:fs + node:path", 'import { writeSync } from "node:fs"; import { join } from "node:path"; writeSync(1, join("a", "b"));'],
+    ["node:os (homedir)", 'import { homedir } from "node:os"; console.log(homedir());'],
+    ["node:crypto (sha256)", 'import { createHash } from "node:crypto"; console.log(createHash("sha256").update("x").digest("hex"));'],
+    ["Bun.CryptoHasher (sha256)", 'console.log(new Bun.CryptoHasher("sha256").update("x").digest("hex"));'],
+    ["Bun.file stat + text, Bun.write stdout", `const f = Bun.file(${JSON.stringify(file)}); await f.stat(); await Bun.write(Bun.stdout, await f.text());`],
+  ];
+  const count = (argv: string[]): number => {
+    // Output to a pipe, as an agent reads it (a write to /dev/null takes another path: +1.3 M for Bun.write).
+    const run = Bun.spawnSync(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", ...argv], { env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+    const m = /refs:\s+([\d,]+)/.exec(run.stderr.toString());
+    if (!m) throw new Error(`valgrind failed on ${argv.join(" ")}: ${run.stderr.toString()}`);
+    return Number(m[1]!.replace(/,/g, ""));
+  };
+  const rows: [string, number][] = programs.map(([name, source], i) => {
+    const src = join(work, `builtin${i}.ts`);
+    writeFileSync(src, `${source}\n`);
+    const out = join(work, `builtin${i}`);
+    const b = Bun.spawnSync([bun, "build", ...flags, src, "--outfile", out], { stdout: "ignore", stderr: "pipe" });
+    if (b.exitCode !== 0) throw new Error(b.stderr.toString());
+    return [name, count([out])];
+  });
+  rows.push(["kt --version", count([kt, "--version"])], ["kt read small.ts", count([kt, "read", file])]);
+  const floorIr = rows[0]![1];
+  console.log(table([["program", "instructions (millions)", "beyond the floor (millions)"], ...rows.map(([name, n]) => [name, +(n / 1e6).toFixed(2), +((n - floorIr) / 1e6).toFixed(2)])]));
+  rmSync(work, { recursive: true, force: true });
+  process.exit(0);
+}
 
 const commands = [
   { name: "floor (empty bun binary)", command: floor },

@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTwoFilesPatch, structuredPatch } from "diff";
 import { hyperfine, table } from "./_hyperfine.ts";
+import { instructions, needValgrind } from "./_callgrind.ts";
 import { mulberry32 } from "./_random.ts";
 
 const root = join(import.meta.dir, "..");
@@ -99,23 +100,21 @@ const results = hyperfine(
 );
 
 /** Instructions one run of `command` executes (every thread), from the tree put back; null when valgrind fails. */
-function instructions(command: string[]): number | null {
+function countFromStart(command: string[]): number | null {
   reset();
-  const run = Bun.spawnSync(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", ...command], { cwd: tree, env: { ...process.env, KT_STATE_DIR: stateDir }, stdout: "ignore", stderr: "pipe" });
-  const m = /refs:\s+([\d,]+)/.exec(run.stderr.toString());
-  return m ? Number(m[1]!.replace(/,/g, "")) : null;
+  return instructions(command, { cwd: tree, env: { KT_STATE_DIR: stateDir } });
 }
 
 let counted: (string | number)[][] | null = null;
 if (process.argv.includes("--instructions")) {
-  if (!Bun.which("valgrind")) throw new Error("bench/patch --instructions needs valgrind on PATH (Debian: apt-get install valgrind)");
+  needValgrind("bench/patch --instructions");
   const rows: [string, string[]][] = [
     ["git apply (unified diff)", [git, "apply", join(work, "change.diff")]],
     ["kt patch (unified diff)", [kt, "patch", "--patch-file", join(work, "change.diff")]],
     ["kt patch (envelope)", [kt, "patch", "--patch-file", join(work, "change.patch")]],
     ...(baseline ? [[`baseline ${baseline} (unified diff)`, [baseline, "patch", "--patch-file", join(work, "change.diff")]] as [string, string[]]] : []),
   ];
-  const counts = rows.map(([name, command]) => [name, instructions(command)] as const);
+  const counts = rows.map(([name, command]) => [name, countFromStart(command)] as const);
   const gitIr = counts[0]![1];
   counted = [["command", "instructions (millions)", "× git apply"], ...counts.map(([name, n]) => [name, n === null ? "valgrind failed" : Number((n / 1e6).toFixed(2)), n === null || !gitIr ? "" : Number((n / gitIr).toFixed(2))])];
 }

@@ -14,6 +14,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { hyperfine, table } from "./_hyperfine.ts";
+import { instructions, needValgrind } from "./_callgrind.ts";
 
 const root = join(import.meta.dir, "..");
 const kt = join(root, "dist", "kt");
@@ -44,9 +45,14 @@ const env = { KT_STATE_DIR: join(work, "state") };
 // floor and `kt read`. Start-up beyond kt's own code is mostly these: a module the read
 // path imports is paid for by every read, whether or not the call needs much of it.
 if (process.argv.includes("--builtins")) {
-  if (!Bun.which("valgrind")) throw new Error("bench/startup --builtins needs valgrind on PATH (Debian: apt-get install valgrind)");
+  needValgrind("bench/startup --builtins");
+  const count = (argv: string[]): number => {
+    const n = instructions(argv, { env });
+    if (n === null) throw new Error(`valgrind failed on ${argv.join(" ")}`);
+    return n;
+  };
+  // The floor built above, then each module imported by a program built the same way.
   const programs: [string, string][] = [
-    ["empty program (the floor)", "export {};"],
     ["node:fs (writeSync)", 'import { writeSync } from "node:fs"; writeSync(1, "x\\n");'],
     ["node:path (join)", 'import { join } from "node:path"; console.log(join("a", "b"));'],
     ["node:fs + node:path", 'import { writeSync } from "node:fs"; import { join } from "node:path"; writeSync(1, join("a", "b"));'],
@@ -55,20 +61,14 @@ if (process.argv.includes("--builtins")) {
     ["Bun.CryptoHasher (sha256)", 'console.log(new Bun.CryptoHasher("sha256").update("x").digest("hex"));'],
     ["Bun.file stat + text, Bun.write stdout", `const f = Bun.file(${JSON.stringify(file)}); await f.stat(); await Bun.write(Bun.stdout, await f.text());`],
   ];
-  const count = (argv: string[]): number => {
-    // Output to a pipe, as an agent reads it (a write to /dev/null takes another path: +1.3 M for Bun.write).
-    const run = Bun.spawnSync(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", ...argv], { env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
-    const m = /refs:\s+([\d,]+)/.exec(run.stderr.toString());
-    if (!m) throw new Error(`valgrind failed on ${argv.join(" ")}: ${run.stderr.toString()}`);
-    return Number(m[1]!.replace(/,/g, ""));
-  };
-  const rows: [string, number][] = programs.map(([name, source], i) => {
+  const rows: [string, number][] = [["empty program (the floor)", count([floor])]];
+  programs.forEach(([name, source], i) => {
     const src = join(work, `builtin${i}.ts`);
     writeFileSync(src, `${source}\n`);
     const out = join(work, `builtin${i}`);
     const b = Bun.spawnSync([bun, "build", ...flags, src, "--outfile", out], { stdout: "ignore", stderr: "pipe" });
     if (b.exitCode !== 0) throw new Error(b.stderr.toString());
-    return [name, count([out])];
+    rows.push([name, count([out])]);
   });
   rows.push(["kt --version", count([kt, "--version"])], ["kt read small.ts", count([kt, "read", file])]);
   const floorIr = rows[0]![1];

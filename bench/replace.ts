@@ -7,6 +7,7 @@
 // non-zero on a file it cannot take (not UTF-8): the pipeline's status is ignored. sd's
 // literal mode is -s (--string-mode); sd 0.7 has no -F and exits at once on it.
 //   npm run build && bun bench/replace.ts            (KT_BENCH_RUNS=N, default 10)
+// KT_BENCH_ONLY=stdlib or KT_BENCH_ONLY=node_modules runs that tree's two cases alone.
 // KT_BENCH_BASELINE=path/to/an/older/kt adds its rows (kt replace and --dry-run) to the same
 // hyperfine session, for before/after figures measured side by side.
 import { cpSync, existsSync, mkdtempSync, readdirSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
@@ -112,18 +113,22 @@ function runCase(c: Case, pristine: string): void {
   );
 }
 
+const only = process.env.KT_BENCH_ONLY;
+if (only !== undefined && only !== "stdlib" && only !== "node_modules") throw new Error("KT_BENCH_ONLY: stdlib or node_modules");
 try {
-  const py = pythonTree();
+  const py = only === "node_modules" ? null : pythonTree();
   if (py) {
     runCase({ tree: py, label: "Python stdlib", fixed: true, pattern: "def __init__(self", replacement: "def __init__(this" }, py);
     runCase(
       { tree: py, label: "Python stdlib", fixed: false, pattern: "([A-Za-z_]+)\\.startswith\\(", replacement: "startswith($1, ", astGrep: { lang: "python", pattern: "$A.startswith($B)", rewrite: "startswith($A, $B)" } },
       py,
     );
-  } else console.log("no /usr/lib/python3.X: the Python cases are skipped");
-  const nm = nodeModules();
-  runCase({ tree: nm, label: "node_modules", fixed: true, pattern: "Object.defineProperty(exports", replacement: "Object.defineProperty(module.exports" }, nm);
-  runCase({ tree: nm, label: "node_modules", fixed: false, pattern: "require\\(\"([a-z]+)\"\\)", replacement: "require('$1')" }, nm);
+  } else if (only !== "node_modules") console.log("no /usr/lib/python3.X: the Python cases are skipped");
+  if (only !== "stdlib") {
+    const nm = nodeModules();
+    runCase({ tree: nm, label: "node_modules", fixed: true, pattern: "Object.defineProperty(exports", replacement: "Object.defineProperty(module.exports" }, nm);
+    runCase({ tree: nm, label: "node_modules", fixed: false, pattern: "require\\(\"([a-z]+)\"\\)", replacement: "require('$1')" }, nm);
+  }
 } finally {
   if (!process.env.KT_BENCH_KEEP) rmSync(work, { recursive: true, force: true });
 }

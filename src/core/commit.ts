@@ -6,12 +6,13 @@
 // fails, the files already installed are put back. A kill at any instant leaves each file old or new (renames are
 // atomic), and only this change's files differ; its journal (history.ts) lets
 // `kt undo --last` revert such a torn change.
-import { chmodSync, close, closeSync, constants, fstatSync, openSync, readFileSync, renameSync, rmdirSync, statSync, unlinkSync } from "node:fs";
+import { chmodSync, close, closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, renameSync, rmdirSync, statSync, unlinkSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { KtError, type ToolContext } from "./result.ts";
 import { fdHandle, fsError, READ_NONBLOCKING, verifyOpened } from "./paths.ts";
 import { createMissingDirs } from "./dirs.ts";
-import { flushDirs, flushFiles, startWriteback } from "./flush.ts";
+import type { StagedTemp } from "./temp.ts";
+import { flushDirs, flushFiles, startWriteback, type Pending } from "./flush.ts";
 import { dropStamp, getStamp, hashOnce, putStamp, stale, type Verb } from "./stamps.ts";
 import { index, isStateFault, stateProblem, withWriteLock } from "./state.ts";
 import { discard, prepare, previousOf, readIfExists, removeStaleTemps, stateFilesGuard, type Previous, type Temp } from "./writer.ts";
@@ -39,6 +40,12 @@ export interface Change {
   /** Mode for a file that does not exist yet (a move keeps its source's); else the file's own is kept. */
   mode?: number;
   /**
+   * A temp file of `bytes` written already beside the file (a replace's search threads write
+   * them, core/temp.ts): taken instead of writing one when its verified directory holds that
+   * very file (adopt). Not taken, it is left where it is: its writer removes it.
+   */
+  staged?: StagedTemp;
+  /**
    * The new content worked out again from `current`, the file as it is now, when it is no
    * longer `previous` but this session's stamp says the content is the session's own (a
    * parallel kt call wrote it; SPEC §7.5). Runs under the lock; may throw a KtError. Without
@@ -63,6 +70,8 @@ export interface CommitOptions {
    * the commit before anything is installed.
    */
   whileSyncing?(): void;
+  /** Gets the path (as Change.staged names it) of every staged temp file the commit took: it installs or removes each; the caller removes the rest. */
+  adopted?: Set<string>;
 }
 
 interface Staged {
@@ -123,7 +132,9 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
         }
         // One stat of the file replaced gives both its mode (for rollback) and what the temp file copies.
         const previous = previousOf(target, change.display);
-        const temp = prepare(target, change.bytes, change.display, { sync: false, previous, mode: previous === null ? change.mode : undefined, keepOpen: true });
+        const temp =
+          adopt(target, change.staged, change.bytes, previous, opts.adopted) ??
+          prepare(target, change.bytes, change.display, { sync: false, previous, mode: previous === null ? change.mode : undefined, keepOpen: true });
         staged.push({ change, target, temp, previousMode: previous?.mode ?? null });
         temps.push({ temp, display: change.display });
         const source = linkSource(target, previous, change.previous);
@@ -148,7 +159,7 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
       // together (core/flush.ts: one syncfs for many files, else their fsyncs issued at once).
       // Their writeback starts now, and the lines each change adds and removes are counted
       // while the disk writes.
-      await startWriteback(temps.map((t) => t.temp.fd!));
+      await startWriteback(temps.flatMap((t) => (t.temp.fd === undefined ? [] : [t.temp.fd])));
       const synced = syncAll(temps).then(
         () => undefined,
         (error: unknown) => ({ error }),
@@ -274,6 +285,29 @@ export async function commitChanges(ctx: ToolContext, changes: readonly Change[]
   // while the replaced files and the older versions' packs are let go.
   await Promise.all([flushDirs([...dirs.values()], staged.length), closing.all(), letGo ? removeLetGoAsync(letGo.packs) : undefined]);
   closeAll(dirs);
+}
+
+/**
+ * The temp file a search thread wrote for this change (Change.staged), as a Temp beside
+ * `target` (reached through the commit's verified directory): only when that directory holds,
+ * under the name the thread gave it, the very file the thread wrote (its file system and
+ * inode), of the new content's size, with the mode and owner the file replaced has now (what
+ * prepare would give it). A directory swapped after the thread wrote its file, a file put in
+ * its place, or a mode or owner changed since: undefined, and the commit writes its own.
+ */
+function adopt(target: string, staged: StagedTemp | undefined, bytes: Uint8Array, previous: Previous | null, adopted: Set<string> | undefined): Temp | undefined {
+  if (staged === undefined || previous === null) return undefined;
+  const path = join(dirname(target), basename(staged.path));
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch {
+    return undefined;
+  }
+  if (!st.isFile() || st.dev !== staged.dev || st.ino !== staged.ino || st.size !== bytes.length || st.size !== staged.size) return undefined;
+  if ((st.mode & 0o7777) !== previous.mode || st.uid !== previous.uid || st.gid !== previous.gid || st.nlink !== 1) return undefined;
+  adopted?.add(staged.path);
+  return { path, mtimeMs: staged.mtimeMs, size: staged.size, dev: staged.dev };
 }
 
 /** A failure to keep history that must not stop the change: the state directory's disk or files, not kt. */
@@ -491,17 +525,18 @@ function closeTemp(temp: Temp): void {
 
 /** Every temp file durable (core/flush.ts), each descriptor closed after; a failure names its file. */
 async function syncAll(files: readonly { temp: Temp; display: string }[]): Promise<void> {
-  const pending: { fd: number; dev: number; size: number; display: string }[] = [];
+  const pending: (Pending & { display: string })[] = [];
   try {
     for (const { temp, display } of files) {
-      if (temp.fd === undefined) {
+      // A temp file written and closed already (adopt) is opened only if the flush needs it.
+      if (temp.fd === undefined && temp.dev === undefined) {
         try {
           temp.fd = openSync(temp.path, "r+");
         } catch (error) {
           throw fsError(error, display);
         }
       }
-      pending.push({ fd: temp.fd, dev: temp.dev ?? fstatSync(temp.fd).dev, size: temp.size, display });
+      pending.push({ fd: temp.fd, path: temp.path, dev: temp.dev ?? fstatSync(temp.fd!).dev, size: temp.size, display });
     }
   } catch (error) {
     for (const { temp } of files) closeTemp(temp);

@@ -7,7 +7,7 @@
 // changes of many files, and only while the system holds little unwritten data besides the
 // change's own (/proc/meminfo); a busy disk gets the fsyncs. A syncfs that fails, or a system
 // without it, gets one fsync per file, which names the file whose data did not reach the disk.
-import { closeSync, fstatSync, fsync, readFileSync } from "node:fs";
+import { closeSync, fstatSync, fsync, openSync, readFileSync } from "node:fs";
 
 /** A change of fewer files than this is synced one fsync per file and per directory. */
 export const MANY = 8;
@@ -95,8 +95,13 @@ function quiet(own: number): boolean {
 }
 
 export interface Pending {
-  /** The open descriptor of a new file (closed once synced, whatever the outcome). */
-  fd: number;
+  /**
+   * The open descriptor of a new file (closed once synced, whatever the outcome); undefined
+   * for a file written and closed already, opened by `path` only where a flush needs it (a
+   * syncfs needs one descriptor per file system, an fsync each).
+   */
+  fd?: number;
+  path?: string;
   /** Its file system (fstat's dev). */
   dev: number;
   /** Its size in bytes. */
@@ -121,18 +126,36 @@ export async function startWriteback(fds: readonly number[]): Promise<void> {
  * descriptor is closed.
  */
 export async function flushFiles(files: readonly Pending[], failure: (error: unknown, i: number) => unknown): Promise<void> {
-  const calls = files.length >= MANY ? await loadLibc() : null;
-  if (calls && quiet(files.reduce((sum, f) => sum + f.size, 0)) && syncedWhole(calls, files)) {
-    for (const f of files) closeQuietly(f.fd);
-    return;
+  const opened = files.map((f) => f.fd);
+  try {
+    const calls = files.length >= MANY ? await loadLibc() : null;
+    if (calls && quiet(files.reduce((sum, f) => sum + f.size, 0))) {
+      // One descriptor per file system: the first file's of each.
+      const firsts: { fd: number; dev: number }[] = [];
+      const seen = new Set<number>();
+      for (let i = 0; i < files.length; i++) {
+        if (seen.has(files[i]!.dev)) continue;
+        seen.add(files[i]!.dev);
+        firsts.push({ fd: openOf(files, opened, i, failure), dev: files[i]!.dev });
+      }
+      if (syncedWhole(calls, firsts)) {
+        for (const fd of opened) if (fd !== undefined) closeQuietly(fd);
+        return;
+      }
+    }
+    for (let i = 0; i < files.length; i++) openOf(files, opened, i, failure);
+  } catch (error) {
+    for (const fd of opened) if (fd !== undefined) closeQuietly(fd);
+    throw error;
   }
   // Every fsync is waited for, failed or not, so that no descriptor is closed under one still running.
   const results = await Promise.allSettled(
-    files.map(
-      (f, i) =>
+    opened.map(
+      (fd, i) =>
         new Promise<void>((resolve, reject) =>
-          fsync(f.fd, (error) => {
-            closeQuietly(f.fd);
+          fsync(fd!, (error) => {
+            closeQuietly(fd!);
+            opened[i] = undefined;
             if (error) reject(failure(error, i));
             else resolve();
           }),
@@ -140,6 +163,18 @@ export async function flushFiles(files: readonly Pending[], failure: (error: unk
     ),
   );
   for (const r of results) if (r.status === "rejected") throw r.reason;
+}
+
+/** The i-th file's descriptor, opened by its path now if it has none; a failure is the file's. */
+function openOf(files: readonly Pending[], opened: (number | undefined)[], i: number, failure: (error: unknown, i: number) => unknown): number {
+  const fd = opened[i];
+  if (fd !== undefined) return fd;
+  try {
+    // For writing: an fsync on Windows needs it.
+    return (opened[i] = openSync(files[i]!.path!, "r+"));
+  } catch (error) {
+    throw failure(error, i);
+  }
 }
 
 /**

@@ -6,8 +6,8 @@
 // call of the session has replaced since is recomputed under the lock (`redo`), so that they
 // all land; only a change made outside the session is STALE_FILE.
 import {
-  closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, openSync, readdirSync,
-  readFileSync, readSync, renameSync, statSync, unlinkSync, writeSync,
+  closeSync, constants, fstatSync, fsyncSync, openSync, readdirSync,
+  renameSync, statSync, unlinkSync, type Stats,
 } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { KtError, type ToolContext } from "./result.ts";
@@ -16,6 +16,7 @@ import { getStamp, notRead, putStamp, sha256, stale, type Stamp, type Verb } fro
 import { index, isStateFault, stateProblem, withWriteLock } from "./state.ts";
 import { dirIdentity, newGroup, recordChange, removeLetGo, type LetGo } from "./history.ts";
 import { openDirCreating } from "./dirs.ts";
+import { tempPathFor, writeTempFile } from "./temp.ts";
 
 export interface GuardedWrite {
   /** The path as shown to the model. */
@@ -309,34 +310,23 @@ export interface PrepareOptions {
  */
 export function prepare(target: string, bytes: Uint8Array, display: string, opts: PrepareOptions = {}): Temp {
   const previous = opts.previous !== undefined ? opts.previous : previousOf(target, display);
-  const path = join(dirname(target), `.${basename(target)}.kt-${process.pid}-${Math.random().toString(36).slice(2, 8)}.tmp`);
+  const path = tempPathFor(target);
   const mode = previous?.mode ?? opts.mode;
-  let fd: number;
+  let written: { fd: number; st: Stats };
   try {
-    fd = openSync(path, "wx", mode ?? 0o666);
+    written = writeTempFile(path, bytes, previous, mode);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT" && previous) {
       // The file exists but its directory takes no new files (/proc, /sys): no atomic write is possible.
       throw new KtError("PERMISSION_DENIED", `Cannot write ${display}: its directory does not accept new files, so kt cannot replace it safely (temp file and rename). Files under /proc or /sys are not written with kt.`);
     }
+    // Created, then the write failed (a full disk): nothing of it is left.
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") discard(path);
     throw fsError(error, display);
   }
+  const { fd, st } = written;
   let open = true;
   try {
-    for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off);
-    // Neither fchown nor fchmod changes mtime or size: this fstat gives what the stamp records.
-    const st = fstatSync(fd);
-    let chowned = false;
-    if (previous && (st.uid !== previous.uid || st.gid !== previous.gid)) {
-      try {
-        fchownSync(fd, previous.uid, previous.gid);
-        chowned = true;
-      } catch {
-        // Only root may give a file away; an ordinary user keeps owning what they write.
-      }
-    }
-    // After the chown, which may clear set-user-ID and set-group-ID bits.
-    if (mode !== undefined && (chowned || (st.mode & 0o7777) !== mode)) fchmodSync(fd, mode);
     if (opts.sync ?? true) fsyncSync(fd);
     if (opts.keepOpen) {
       open = false;

@@ -11,7 +11,7 @@ import { fileFilter, type SearchOutcome, type SearchPlan } from "./plan.ts";
 import { matcherSpec, reviveMatcher, searchInto, type Lost, type Matcher, type MatcherSpec } from "./searcher.ts";
 import { pruneRecorder, type Pruned } from "./skipped.ts";
 import { belowTopTier } from "./tiers.ts";
-import { matcherOf, work, type Left, type Matcher as Replacer, type ReplaceSpec, type Worked } from "./rewrite.ts";
+import { matcherOf, takeStaged, work, type Left, type Matcher as Replacer, type ReplaceSpec, type StagedTemp, type Worked } from "./rewrite.ts";
 
 export interface BuiltinRun {
   collector: Collector;
@@ -77,6 +77,7 @@ export function grepWalkConfig(plan: SearchPlan, compiled: Compiled, probe: Comp
     confine: plan.confine,
     noteBinary: plan.noteBinary === true,
     replace: plan.replace ?? null,
+    stage: plan.replace && plan.stage !== undefined ? plan.stage : null,
     deadline: Date.now() + (plan.deadline - performance.now()),
   };
 }
@@ -102,6 +103,8 @@ export interface GrepWalkConfig {
   noteBinary: boolean;
   /** A replace's change of each file the pattern is found in is worked out as it is found (SearchPlan.replace). */
   replace: ReplaceSpec | null;
+  /** The token the threads' temp files of a replace are registered under (SearchPlan.stage); null: none written. */
+  stage: string | null;
   /** Wall-clock (Date.now()) time: each thread has its own performance.now(). */
   deadline: number;
 }
@@ -169,7 +172,7 @@ class GrepThread implements ThreadVisitor<GrepFound> {
       this.probed = null;
       this.signals.hit();
       if (this.replacer) {
-        const worked = work(abs, full, this.replacer, confine);
+        const worked = work(abs, full, this.replacer, confine, this.config.stage);
         if (worked) this.worked.push(worked);
       }
     }
@@ -179,6 +182,9 @@ class GrepThread implements ThreadVisitor<GrepFound> {
   };
 
   finish(partial: boolean): GrepFound {
+    // A helper's temp files are in its answer: its own list of them is done with (the tool's
+    // thread keeps its list until the tool takes it, search/rewrite.ts).
+    if (this.config.stage !== null && !Bun.isMainThread) takeStaged(this.config.stage);
     return { snapshot: this.collector.snapshot(), probed: this.probed?.snapshot() ?? null, ...this.lost, timedOut: partial || this.timedOut, pruned: this.pruned, worked: this.worked };
   }
 }
@@ -247,6 +253,11 @@ class Packer {
       this.numbers.push(0, c.replacements, c.counts ? 1 : 0, c.counts?.added ?? 0, c.counts?.removed ?? 0, c.previous.length, c.next.length);
       this.string(c.previousSha);
       this.string(c.nextSha);
+      const t = c.temp;
+      if (t) {
+        this.numbers.push(1, t.dev, t.ino, t.mtimeMs, t.size);
+        this.string(t.path);
+      } else this.numbers.push(0);
       bytes.set(c.previous, at);
       bytes.set(c.next, at + c.previous.length);
       at += c.previous.length + c.next.length;
@@ -323,10 +334,15 @@ class Unpacker {
       const nextLength = this.number();
       const previousSha = this.string();
       const nextSha = this.string();
+      let temp: StagedTemp | undefined;
+      if (this.number() === 1) {
+        const [dev, ino, mtimeMs, size] = [this.number(), this.number(), this.number(), this.number()];
+        temp = { dev, ino, mtimeMs, size, path: this.string() };
+      }
       const previous = bytes.subarray(at, at + previousLength);
       const next = bytes.subarray(at + previousLength, at + previousLength + nextLength);
       at += previousLength + nextLength;
-      list.push({ rel, abs, change: { previous, next, replacements, counts: counted ? { added, removed } : undefined, previousSha, nextSha } });
+      list.push({ rel, abs, change: { previous, next, replacements, counts: counted ? { added, removed } : undefined, previousSha, nextSha, ...(temp ? { temp } : {}) } });
     }
     return list;
   }

@@ -25,6 +25,9 @@ export interface SearchPlan {
   /** A replace's change of each file the pattern is found in, worked out by the thread that
    * found it (the built-in engine's walks; search/rewrite.ts). */
   replace?: ReplaceSpec;
+  /** With replace: the threads also write each change's temp file, registered under this
+   * token (search/rewrite.ts takeStaged), for the commit to take. */
+  stage?: string;
   /** The search path, absolute, as given (not symlink-resolved): the base of displayed paths. */
   abs: string;
   /** Its real path. */

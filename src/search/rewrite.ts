@@ -4,15 +4,23 @@
 // thread that finds the pattern in a file works out its change there and then (the file is
 // in the page cache, and every thread does its share), so the tool neither reads the file
 // again nor matches, encodes and hashes every file on one thread once the search is done.
-// Pure but for work(), which reads the file: plain data in and out, as it crosses between
-// threads.
-import { closeSync, fstatSync, openSync } from "node:fs";
+// A replace that will be written (not a dry run) has the thread write each change's temp file
+// too (core/temp.ts), beside the file, as the commit would: creating files is most of a
+// replace's writing on some file systems, and the threads create theirs at once. The commit
+// takes a temp file only as the very file the thread made, found in the directory it has
+// opened and verified (core/commit.ts adopt); the tool removes those it does not take
+// (takeStaged). Pure but for work(), which reads the file and may write its temp file: plain
+// data in and out, as it crosses between threads.
+import { closeSync, fstatSync, openSync, unlinkSync, type Stats } from "node:fs";
 import { compilePattern, escapeLiteral, type Cases } from "./regex.ts";
 import { applySpans, findLiteral, findReplacements, parseTemplate, type Span } from "../replacer/substitute.ts";
 import { certainParts, lines as textLines } from "../replacer/parts.ts";
 import { BOM_BYTES, decodeUtf8, hasBom, MAX_FILE_BYTES } from "../core/text.ts";
 import { openedBelow, readOpened, READ_NONBLOCKING } from "../core/paths.ts";
 import { sha256 } from "../core/hash.ts";
+import { tempPathFor, writeTempFile, type StagedTemp } from "../core/temp.ts";
+
+export type { StagedTemp };
 
 /** What a replace asks for, as plain data (it crosses to search threads). */
 export interface ReplaceSpec {
@@ -111,7 +119,54 @@ export interface Worked {
         counts: { added: number; removed: number } | undefined;
         previousSha: string;
         nextSha: string;
+        /** The temp file of `next` the thread wrote, when the search was asked to (SearchPlan.stage). */
+        temp?: StagedTemp;
       };
+}
+
+/**
+ * The temp files this thread's walks wrote for the replace `token` (work's `stage`), as this
+ * thread knows them: a walk on this thread whose helpers failed is made again on it alone,
+ * and what the first try wrote is in no answer. The tool removes every one it does not take.
+ */
+const staged = new Map<string, string[]>();
+
+/** The temp files written for `token` on this thread, forgotten here (the caller removes those it does not take). */
+export function takeStaged(token: string): string[] {
+  const list = staged.get(token) ?? [];
+  staged.delete(token);
+  return list;
+}
+
+/**
+ * Writes the temp file of a change beside `abs` with the mode and owner of the file as read
+ * (`st`); undefined when it cannot be written (the commit then writes its own, and names
+ * whatever goes wrong in its words).
+ */
+function stageTemp(abs: string, bytes: Uint8Array, st: Stats, token: string): StagedTemp | undefined {
+  const path = tempPathFor(abs);
+  const mode = st.mode & 0o7777;
+  let written: ReturnType<typeof writeTempFile>;
+  try {
+    written = writeTempFile(path, bytes, { mode, uid: st.uid, gid: st.gid }, mode);
+  } catch (error) {
+    // A name that exists is not this thread's to remove.
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") removeQuietly(path);
+    return undefined;
+  }
+  closeSync(written.fd);
+  let list = staged.get(token);
+  if (!list) staged.set(token, (list = []));
+  list.push(path);
+  return { path, dev: written.st.dev, ino: written.st.ino, mtimeMs: written.st.mtimeMs, size: written.st.size };
+}
+
+export function removeQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Never created, or gone.
+  }
 }
 
 /**
@@ -119,7 +174,7 @@ export interface Worked {
  * (gone, unreadable, not a regular file, outside `confine`): its own read then says why in
  * the tool's words.
  */
-export function work(abs: string, rel: string, matcher: Matcher, confine: string | null): Worked | null {
+export function work(abs: string, rel: string, matcher: Matcher, confine: string | null, stage: string | null = null): Worked | null {
   let fd: number;
   try {
     fd = openSync(abs, READ_NONBLOCKING);
@@ -127,8 +182,9 @@ export function work(abs: string, rel: string, matcher: Matcher, confine: string
     return null;
   }
   let bytes: Uint8Array;
+  let st: Stats;
   try {
-    const st = fstatSync(fd);
+    st = fstatSync(fd);
     if (!st.isFile() || (confine !== null && !openedBelow(fd, confine))) return null;
     if (st.size > MAX_FILE_BYTES) return { rel, abs, change: { left: "tooLarge" } };
     bytes = readOpened(fd, st.size);
@@ -151,8 +207,13 @@ export function work(abs: string, rel: string, matcher: Matcher, confine: string
       counts: countsOf(read.text, done.after, done.spans),
       previousSha: sha256(bytes),
       nextSha: sha256(done.next),
+      ...(stage === null ? {} : withTemp(stageTemp(abs, done.next, st, stage))),
     },
   };
+}
+
+function withTemp(temp: StagedTemp | undefined): { temp?: StagedTemp } {
+  return temp ? { temp } : {};
 }
 
 /**

@@ -28,7 +28,8 @@ import { count, makePlan, pathShower, quoted, shownPath, timeLimitMs } from "../
 import { chooseEngine, search, type Engine } from "../search/engine.ts";
 import { withDiagnostics } from "./diagnostics.ts";
 import type { Span } from "../replacer/substitute.ts";
-import { countsOf, matcherOf, patternOf, replaceText, spanEdits, textOf, type Matcher, type ReplaceSpec, type Worked } from "../search/rewrite.ts";
+import type { StagedTemp } from "../core/temp.ts";
+import { countsOf, matcherOf, patternOf, removeQuietly, replaceText, spanEdits, takeStaged, textOf, type Matcher, type ReplaceSpec, type Worked } from "../search/rewrite.ts";
 
 const description = toolText("replace");
 
@@ -76,112 +77,134 @@ export default defineTool({
   normalize,
   annotations: { readOnlyHint: false, destructiveHint: true },
   async execute(input, ctx) {
-    const started = performance.now();
-    const spec: ReplaceSpec = { pattern: input.pattern, replacement: input.replacement, regex: input.regex === true, word: input.word === true, ignoreCase: input.ignore_case === true };
-    const { source, cases } = patternOf(spec);
-    const compiled = compilePattern(source, cases);
-    // Made when a file is first worked out on this thread: the search threads work out
-    // those they find the pattern in (search/rewrite.ts).
-    let made: Matcher | undefined;
-    const matcher: Matcher = (text) => (made ??= matcherOf(spec))(text);
-    const engine = replaceEngine(ctx);
-    const found = new Map<string, Candidate>();
-    const unreadable: string[] = [];
-    const scopes: string[] = [];
-    const binaries: string[] = [];
-    /** The most threads any path's search used (the built-in engine's; grep's metadata names it too). */
-    let threads = 0;
-    for (const path of input.paths?.length ? input.paths : ["."]) {
-      const plan = makePlan(ctx, { tool: "grep", path, glob: input.include, basename: true, type: input.type }, started);
-      scopes.push(onOneLine(plan.abs));
-      // The binary files of a walk that hold the pattern are named in a note, not silently dropped.
-      plan.noteBinary = !plan.file;
-      // A dry run's answer is its diff, made from the text on this thread: nothing to work out there.
-      if (!ctx.flags.dryRun) plan.replace = spec;
-      const run = await search(engine, plan, compiled, ctx);
-      threads = Math.max(threads, run.threads ?? 0);
-      if (run.outcome.timedOut) {
-        throw new KtError("CANCELLED", `Nothing was changed: finding the files to change stopped at the ${Math.round(timeLimitMs() / 100) / 10} s time limit in ${plan.abs}, and a replace is made whole or not at all. Narrow the paths, include or type to search fewer files.`);
-      }
-      const skipped = run.outcome.skipped ?? [];
-      if (skipped.length > 0) {
-        const list = listed(skipped.map((rel) => shownPath(ctx, plan, rel)));
-        throw new KtError("INVALID_REGEX", `Nothing was changed: ${list} could not be searched completely (the pattern backtracked too long on a line, or reading failed), so the replace could miss matches there. Simplify the pattern (no nested repetition such as (a+)+), or leave those files out with paths or include.`);
-      }
-      if (run.collector.fileCount > run.collector.files.length) {
-        throw new KtError(
-          "INVALID_ARGS",
-          `Nothing was changed: "${quoted(input.pattern)}" matches ${grouped(run.collector.lines)} lines in ${count(run.collector.fileCount, "file", "files")} under ${plan.abs}, more than one replace can list. Replace in parts: narrow the paths, include or type.`,
-        );
-      }
-      unreadable.push(...run.outcome.unreadable.map((rel) => shownPath(ctx, plan, rel)));
-      // A file named as a path is looked at whatever grep says of it: a binary one gets its note.
-      const rels = plan.file ? [""] : run.collector.files.map((f) => f.rel);
-      const show = pathShower(ctx, plan);
-      for (const rel of run.outcome.binary ?? []) binaries.push(show(rel));
-      for (const rel of rels) {
-        const abs = plan.file ? plan.real : join(plan.real, rel);
-        // A walk follows no symbolic links and lists only regular files, below a real
-        // directory: what it found is its own real path (three system calls each, saved).
-        const real = plan.file ? realPath(ctx, abs) : abs;
-        // What a search thread worked out of the file it read at this same path.
-        const worked = plan.file ? undefined : run.worked?.get(rel);
-        if (!found.has(real)) found.set(real, { real, abs, display: show(rel), worked: worked?.abs === abs ? worked : undefined });
-      }
+    // The temp files the search threads write (search/rewrite.ts): each is taken by the
+    // commit or removed here, whatever the outcome.
+    const stage = `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+    const written: string[] = [];
+    const adopted = new Set<string>();
+    try {
+      return await replace(input, ctx, stage, written, adopted);
+    } finally {
+      for (const path of new Set([...written, ...takeStaged(stage)])) if (!adopted.has(path)) removeQuietly(path);
     }
-    const candidates = [...found.values()].sort((a, b) => (a.display < b.display ? -1 : a.display > b.display ? 1 : 0));
-    const skipped: Skipped = { binary: binaries, notUtf8: [], tooLarge: [] };
-    const done: Done[] = [];
-    const refuse = stateFilesGuard(ctx);
-    const stamps = getStamps(ctx, candidates.map((c) => c.real));
-    for (const c of candidates) {
-      const d = compute(ctx, c, matcher, skipped, refuse, stamps);
-      if (d) done.push(d);
-    }
-    // A binary file both named and met in a walk is one file.
-    skipped.binary = [...new Set(skipped.binary)];
-    const notes = notesOf(skipped, unreadable);
-    const total = done.reduce((n, d) => n + d.replacements, 0);
-    const shownPattern = quoted(input.pattern);
-    if (done.length === 0) {
-      const scope = scopes.join(", ");
-      const filter = [input.include !== undefined ? `include "${input.include}"` : "", input.type !== undefined ? `type ${input.type}` : ""].filter(Boolean).join(", ");
-      return {
-        content: [`No matches for "${shownPattern}" in ${scope}${filter ? ` (${filter})` : ""}; nothing was changed.`, ...notes].join("\n"),
-        title: `Replace "${shownPattern}" · no matches`,
-        matches: 0,
-        files: 0,
-        extra: extraOf(done, skipped, ctx.flags.dryRun, threads),
-      };
-    }
-    pauseForTests();
-    if (!ctx.flags.dryRun) await commitChanges(ctx, done.map((d) => d.change), { tool: "replace", verb: "change" });
-    // The diff text is made when first asked for (a dry run's answer, --json, an MCP client):
-    // a plain answer never shows it, and its lines were counted without it.
-    let diff: string | undefined;
-    const diffText = () => (diff ??= done.map((d) => d.diff.patch).join(""));
-    const additions = done.reduce((n, d) => n + d.change.counts!.added, 0);
-    const deletions = done.reduce((n, d) => n + d.change.counts!.removed, 0);
-    const what = `${count(total, "replacement", "replacements")} in ${count(done.length, "file", "files")}`;
-    const head = ctx.flags.dryRun ? `Dry run: ${what} for "${shownPattern}"; nothing was written:` : `Replaced "${shownPattern}": ${what}:`;
-    const lines = done.slice(0, MAX_LISTED).map((d) => `M ${d.display} (${d.replacements})`);
-    if (done.length > MAX_LISTED) lines.push(`… and ${count(done.length - MAX_LISTED, "more file", "more files")} (metadata.extra.files lists all).`);
-    const body = [head, ...lines, ...notes].join("\n");
-    const output: ToolOutput = {
-      content: ctx.flags.dryRun ? `${body}\n\n${diffText().trimEnd()}` : body,
-      title: `Replace "${shownPattern}" · ${what} · +${additions} −${deletions}`,
-      get diff() {
-        return diffText();
-      },
-      additions,
-      deletions,
-      matches: total,
-      files: done.length,
-      extra: extraOf(done, skipped, ctx.flags.dryRun, threads),
-    };
-    return withDiagnostics(ctx, output, done.map((d) => ({ display: d.display, real: d.change.real, before: d.change.previous, after: d.change.bytes })), MAX_DIAGNOSED);
   },
 });
+
+/**
+ * The replace itself; `written` gets the temp files the search threads wrote for it (by
+ * `stage`), `adopted` those of them the commit took (installed, or removed on a failure).
+ */
+async function replace(input: Input, ctx: ToolContext, stage: string, written: string[], adopted: Set<string>): Promise<ToolOutput> {
+  const started = performance.now();
+  const spec: ReplaceSpec = { pattern: input.pattern, replacement: input.replacement, regex: input.regex === true, word: input.word === true, ignoreCase: input.ignore_case === true };
+  const { source, cases } = patternOf(spec);
+  const compiled = compilePattern(source, cases);
+  // Made when a file is first worked out on this thread: the search threads work out
+  // those they find the pattern in (search/rewrite.ts).
+  let made: Matcher | undefined;
+  const matcher: Matcher = (text) => (made ??= matcherOf(spec))(text);
+  const engine = replaceEngine(ctx);
+  const found = new Map<string, Candidate>();
+  const unreadable: string[] = [];
+  const scopes: string[] = [];
+  const binaries: string[] = [];
+  /** The most threads any path's search used (the built-in engine's; grep's metadata names it too). */
+  let threads = 0;
+  for (const path of input.paths?.length ? input.paths : ["."]) {
+    const plan = makePlan(ctx, { tool: "grep", path, glob: input.include, basename: true, type: input.type }, started);
+    scopes.push(onOneLine(plan.abs));
+    // The binary files of a walk that hold the pattern are named in a note, not silently dropped.
+    plan.noteBinary = !plan.file;
+    // A dry run's answer is its diff, made from the text on this thread: nothing to work out
+    // there. A replace that writes has the threads write the temp files too.
+    if (!ctx.flags.dryRun) {
+      plan.replace = spec;
+      plan.stage = stage;
+    }
+    const run = await search(engine, plan, compiled, ctx);
+    threads = Math.max(threads, run.threads ?? 0);
+    if (run.outcome.timedOut) {
+      throw new KtError("CANCELLED", `Nothing was changed: finding the files to change stopped at the ${Math.round(timeLimitMs() / 100) / 10} s time limit in ${plan.abs}, and a replace is made whole or not at all. Narrow the paths, include or type to search fewer files.`);
+    }
+    const skipped = run.outcome.skipped ?? [];
+    if (skipped.length > 0) {
+      const list = listed(skipped.map((rel) => shownPath(ctx, plan, rel)));
+      throw new KtError("INVALID_REGEX", `Nothing was changed: ${list} could not be searched completely (the pattern backtracked too long on a line, or reading failed), so the replace could miss matches there. Simplify the pattern (no nested repetition such as (a+)+), or leave those files out with paths or include.`);
+    }
+    if (run.collector.fileCount > run.collector.files.length) {
+      throw new KtError(
+        "INVALID_ARGS",
+        `Nothing was changed: "${quoted(input.pattern)}" matches ${grouped(run.collector.lines)} lines in ${count(run.collector.fileCount, "file", "files")} under ${plan.abs}, more than one replace can list. Replace in parts: narrow the paths, include or type.`,
+      );
+    }
+    unreadable.push(...run.outcome.unreadable.map((rel) => shownPath(ctx, plan, rel)));
+    // A file named as a path is looked at whatever grep says of it: a binary one gets its note.
+    const rels = plan.file ? [""] : run.collector.files.map((f) => f.rel);
+    const show = pathShower(ctx, plan);
+    for (const rel of run.outcome.binary ?? []) binaries.push(show(rel));
+    for (const w of run.worked?.values() ?? []) if ("temp" in w.change && w.change.temp) written.push(w.change.temp.path);
+    for (const rel of rels) {
+      const abs = plan.file ? plan.real : join(plan.real, rel);
+      // A walk follows no symbolic links and lists only regular files, below a real
+      // directory: what it found is its own real path (three system calls each, saved).
+      const real = plan.file ? realPath(ctx, abs) : abs;
+      // What a search thread worked out of the file it read at this same path.
+      const worked = plan.file ? undefined : run.worked?.get(rel);
+      if (!found.has(real)) found.set(real, { real, abs, display: show(rel), worked: worked?.abs === abs ? worked : undefined });
+    }
+  }
+  const candidates = [...found.values()].sort((a, b) => (a.display < b.display ? -1 : a.display > b.display ? 1 : 0));
+  const skipped: Skipped = { binary: binaries, notUtf8: [], tooLarge: [] };
+  const done: Done[] = [];
+  const refuse = stateFilesGuard(ctx);
+  const stamps = getStamps(ctx, candidates.map((c) => c.real));
+  for (const c of candidates) {
+    const d = compute(ctx, c, matcher, skipped, refuse, stamps);
+    if (d) done.push(d);
+  }
+  // A binary file both named and met in a walk is one file.
+  skipped.binary = [...new Set(skipped.binary)];
+  const notes = notesOf(skipped, unreadable);
+  const total = done.reduce((n, d) => n + d.replacements, 0);
+  const shownPattern = quoted(input.pattern);
+  if (done.length === 0) {
+    const scope = scopes.join(", ");
+    const filter = [input.include !== undefined ? `include "${input.include}"` : "", input.type !== undefined ? `type ${input.type}` : ""].filter(Boolean).join(", ");
+    return {
+      content: [`No matches for "${shownPattern}" in ${scope}${filter ? ` (${filter})` : ""}; nothing was changed.`, ...notes].join("\n"),
+      title: `Replace "${shownPattern}" · no matches`,
+      matches: 0,
+      files: 0,
+      extra: extraOf(done, skipped, ctx.flags.dryRun, threads),
+    };
+  }
+  pauseForTests();
+  if (!ctx.flags.dryRun) await commitChanges(ctx, done.map((d) => d.change), { tool: "replace", verb: "change", adopted });
+  // The diff text is made when first asked for (a dry run's answer, --json, an MCP client):
+  // a plain answer never shows it, and its lines were counted without it.
+  let diff: string | undefined;
+  const diffText = () => (diff ??= done.map((d) => d.diff.patch).join(""));
+  const additions = done.reduce((n, d) => n + d.change.counts!.added, 0);
+  const deletions = done.reduce((n, d) => n + d.change.counts!.removed, 0);
+  const what = `${count(total, "replacement", "replacements")} in ${count(done.length, "file", "files")}`;
+  const head = ctx.flags.dryRun ? `Dry run: ${what} for "${shownPattern}"; nothing was written:` : `Replaced "${shownPattern}": ${what}:`;
+  const lines = done.slice(0, MAX_LISTED).map((d) => `M ${d.display} (${d.replacements})`);
+  if (done.length > MAX_LISTED) lines.push(`… and ${count(done.length - MAX_LISTED, "more file", "more files")} (metadata.extra.files lists all).`);
+  const body = [head, ...lines, ...notes].join("\n");
+  const output: ToolOutput = {
+    content: ctx.flags.dryRun ? `${body}\n\n${diffText().trimEnd()}` : body,
+    title: `Replace "${shownPattern}" · ${what} · +${additions} −${deletions}`,
+    get diff() {
+      return diffText();
+    },
+    additions,
+    deletions,
+    matches: total,
+    files: done.length,
+    extra: extraOf(done, skipped, ctx.flags.dryRun, threads),
+  };
+  return withDiagnostics(ctx, output, done.map((d) => ({ display: d.display, real: d.change.real, before: d.change.previous, after: d.change.bytes })), MAX_DIAGNOSED);
+}
 
 interface Candidate {
   real: string;
@@ -274,7 +297,7 @@ function fromBytes(ctx: ToolContext, c: Candidate, bytes: Uint8Array, matcher: M
 function fromWorked(ctx: ToolContext, c: Candidate, w: Extract<Worked["change"], { previous: Uint8Array }>, matcher: Matcher): Done {
   // The same matcher on the same bytes finds the same spans, so the change is the same.
   const diffed = () => fromBytes(ctx, c, w.previous, matcher)!.diff;
-  return doneOf(ctx, c, w.previous, w.next, w.replacements, { sha: w.previousSha, nextSha: w.nextSha, counts: () => w.counts }, diffed);
+  return doneOf(ctx, c, w.previous, w.next, w.replacements, { sha: w.previousSha, nextSha: w.nextSha, counts: () => w.counts, temp: w.temp }, diffed);
 }
 
 type Diff = ReturnType<typeof unifiedDiff>;
@@ -285,7 +308,7 @@ type Diff = ReturnType<typeof unifiedDiff>;
  * asked for: a commit asks for them while the disk writes the new files (commitChanges), a
  * dry run for its answer.
  */
-function doneOf(ctx: ToolContext, c: Candidate, previous: Uint8Array, next: Uint8Array, replacements: number, known: { sha?: string; nextSha?: string; counts: () => LineCounts | undefined }, diffOfFile: () => Diff): Done {
+function doneOf(ctx: ToolContext, c: Candidate, previous: Uint8Array, next: Uint8Array, replacements: number, known: { sha?: string; nextSha?: string; counts: () => LineCounts | undefined; temp?: StagedTemp }, diffOfFile: () => Diff): Done {
   let diff: Diff | undefined;
   let sha = known.sha;
   let counted: LineCounts | undefined;
@@ -304,6 +327,7 @@ function doneOf(ctx: ToolContext, c: Candidate, previous: Uint8Array, next: Uint
       previous,
       bytes: next,
       bytesSha: known.nextSha,
+      ...(known.temp ? { staged: known.temp } : {}),
       get counts() {
         if (counted) return counted;
         const quick = diff === undefined ? known.counts() : undefined;

@@ -1,0 +1,151 @@
+// A replace's temp files written by its search threads (search/rewrite.ts) and taken by the
+// commit (core/commit.ts adopt): the commit installs a staged temp file only when its verified
+// directory holds that very file, with the mode and owner the file has now; every temp file
+// the threads wrote is installed or removed, whatever the outcome; and through dist/kt, on
+// one thread and on four, a replace leaves no temp file and keeps every file's mode.
+import { describe, expect, test } from "bun:test";
+import { chmodSync, closeSync, cpSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { filesBelow, kt, tempDir } from "./_helpers.ts";
+import { commitChanges, type Change } from "../src/core/commit.ts";
+import { sha256 } from "../src/core/stamps.ts";
+import { tempPathFor, writeTempFile, type StagedTemp } from "../src/core/temp.ts";
+import type { ToolContext } from "../src/tools/tool.ts";
+
+const TEMP = /\.kt-\d+-[a-z0-9]+\.tmp$/;
+
+function ctxFor(work: string, stateDir: string): ToolContext {
+  return { cwd: work, session: "default", callId: "t", stateDir, flags: { skipReadCheck: false, dryRun: false, trace: false, strict: false }, warn: () => {} };
+}
+
+/** A temp file of `bytes` beside `file`, as a search thread writes it. */
+function stage(file: string, bytes: Uint8Array): StagedTemp {
+  const st = statSync(file);
+  const path = tempPathFor(file);
+  const { fd, st: written } = writeTempFile(path, bytes, { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid }, st.mode & 0o7777);
+  closeSync(fd);
+  return { path, dev: written.dev, ino: written.ino, mtimeMs: written.mtimeMs, size: written.size };
+}
+
+function changeOf(file: string, next: string, staged?: StagedTemp): Change {
+  const previous = readFileSync(file);
+  return { display: file, real: file, baseSha: sha256(previous), previous, bytes: Buffer.from(next), ...(staged ? { staged } : {}) };
+}
+
+describe("the commit takes a staged temp file only as the file its thread wrote", () => {
+  test("the very file, in the verified directory: installed as it is (its inode), and named as taken", async () => {
+    using tmp = tempDir();
+    const file = join(tmp.path, "a.txt");
+    writeFileSync(file, "old\n");
+    chmodSync(file, 0o640);
+    const staged = stage(file, Buffer.from("new\n"));
+    const adopted = new Set<string>();
+    await commitChanges(ctxFor(tmp.path, join(tmp.path, ".s")), [changeOf(file, "new\n", staged)], { tool: "replace", verb: "change", adopted });
+    expect([...adopted]).toEqual([staged.path]);
+    expect(readFileSync(file, "utf8")).toBe("new\n");
+    expect(statSync(file).ino).toBe(staged.ino);
+    expect(statSync(file).mode & 0o777).toBe(0o640);
+    expect(readdirSync(tmp.path).filter((n) => TEMP.test(n))).toEqual([]);
+  });
+
+  test("another file put under the staged name (the thread's file moved away): not installed, not removed; the commit writes its own", async () => {
+    using tmp = tempDir();
+    const file = join(tmp.path, "a.txt");
+    writeFileSync(file, "old\n");
+    const staged = stage(file, Buffer.from("new\n"));
+    // Swapped: the thread's file elsewhere, an impostor of the same size under its name.
+    renameSync(staged.path, join(tmp.path, "moved"));
+    writeFileSync(staged.path, "bad\n");
+    const adopted = new Set<string>();
+    await commitChanges(ctxFor(tmp.path, join(tmp.path, ".s")), [changeOf(file, "new\n", staged)], { tool: "replace", verb: "change", adopted });
+    expect(adopted.size).toBe(0);
+    expect(readFileSync(file, "utf8")).toBe("new\n");
+    expect(statSync(file).ino).not.toBe(staged.ino);
+    // The impostor is left where it was, for its writer (the tool) to deal with.
+    expect(readFileSync(staged.path, "utf8")).toBe("bad\n");
+  });
+
+  test("a file whose mode changed since its temp file was written: the commit writes its own, with the mode the file has now", async () => {
+    using tmp = tempDir();
+    const file = join(tmp.path, "a.txt");
+    writeFileSync(file, "old\n");
+    chmodSync(file, 0o644);
+    const staged = stage(file, Buffer.from("new\n"));
+    chmodSync(file, 0o700);
+    const adopted = new Set<string>();
+    await commitChanges(ctxFor(tmp.path, join(tmp.path, ".s")), [changeOf(file, "new\n", staged)], { tool: "replace", verb: "change", adopted });
+    expect(adopted.size).toBe(0);
+    expect(readFileSync(file, "utf8")).toBe("new\n");
+    expect(statSync(file).mode & 0o777).toBe(0o700);
+  });
+
+  test("a staged temp file of other content than the change's (a size that differs): not taken", async () => {
+    using tmp = tempDir();
+    const file = join(tmp.path, "a.txt");
+    writeFileSync(file, "old\n");
+    const staged = stage(file, Buffer.from("newer\n"));
+    const adopted = new Set<string>();
+    await commitChanges(ctxFor(tmp.path, join(tmp.path, ".s")), [changeOf(file, "new\n", staged)], { tool: "replace", verb: "change", adopted });
+    expect(adopted.size).toBe(0);
+    expect(readFileSync(file, "utf8")).toBe("new\n");
+  });
+});
+
+/** 30 directories of 10 files holding the pattern, some executable: enough for four threads to share. */
+function tree(root: string): void {
+  for (let d = 0; d < 30; d++) {
+    const dir = join(root, `p${d}`);
+    mkdirSync(dir, { recursive: true });
+    for (let f = 0; f < 10; f++) {
+      const name = join(dir, `f${f}.sh`);
+      writeFileSync(name, `#!/bin/sh\necho oldName ${d} ${f}\n`);
+      if (f % 3 === 0) chmodSync(name, 0o755);
+    }
+  }
+}
+
+const configs: [string, Record<string, string>][] = [
+  ["one thread", { KT_GREP_ENGINE: "builtin", KT_THREADS: "1", KT_GREP_PARALLEL_AFTER: "1000000000" }],
+  ["four threads from the first file", { KT_GREP_ENGINE: "builtin", KT_THREADS: "4", KT_GREP_PARALLEL_AFTER: "1" }],
+];
+
+describe("kt replace through dist/kt: every temp file its threads write is installed or removed", () => {
+  for (const [label, env] of configs) {
+    test(`${label}: a replace leaves no temp file, and every file keeps its mode`, () => {
+      using tmp = tempDir();
+      const work = join(tmp.path, "w");
+      tree(work);
+      const r = kt(["replace", "oldName", "newName"], { cwd: work, stateDir: join(tmp.path, "s"), env });
+      expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+      expect(r.stdout).toStartWith('Replaced "oldName": 300 replacements in 300 files:');
+      expect(filesBelow(work).filter((p) => TEMP.test(p))).toEqual([]);
+      for (let d = 0; d < 30; d++) {
+        for (let f = 0; f < 10; f++) {
+          const name = join(work, `p${d}`, `f${f}.sh`);
+          expect(readFileSync(name, "utf8")).toBe(`#!/bin/sh\necho newName ${d} ${f}\n`);
+          expect(statSync(name).mode & 0o777).toBe(f % 3 === 0 ? 0o755 : 0o644 & ~process.umask());
+        }
+      }
+    });
+
+    test(`${label}: a replace refused after the threads wrote their temp files (a file read since changed) changes nothing and leaves no temp file`, () => {
+      using tmp = tempDir();
+      const pristine = join(tmp.path, "pristine");
+      tree(pristine);
+      const work = join(tmp.path, "w");
+      cpSync(pristine, work, { recursive: true });
+      const state = join(tmp.path, "s");
+      const read = join(work, "p29", "f9.sh");
+      expect(kt(["read", read], { cwd: work, stateDir: state, env }).exitCode).toBe(0);
+      writeFileSync(read, "#!/bin/sh\necho oldName changed since\n");
+      const r = kt(["replace", "oldName", "newName"], { cwd: work, stateDir: state, env });
+      expect(r.exitCode, r.stdout + r.stderr).not.toBe(0);
+      expect(r.stdout + r.stderr).toContain("the file changed on disk after you last read it");
+      expect(filesBelow(work).filter((p) => TEMP.test(p))).toEqual([]);
+      for (const p of filesBelow(pristine)) {
+        if (p === "p29/f9.sh") continue;
+        expect(readFileSync(join(work, p), "utf8"), p).toBe(readFileSync(join(pristine, p), "utf8"));
+      }
+    });
+  }
+});

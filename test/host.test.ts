@@ -137,3 +137,15 @@ describe.if(process.platform === "linux")("the session's host", () => {
     expect(shown).toMatch(/p2  wc -c\s+exited/);
   });
 });
+
+describe("a request's secret is compared whole (sameSecret)", () => {
+  test("the same secret, one differing anywhere, one of another length", async () => {
+    const { sameSecret } = await import("../src/process/host.ts");
+    const kept = "0123456789abcdef".repeat(4);
+    expect(sameSecret(kept, kept)).toBe(true);
+    expect(sameSecret(kept, `1${kept.slice(1)}`)).toBe(false);
+    expect(sameSecret(kept, `${kept.slice(0, -1)}0`)).toBe(false);
+    expect(sameSecret(kept, kept.slice(1))).toBe(false);
+    expect(sameSecret(kept, "")).toBe(false);
+  });
+});

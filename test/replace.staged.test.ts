@@ -32,17 +32,28 @@ function changeOf(file: string, next: string, staged?: StagedTemp): Change {
   return { display: file, real: file, baseSha: sha256(previous), previous, bytes: Buffer.from(next), ...(staged ? { staged } : {}) };
 }
 
+/** A file "old\n" of `mode` in `dir`, and a temp file of `staged` beside it. */
+function fileWithStaged(dir: string, mode: number, staged: string): { file: string; temp: StagedTemp } {
+  const file = join(dir, "a.txt");
+  writeFileSync(file, "old\n");
+  chmodSync(file, mode);
+  return { file, temp: stage(file, Buffer.from(staged)) };
+}
+
+/** Commits "new\n" to `file` with `temp` staged; returns what the commit took. */
+async function commitNew(dir: string, file: string, temp: StagedTemp): Promise<Set<string>> {
+  const adopted = new Set<string>();
+  await commitChanges(ctxFor(dir, join(dir, ".s")), [changeOf(file, "new\n", temp)], { tool: "replace", verb: "change", adopted });
+  expect(readFileSync(file, "utf8")).toBe("new\n");
+  return adopted;
+}
+
 describe("the commit takes a staged temp file only as the file its thread wrote", () => {
   test("the very file, in the verified directory: installed as it is (its inode), and named as taken", async () => {
     using tmp = tempDir();
-    const file = join(tmp.path, "a.txt");
-    writeFileSync(file, "old\n");
-    chmodSync(file, 0o640);
-    const staged = stage(file, Buffer.from("new\n"));
-    const adopted = new Set<string>();
-    await commitChanges(ctxFor(tmp.path, join(tmp.path, ".s")), [changeOf(file, "new\n", staged)], { tool: "replace", verb: "change", adopted });
+    const { file, temp: staged } = fileWithStaged(tmp.path, 0o640, "new\n");
+    const adopted = await commitNew(tmp.path, file, staged);
     expect([...adopted]).toEqual([staged.path]);
-    expect(readFileSync(file, "utf8")).toBe("new\n");
     expect(statSync(file).ino).toBe(staged.ino);
     expect(statSync(file).mode & 0o777).toBe(0o640);
     expect(readdirSync(tmp.path).filter((n) => TEMP.test(n))).toEqual([]);
@@ -50,16 +61,11 @@ describe("the commit takes a staged temp file only as the file its thread wrote"
 
   test("another file put under the staged name (the thread's file moved away): not installed, not removed; the commit writes its own", async () => {
     using tmp = tempDir();
-    const file = join(tmp.path, "a.txt");
-    writeFileSync(file, "old\n");
-    const staged = stage(file, Buffer.from("new\n"));
+    const { file, temp: staged } = fileWithStaged(tmp.path, 0o644, "new\n");
     // Swapped: the thread's file elsewhere, an impostor of the same size under its name.
     renameSync(staged.path, join(tmp.path, "moved"));
     writeFileSync(staged.path, "bad\n");
-    const adopted = new Set<string>();
-    await commitChanges(ctxFor(tmp.path, join(tmp.path, ".s")), [changeOf(file, "new\n", staged)], { tool: "replace", verb: "change", adopted });
-    expect(adopted.size).toBe(0);
-    expect(readFileSync(file, "utf8")).toBe("new\n");
+    expect((await commitNew(tmp.path, file, staged)).size).toBe(0);
     expect(statSync(file).ino).not.toBe(staged.ino);
     // The impostor is left where it was, for its writer (the tool) to deal with.
     expect(readFileSync(staged.path, "utf8")).toBe("bad\n");
@@ -67,27 +73,16 @@ describe("the commit takes a staged temp file only as the file its thread wrote"
 
   test("a file whose mode changed since its temp file was written: the commit writes its own, with the mode the file has now", async () => {
     using tmp = tempDir();
-    const file = join(tmp.path, "a.txt");
-    writeFileSync(file, "old\n");
-    chmodSync(file, 0o644);
-    const staged = stage(file, Buffer.from("new\n"));
+    const { file, temp: staged } = fileWithStaged(tmp.path, 0o644, "new\n");
     chmodSync(file, 0o700);
-    const adopted = new Set<string>();
-    await commitChanges(ctxFor(tmp.path, join(tmp.path, ".s")), [changeOf(file, "new\n", staged)], { tool: "replace", verb: "change", adopted });
-    expect(adopted.size).toBe(0);
-    expect(readFileSync(file, "utf8")).toBe("new\n");
+    expect((await commitNew(tmp.path, file, staged)).size).toBe(0);
     expect(statSync(file).mode & 0o777).toBe(0o700);
   });
 
   test("a staged temp file of other content than the change's (a size that differs): not taken", async () => {
     using tmp = tempDir();
-    const file = join(tmp.path, "a.txt");
-    writeFileSync(file, "old\n");
-    const staged = stage(file, Buffer.from("newer\n"));
-    const adopted = new Set<string>();
-    await commitChanges(ctxFor(tmp.path, join(tmp.path, ".s")), [changeOf(file, "new\n", staged)], { tool: "replace", verb: "change", adopted });
-    expect(adopted.size).toBe(0);
-    expect(readFileSync(file, "utf8")).toBe("new\n");
+    const { file, temp: staged } = fileWithStaged(tmp.path, 0o644, "newer\n");
+    expect((await commitNew(tmp.path, file, staged)).size).toBe(0);
   });
 });
 

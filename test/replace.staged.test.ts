@@ -144,3 +144,46 @@ describe("kt replace through dist/kt: every temp file its threads write is insta
     });
   }
 });
+
+/** A file's bytes and mode, for every file below `dir`. */
+function treeOf(dir: string): Record<string, string> {
+  return Object.fromEntries(filesBelow(dir).map((p) => [p, `${(statSync(join(dir, p)).mode & 0o7777).toString(8)} ${readFileSync(join(dir, p)).toString("base64")}`]));
+}
+
+describe("kt replace over real packages (node_modules/diff and node_modules/zod): the threads' temp files change nothing of the result", () => {
+  const cases: [string, string[]][] = [
+    ["a word-bounded regex with a group", ["\\b(exports)\\.([A-Za-z_]+)\\b", "module.$1.$2", "--regex"]],
+    ["a literal", ["function ", "function  "]],
+  ];
+  for (const [name, args] of cases) {
+    test(`${name}: four threads writing their temp files, and the rg engine (which writes none), leave the same bytes and modes; undo puts back every file`, () => {
+      using tmp = tempDir();
+      const pristine = join(tmp.path, "pristine");
+      for (const pkg of ["diff", "zod"]) cpSync(join(import.meta.dir, "..", "node_modules", pkg), join(pristine, pkg), { recursive: true });
+      // Modes a temp file must copy: executable, private, read-only.
+      const files = filesBelow(pristine).filter((p) => p.endsWith(".js"));
+      files.forEach((p, i) => chmodSync(join(pristine, p), [0o644, 0o755, 0o600, 0o444][i % 4]!));
+      const original = treeOf(pristine);
+      const results = [
+        { label: "four threads", env: { KT_GREP_ENGINE: "builtin", KT_THREADS: "4", KT_GREP_PARALLEL_AFTER: "1" } },
+        { label: "the rg engine", env: { KT_GREP_ENGINE: "rg" } },
+      ].map(({ label, env }, i) => {
+        const work = join(tmp.path, `w${i}`);
+        cpSync(pristine, work, { recursive: true });
+        const state = join(tmp.path, `s${i}`);
+        const r = kt(["replace", ...args], { cwd: work, stateDir: state, env });
+        expect(r.exitCode, `${label}: ${r.stdout}${r.stderr}`).toBe(0);
+        const after = treeOf(work);
+        expect(Object.keys(after).filter((p) => TEMP.test(p)), label).toEqual([]);
+        const undo = kt(["undo", "--last"], { cwd: work, stateDir: state, env });
+        expect(undo.exitCode, `${label}: ${undo.stdout}${undo.stderr}`).toBe(0);
+        expect(treeOf(work), label).toEqual(original);
+        return { label, text: r.stdout, after };
+      });
+      const [threads, rg] = results;
+      expect(threads!.after).not.toEqual(original);
+      expect(threads!.text).toBe(rg!.text.replaceAll(join(tmp.path, "w1"), join(tmp.path, "w0")));
+      expect(threads!.after).toEqual(rg!.after);
+    }, 120_000);
+  }
+});

@@ -304,7 +304,7 @@ function adopt(target: string, staged: StagedTemp | undefined, bytes: Uint8Array
   } catch {
     return undefined;
   }
-  if (!st.isFile() || st.dev !== staged.dev || st.ino !== staged.ino || st.size !== bytes.length || st.size !== staged.size) return undefined;
+  if (!st.isFile() || st.dev !== staged.dev || st.ino !== staged.ino || st.size !== bytes.length) return undefined;
   if ((st.mode & 0o7777) !== previous.mode || st.uid !== previous.uid || st.gid !== previous.gid || st.nlink !== 1) return undefined;
   adopted?.add(staged.path);
   return { path, mtimeMs: staged.mtimeMs, size: staged.size, dev: staged.dev };

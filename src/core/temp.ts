@@ -4,7 +4,7 @@
 // Creating a file costs far more than writing it on some file systems (a new inode: on ext4
 // without a journal, 0.2–0.9 ms each here while recently deleted inodes are skipped), and
 // creates on several threads overlap. Only node:fs and node:path: the search threads load it.
-import { closeSync, fchmodSync, fchownSync, fstatSync, openSync, writeSync, type Stats } from "node:fs";
+import { closeSync, fchmodSync, fchownSync, fstatSync, openSync, unlinkSync, writeSync, type Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
 /** What a temp file copies of the file it replaces: its mode and owner. */
@@ -28,6 +28,15 @@ export interface StagedTemp {
 /** A fresh temp file name beside `target`, of the form removeStaleTemps (writer.ts) knows: `.NAME.kt-PID-RANDOM.tmp`. */
 export function tempPathFor(target: string): string {
   return join(dirname(target), `.${basename(target)}.kt-${process.pid}-${Math.random().toString(36).slice(2, 8)}.tmp`);
+}
+
+/** Removes a temp file; one already renamed into place, or never created, is let be. */
+export function discard(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Already renamed or never created.
+  }
 }
 
 /**

@@ -16,7 +16,9 @@ import { getStamp, notRead, putStamp, sha256, stale, type Stamp, type Verb } fro
 import { index, isStateFault, stateProblem, withWriteLock } from "./state.ts";
 import { dirIdentity, newGroup, recordChange, removeLetGo, type LetGo } from "./history.ts";
 import { openDirCreating } from "./dirs.ts";
-import { tempPathFor, writeTempFile } from "./temp.ts";
+import { discard, tempPathFor, writeTempFile } from "./temp.ts";
+
+export { discard };
 
 export interface GuardedWrite {
   /** The path as shown to the model. */
@@ -346,14 +348,6 @@ function commit(temp: Temp, target: string, display: string): void {
     renameSync(temp.path, target);
   } catch (error) {
     throw fsError(error, display);
-  }
-}
-
-export function discard(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    // Already renamed or never created.
   }
 }
 

@@ -11,7 +11,8 @@ import { fileFilter, type SearchOutcome, type SearchPlan } from "./plan.ts";
 import { matcherSpec, reviveMatcher, searchInto, type Lost, type Matcher, type MatcherSpec } from "./searcher.ts";
 import { pruneRecorder, type Pruned } from "./skipped.ts";
 import { belowTopTier } from "./tiers.ts";
-import { matcherOf, takeStaged, work, type Left, type Matcher as Replacer, type ReplaceSpec, type StagedTemp, type Worked } from "./rewrite.ts";
+import { matcherOf, takeStaged, work, type Left, type Matcher as Replacer, type ReplaceSpec, type Worked } from "./rewrite.ts";
+import type { StagedTemp } from "../core/temp.ts";
 
 export interface BuiltinRun {
   collector: Collector;

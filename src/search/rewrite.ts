@@ -11,16 +11,14 @@
 // opened and verified (core/commit.ts adopt); the tool removes those it does not take
 // (takeStaged). Pure but for work(), which reads the file and may write its temp file: plain
 // data in and out, as it crosses between threads.
-import { closeSync, fstatSync, openSync, unlinkSync, type Stats } from "node:fs";
+import { closeSync, fstatSync, openSync, type Stats } from "node:fs";
 import { compilePattern, escapeLiteral, type Cases } from "./regex.ts";
 import { applySpans, findLiteral, findReplacements, parseTemplate, type Span } from "../replacer/substitute.ts";
 import { certainParts, lines as textLines } from "../replacer/parts.ts";
 import { BOM_BYTES, decodeUtf8, hasBom, MAX_FILE_BYTES } from "../core/text.ts";
 import { openedBelow, readOpened, READ_NONBLOCKING } from "../core/paths.ts";
 import { sha256 } from "../core/hash.ts";
-import { tempPathFor, writeTempFile, type StagedTemp } from "../core/temp.ts";
-
-export type { StagedTemp };
+import { discard, tempPathFor, writeTempFile, type StagedTemp } from "../core/temp.ts";
 
 /** What a replace asks for, as plain data (it crosses to search threads). */
 export interface ReplaceSpec {
@@ -151,7 +149,7 @@ function stageTemp(abs: string, bytes: Uint8Array, st: Stats, token: string): St
     written = writeTempFile(path, bytes, { mode, uid: st.uid, gid: st.gid }, mode);
   } catch (error) {
     // A name that exists is not this thread's to remove.
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") removeQuietly(path);
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") discard(path);
     return undefined;
   }
   closeSync(written.fd);
@@ -159,14 +157,6 @@ function stageTemp(abs: string, bytes: Uint8Array, st: Stats, token: string): St
   if (!list) staged.set(token, (list = []));
   list.push(path);
   return { path, dev: written.st.dev, ino: written.st.ino, mtimeMs: written.st.mtimeMs, size: written.st.size };
-}
-
-export function removeQuietly(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    // Never created, or gone.
-  }
 }
 
 /**

@@ -28,8 +28,8 @@ import { count, makePlan, pathShower, quoted, shownPath, timeLimitMs } from "../
 import { chooseEngine, search, type Engine } from "../search/engine.ts";
 import { withDiagnostics } from "./diagnostics.ts";
 import type { Span } from "../replacer/substitute.ts";
-import type { StagedTemp } from "../core/temp.ts";
-import { countsOf, matcherOf, patternOf, removeQuietly, replaceText, spanEdits, takeStaged, textOf, type Matcher, type ReplaceSpec, type Worked } from "../search/rewrite.ts";
+import { discard, type StagedTemp } from "../core/temp.ts";
+import { countsOf, matcherOf, patternOf, replaceText, spanEdits, takeStaged, textOf, type Matcher, type ReplaceSpec, type Worked } from "../search/rewrite.ts";
 
 const description = toolText("replace");
 
@@ -85,7 +85,7 @@ export default defineTool({
     try {
       return await replace(input, ctx, stage, written, adopted);
     } finally {
-      for (const path of new Set([...written, ...takeStaged(stage)])) if (!adopted.has(path)) removeQuietly(path);
+      for (const path of new Set([...written, ...takeStaged(stage)])) if (!adopted.has(path)) discard(path);
     }
   },
 });

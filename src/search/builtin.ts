@@ -132,8 +132,8 @@ class GrepThread implements ThreadVisitor<GrepFound> {
   private readonly match: SearchPlan["match"];
   private readonly replacer: Replacer | null;
   private readonly worked: Worked[] = [];
-  /** The deadline on this thread's clock. */
-  private readonly until: number;
+  /** The deadline on this thread's clock, moved on by the time a replace spends on the files it found. */
+  private until: number;
   private timedOut = false;
 
   constructor(
@@ -173,8 +173,14 @@ class GrepThread implements ThreadVisitor<GrepFound> {
       this.probed = null;
       this.signals.hit();
       if (this.replacer) {
+        // The time limit is on finding the files to change, not on changing them: reading a
+        // found file whole, working out its change and writing its temp file (slow where
+        // creating a file is) move the deadline on, as the commit that writes them has none.
+        const started = performance.now();
         const worked = work(abs, full, this.replacer, confine, this.config.stage);
         if (worked) this.worked.push(worked);
+        this.until += performance.now() - started;
+        this.options.deadline = this.until;
       }
     }
     if (performance.now() <= this.until) return WalkState.Continue;

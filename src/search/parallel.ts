@@ -285,8 +285,11 @@ async function walkWith<Config, Found>(kind: WalkKind<Config, Found>, config: Co
   }
 }
 
+/** The visitor's own options with the kind's slice, set on them rather than copied: the
+ * walk reads the deadline from them each time, and a replace's visitor moves it on. */
 function withSlice(options: WalkOptions, slice: number | undefined): WalkOptions {
-  return slice === undefined ? options : { ...options, slice };
+  if (slice !== undefined) options.slice = slice;
+  return options;
 }
 
 /** A helper thread failed: the walk is done again on this thread alone. */

@@ -154,7 +154,7 @@ export class Walker {
   /** Walks up to `dirs` directories; the result when the walk ended, else null. */
   step(visit: Visit, dirs: number): WalkResult | null {
     const { stack, opts } = this;
-    const { hidden, noise, deadline, onPrune, dirsOnly } = opts;
+    const { hidden, noise, onPrune, dirsOnly } = opts;
     const sliceSize = opts.slice ?? SLICE;
     const ignores = opts.ignores !== false;
     const evidence = opts.evidence === true;
@@ -164,6 +164,8 @@ export class Walker {
       if (!frame) return { timedOut: false, stopped: false };
       // Checked between directories, never before the first, so a search past its
       // deadline still covers the root's own files (the visitor can stop sooner).
+      // Read each time: a replace's visitor moves it on (search/builtin.ts).
+      const deadline = opts.deadline;
       if (deadline !== undefined && frame.abs !== opts.root && performance.now() > deadline) return { timedOut: true, stopped: false };
       if (frame.files) {
         const files = frame.files;

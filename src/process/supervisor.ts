@@ -11,7 +11,7 @@ import { openStateFile } from "../core/statefs.ts";
 import { recordEnd, recordLeaderExit, recordSpawnFailure, recordStarted, unlinkQuietly } from "./registry.ts";
 import { endOfInputRequest } from "./stdin.ts";
 import { commandEnv, markerValue } from "./env.ts";
-import { anyChildLeft, becomeSubreaper, carriesMarker, groupExists, held } from "./descendants.ts";
+import { anyChildLeft, becomeSubreaper, carriesMarker, groupExists, held, reapAdopted } from "./descendants.ts";
 import { GRACE_MS, terminate } from "./kill-tree.ts";
 import { isSameProcess, processStart } from "./identity.ts";
 import type { SupervisorSpec } from "./spawn.ts";
@@ -190,7 +190,15 @@ export async function run(spec: SupervisorSpec, runner: Runner): Promise<number>
     if (!groupExists(pgid)) return false;
     return holds().length > 0;
   };
-  if ((await settle(anyLeft, pgid)) && orphaned === undefined) {
+  // A zombie this subreaper adopted (a sandboxed command's bwrap init, re-parented here when
+  // bwrap exits) keeps the group in existence until it is reaped: reaped at once.
+  const emptied = (): boolean => {
+    if (!groupExists(pgid)) return true;
+    if (!subreaper) return false;
+    reapAdopted(runner.leaders);
+    return !groupExists(pgid);
+  };
+  if ((await settle(anyLeft, emptied)) && orphaned === undefined) {
     runner.record(spec, (db) => recordLeaderExit(db, spec.key, child.exitCode, signal));
     do await Bun.sleep(subreaper ? LEFT_POLL_MS : LEFT_SWEEP_MS);
     while (anyLeft());
@@ -232,12 +240,13 @@ const LEFT_SWEEP_MS = 1000;
 const SETTLE_MS = 100;
 
 /** Whether anything is still left after up to SETTLE_MS. */
-async function settle(anyLeft: () => boolean, pgid: number): Promise<boolean> {
+async function settle(anyLeft: () => boolean, emptied: () => boolean): Promise<boolean> {
   const deadline = performance.now() + SETTLE_MS;
   // What is left a moment after the leader is most often already ending: a sandboxed
   // command's bwrap init outlives bwrap by some hundred µs. For a few ms kill(2) alone is
-  // asked whether the group has emptied, before /proc is scanned: soon at first, then every 20 ms.
-  for (let i = 0; i < 4 && groupExists(pgid); i++) await Bun.sleep(1);
+  // asked whether the group has emptied (with its adopted zombies reaped), before /proc is
+  // scanned: soon at first, then every 20 ms.
+  for (let i = 0; i < 4 && !emptied(); i++) await Bun.sleep(1);
   for (let wait = 1; ; wait = Math.min(wait * 3, 20)) {
     if (!anyLeft()) return false;
     if (performance.now() >= deadline) return true;

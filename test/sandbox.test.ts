@@ -5,6 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { kt, KT, tempDir } from "./_helpers.ts";
+import { rows, until, type Row } from "./_process.ts";
 import { bwrapArgv } from "../src/sandbox/bwrap.ts";
 import { seatbeltProfile } from "../src/sandbox/seatbelt.ts";
 import { boundaryNote } from "../src/sandbox/notice.ts";
@@ -103,6 +104,32 @@ describe("inside workspace-write, work goes on", () => {
     expect(readFileSync(join(b.outside, "by-command.txt"), "utf8")).toBe("made\n");
     b.run(["session", "end"]);
   });
+});
+
+describe("the end of a sandboxed command", () => {
+  // Once bwrap returns, its pid namespace's init (adopted by the host) is what is left in the
+  // command's group: on its way out it holds nothing; still waiting, it holds what the command
+  // left running, which kt keeps as a background process until the last of it ends.
+  test("a command that leaves nothing is over when the call returns; one that leaves a process inside the sandbox is kept until that ends", async () => {
+    using t = tempDir("kt-sandbox-");
+    const b = box(t.path);
+    const last = () => rows(b.state).at(-1) as (Row & { command: string }) | undefined;
+    const done = b.run(["bash", ...WW, "true"]);
+    expect(done.exitCode, done.stdout + done.stderr).toBe(0);
+    expect(done.stdout).toMatch(new RegExp(`^\\$ true\\n\\[exit code 0 · \\d+\\.\\ds · cwd ${b.root}\\]\\n$`));
+    // Over: its row is gone with the call, as a foreground command's is; one held would be kept as pN.
+    expect(rows(b.state)).toEqual([]);
+
+    const left = b.run(["bash", ...WW, "sleep 1.5 & echo started"]);
+    expect(left.exitCode, left.stdout + left.stderr).toBe(0);
+    expect(left.stdout).toContain("\nstarted\n[exit code 0 · ");
+    expect(left.stdout).toMatch(/The command left 2 processes running \(pid \d+ bwrap, pid \d+ sleep\): kt keeps them as background process p1\./);
+    expect(last()).toMatchObject({ command: "sleep 1.5 & echo started", status: "running", exit_code: 0, ended_at: null });
+    const ended = await until("the sleep inside the sandbox to end", () => (last()?.status === "exited" ? last() : undefined));
+    expect(ended.exit_code).toBe(0);
+    expect(ended.ended_at).not.toBeNull();
+    b.run(["session", "end"]);
+  }, 30_000);
 });
 
 describe("read-only", () => {

@@ -24,9 +24,13 @@ export interface Proc {
   state: string;
   /** The executable's name as the kernel keeps it (at most 15 characters). */
   comm: string;
+  /** It has begun to exit, and is not yet a zombie (tearing down a namespace can take milliseconds). */
+  exiting?: boolean;
 }
 
 const dead = (state: string) => state === "Z" || state === "X" || state === "x";
+/** PF_EXITING, of field 9 of /proc/<pid>/stat: the process has begun to exit and runs no more of its own code. */
+const PF_EXITING = 0x4;
 
 function stat(pid: string): Proc | undefined {
   let text: string;
@@ -37,7 +41,7 @@ function stat(pid: string): Proc | undefined {
   }
   const close = text.lastIndexOf(")");
   const fields = text.slice(close + 2).split(" ");
-  return { pid: Number(pid), comm: text.slice(text.indexOf("(") + 1, close), state: fields[0] ?? "", ppid: Number(fields[1]), pgrp: Number(fields[2]) };
+  return { pid: Number(pid), comm: text.slice(text.indexOf("(") + 1, close), state: fields[0] ?? "", ppid: Number(fields[1]), pgrp: Number(fields[2]), exiting: (Number(fields[6]) & PF_EXITING) !== 0 };
 }
 
 function pids(): string[] {
@@ -266,21 +270,28 @@ export function becomeSubreaper(): boolean {
 
 /**
  * Reaps the zombies among this process's children that are not in `keep` (the leaders of the
- * commands it runs, which the runtime waits for itself): adopted orphans that ended.
+ * commands it runs, which the runtime waits for itself): adopted orphans that ended. Returns
+ * the others, which are not zombies (some may be exiting).
  */
-export function reapAdopted(keep: ReadonlySet<number>, children = ownChildren()): void {
+export function reapAdopted(keep: ReadonlySet<number>, children = ownChildren()): Proc[] {
   const c = loadLibc();
-  if (!c || !children) return;
+  if (!c || !children) return [];
+  const left: Proc[] = [];
   for (const pid of children) {
     if (keep.has(pid)) continue;
     const p = stat(String(pid));
-    if (!p || !dead(p.state)) continue;
+    if (!p) continue;
+    if (!dead(p.state)) {
+      left.push(p);
+      continue;
+    }
     try {
       c.waitpid(pid, null, WNOHANG);
     } catch {
       // Reaped meanwhile.
     }
   }
+  return left;
 }
 
 /**

@@ -11,7 +11,7 @@ import { openStateFile } from "../core/statefs.ts";
 import { recordEnd, recordLeaderExit, recordSpawnFailure, recordStarted, unlinkQuietly } from "./registry.ts";
 import { endOfInputRequest } from "./stdin.ts";
 import { commandEnv, markerValue } from "./env.ts";
-import { anyChildLeft, becomeSubreaper, carriesMarker, groupExists, held, reapAdopted } from "./descendants.ts";
+import { anyChildLeft, becomeSubreaper, carriesMarker, groupExists, held, reapAdopted, type Proc } from "./descendants.ts";
 import { GRACE_MS, terminate } from "./kill-tree.ts";
 import { isSameProcess, processStart } from "./identity.ts";
 import type { SupervisorSpec } from "./spawn.ts";
@@ -179,9 +179,18 @@ export async function run(spec: SupervisorSpec, runner: Runner): Promise<number>
   const subreaper = runner.subreaper();
   const signal = child.signalCode === null || child.signalCode === undefined ? null : String(child.signalCode);
   if (ending) await ending;
+  // Every process of a sandboxed command lives in bubblewrap's pid namespace, whose init
+  // (this process's child once bwrap is gone, in the command's group) waits for each of them
+  // before it exits: an init on its way out — tearing the namespaces down, 1–3 ms here —
+  // leaves nothing of the command, though the group lasts until it is reaped. `left`: this
+  // process's children in the group, reaped of zombies.
+  const sandboxed = spec.sandbox !== undefined;
+  const groupLeft = (): Proc[] => reapAdopted(runner.leaders).filter((p) => p.pgrp === pgid);
+  const onlyInitEnding = (left: readonly Proc[]): boolean => sandboxed && left.length > 0 && left.every((p) => p.exiting === true);
   // Issue 11.14: the leader is gone, but what it started may run on (`server &`, a daemon
   // that forked away). The command is over only when nothing it holds is left.
   const anyLeft = (): boolean => {
+    if (sandboxed && subreaper && onlyInitEnding(groupLeft())) return false;
     const kids = subreaper ? anyChildLeft(runner.leaders, runner.hosted ? (pid, pgrp) => pgrp === pgid || carriesMarker(pid, marker) : undefined) : undefined;
     if (kids === true) return true;
     // No child left (or no subreaper yet) and an empty process group — one kill(2) — is
@@ -190,13 +199,13 @@ export async function run(spec: SupervisorSpec, runner: Runner): Promise<number>
     if (!groupExists(pgid)) return false;
     return holds().length > 0;
   };
-  // A zombie this subreaper adopted (a sandboxed command's bwrap init, re-parented here when
-  // bwrap exits) keeps the group in existence until it is reaped: reaped at once.
+  // A zombie this subreaper adopted (the sandbox's init) keeps the group in existence until
+  // it is reaped: reaped at once.
   const emptied = (): boolean => {
     if (!groupExists(pgid)) return true;
     if (!subreaper) return false;
-    reapAdopted(runner.leaders);
-    return !groupExists(pgid);
+    const left = groupLeft();
+    return !groupExists(pgid) || onlyInitEnding(left);
   };
   if ((await settle(anyLeft, emptied)) && orphaned === undefined) {
     runner.record(spec, (db) => recordLeaderExit(db, spec.key, child.exitCode, signal));

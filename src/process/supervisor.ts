@@ -251,10 +251,10 @@ const SETTLE_MS = 100;
 /** Whether anything is still left after up to SETTLE_MS. */
 async function settle(anyLeft: () => boolean, emptied: () => boolean): Promise<boolean> {
   const deadline = performance.now() + SETTLE_MS;
-  // What is left a moment after the leader is most often already ending: a sandboxed
-  // command's bwrap init outlives bwrap by some hundred µs. For a few ms kill(2) alone is
-  // asked whether the group has emptied (with its adopted zombies reaped), before /proc is
-  // scanned: soon at first, then every 20 ms.
+  // What is left a moment after the leader is most often already ending (a sandboxed
+  // command's bwrap init, which `emptied` counts as gone once it is exiting). For a few ms
+  // kill(2) alone is asked whether the group has emptied (with its adopted zombies reaped),
+  // before /proc is scanned: soon at first, then every 20 ms.
   for (let i = 0; i < 4 && !emptied(); i++) await Bun.sleep(1);
   for (let wait = 1; ; wait = Math.min(wait * 3, 20)) {
     if (!anyLeft()) return false;

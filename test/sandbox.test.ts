@@ -120,12 +120,12 @@ describe("the end of a sandboxed command", () => {
     // Over: its row is gone with the call, as a foreground command's is; one held would be kept as pN.
     expect(rows(b.state)).toEqual([]);
 
-    const left = b.run(["bash", ...WW, "sleep 1.5 & echo started"]);
+    const left = b.run(["bash", ...WW, "sleep 4 & echo started"]);
     expect(left.exitCode, left.stdout + left.stderr).toBe(0);
     expect(left.stdout).toContain("\nstarted\n[exit code 0 · ");
     expect(left.stdout).toMatch(/The command left 2 processes running \(pid \d+ bwrap, pid \d+ sleep\): kt keeps them as background process p1\./);
-    expect(last()).toMatchObject({ command: "sleep 1.5 & echo started", status: "running", exit_code: 0, ended_at: null });
-    const ended = await until("the sleep inside the sandbox to end", () => (last()?.status === "exited" ? last() : undefined));
+    expect(last()).toMatchObject({ command: "sleep 4 & echo started", status: "running", exit_code: 0, ended_at: null });
+    const ended = await until("the sleep inside the sandbox to end", () => (last()?.status === "exited" ? last() : undefined), 20_000);
     expect(ended.exit_code).toBe(0);
     expect(ended.ended_at).not.toBeNull();
     b.run(["session", "end"]);

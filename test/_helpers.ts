@@ -92,6 +92,12 @@ export function kt(args: string[], opts: { cwd: string; stateDir: string; stdin?
   return { stdout: proc.stdout.toString(), stderr: proc.stderr.toString(), exitCode: proc.exitCode ?? -1 };
 }
 
+/** Whether strace can trace (and delay the calls of) a child here: ptrace may be refused in a container. */
+export function straceWorks(): boolean {
+  if (!Bun.which("strace")) return false;
+  return Bun.spawnSync(["strace", "-f", "-e", "trace=none", "-o", "/dev/null", "true"]).exitCode === 0;
+}
+
 /** Runs the compiled binary without waiting (for concurrency tests). */
 export function ktSpawn(args: string[], opts: { cwd: string; stateDir: string; stdin?: string; env?: Record<string, string> }) {
   return Bun.spawn([KT, ...args], {

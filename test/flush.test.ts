@@ -7,7 +7,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { BUSY_BYTES, flushDirs, flushFiles, MANY, setLibcForTest, setUnwrittenForTest, syncfsReportsErrors } from "../src/core/flush.ts";
-import { KT, tempDir } from "./_helpers.ts";
+import { KT, straceWorks, tempDir } from "./_helpers.ts";
 
 afterEach(() => {
   setLibcForTest(undefined);
@@ -143,12 +143,6 @@ describe("flushDirs", () => {
     for (const fd of dirs) closeSync(fd);
   });
 });
-
-/** Whether strace can trace a child here (ptrace may be refused in a container). */
-function straceWorks(): boolean {
-  if (!Bun.which("strace")) return false;
-  return Bun.spawnSync(["strace", "-f", "-e", "trace=none", "-o", "/dev/null", "true"]).exitCode === 0;
-}
 
 describe.skipIf(process.platform !== "linux")("through dist/kt, the calls strace sees", () => {
   const usable = straceWorks();

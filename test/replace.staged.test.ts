@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, closeSync, cpSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { filesBelow, KT, kt, tempDir } from "./_helpers.ts";
+import { filesBelow, KT, kt, straceWorks, tempDir } from "./_helpers.ts";
 import { commitChanges, type Change } from "../src/core/commit.ts";
 import { sha256 } from "../src/core/stamps.ts";
 import { tempPathFor, writeTempFile, type StagedTemp } from "../src/core/temp.ts";
@@ -144,12 +144,6 @@ describe("kt replace through dist/kt: every temp file its threads write is insta
     });
   }
 });
-
-/** Whether strace can delay a child's calls here (ptrace may be refused in a container). */
-function straceWorks(): boolean {
-  if (!Bun.which("strace")) return false;
-  return Bun.spawnSync(["strace", "-f", "-e", "trace=none", "-o", "/dev/null", "true"]).exitCode === 0;
-}
 
 // CI's file system, slower to create and write files than this machine's, once stopped a
 // replace of 636 files at the time limit: the threads' time writing temp files counted as

@@ -182,15 +182,17 @@ export async function run(spec: SupervisorSpec, runner: Runner): Promise<number>
   // Every process of a sandboxed command lives in bubblewrap's pid namespace, whose init
   // (this process's child once bwrap is gone, in the command's group) waits for each of them
   // before it exits: an init on its way out — tearing the namespaces down, 1–3 ms here —
-  // leaves nothing of the command, though the group lasts until it is reaped. `left`: this
-  // process's children in the group, reaped of zombies.
-  const sandboxed = spec.sandbox !== undefined;
+  // leaves nothing of the command, though the group lasts until it is reaped. Only with a
+  // pid namespace (sandbox/bwrap.ts always asks for one): without, an exiting process's
+  // children are not yet re-parented here, and could be missed.
+  const pidNamespace = spec.sandbox?.includes("--unshare-pid") === true;
   const groupLeft = (): Proc[] => reapAdopted(runner.leaders).filter((p) => p.pgrp === pgid);
-  const onlyInitEnding = (left: readonly Proc[]): boolean => sandboxed && left.length > 0 && left.every((p) => p.exiting === true);
+  // `left`: this process's children in the group, reaped of zombies.
+  const onlyInitEnding = (left: readonly Proc[]): boolean => pidNamespace && left.length > 0 && left.every((p) => p.exiting === true);
   // Issue 11.14: the leader is gone, but what it started may run on (`server &`, a daemon
   // that forked away). The command is over only when nothing it holds is left.
   const anyLeft = (): boolean => {
-    if (sandboxed && subreaper && onlyInitEnding(groupLeft())) return false;
+    if (pidNamespace && subreaper && onlyInitEnding(groupLeft())) return false;
     const kids = subreaper ? anyChildLeft(runner.leaders, runner.hosted ? (pid, pgrp) => pgrp === pgid || carriesMarker(pid, marker) : undefined) : undefined;
     if (kids === true) return true;
     // No child left (or no subreaper yet) and an empty process group — one kill(2) — is

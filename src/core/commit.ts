@@ -11,11 +11,11 @@ import { basename, dirname, join } from "node:path";
 import { KtError, type ToolContext } from "./result.ts";
 import { fdHandle, fsError, READ_NONBLOCKING, verifyOpened } from "./paths.ts";
 import { createMissingDirs } from "./dirs.ts";
-import type { StagedTemp } from "./temp.ts";
+import { discard, type StagedTemp } from "./temp.ts";
 import { flushDirs, flushFiles, startWriteback, type Pending } from "./flush.ts";
 import { dropStamp, getStamp, hashOnce, putStamp, stale, type Verb } from "./stamps.ts";
 import { index, isStateFault, stateProblem, withWriteLock } from "./state.ts";
-import { discard, prepare, previousOf, readIfExists, removeStaleTemps, stateFilesGuard, type Previous, type Temp } from "./writer.ts";
+import { prepare, previousOf, readIfExists, removeStaleTemps, stateFilesGuard, type Previous, type Temp } from "./writer.ts";
 import { dirIdentity, Keeper, lineChanges, markUndone, newGroup, recordChange, removeJournal, removeLetGo, removeLetGoAsync, writeJournal, type HistoryState, type LetGo, type LineCounts, type LinkSource, type PackedAt } from "./history.ts";
 
 export interface Change {

@@ -18,8 +18,6 @@ import { dirIdentity, newGroup, recordChange, removeLetGo, type LetGo } from "./
 import { openDirCreating } from "./dirs.ts";
 import { discard, tempPathFor, writeTempFile } from "./temp.ts";
 
-export { discard };
-
 export interface GuardedWrite {
   /** The path as shown to the model. */
   display: string;

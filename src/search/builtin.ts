@@ -122,7 +122,7 @@ export interface GrepFound extends Lost {
 
 /** One thread's search: each file the walk gives it that passes the filter is searched. */
 class GrepThread implements ThreadVisitor<GrepFound> {
-  readonly options: WalkOptions;
+  readonly options: WalkOptions & { deadline: number };
   private readonly collector = new Collector();
   private probed: Collector | null;
   private readonly lost: Lost;
@@ -132,8 +132,6 @@ class GrepThread implements ThreadVisitor<GrepFound> {
   private readonly match: SearchPlan["match"];
   private readonly replacer: Replacer | null;
   private readonly worked: Worked[] = [];
-  /** The deadline on this thread's clock, moved on by the time a replace spends on the files it found. */
-  private until: number;
   private timedOut = false;
 
   constructor(
@@ -147,7 +145,6 @@ class GrepThread implements ThreadVisitor<GrepFound> {
     this.probed = config.probe ? new Collector() : null;
     this.match = fileFilter(config.glob, config.basename, config.types);
     this.replacer = config.replace ? matcherOf(config.replace) : null;
-    this.until = performance.now() + (config.deadline - Date.now());
     this.options = {
       root: config.walkRoot,
       hidden: config.hidden,
@@ -156,7 +153,9 @@ class GrepThread implements ThreadVisitor<GrepFound> {
       exempt: new Set(config.exempt),
       ignores: config.ignores,
       onPrune: pruneRecorder(this.pruned, config.walkRel),
-      deadline: this.until,
+      // The deadline on this thread's clock (the walk reads it here), moved on by the time a
+      // replace spends on the files it found.
+      deadline: performance.now() + (config.deadline - Date.now()),
       onUnreadable: (abs) => this.lost.unreadable.push(relative(config.real, abs)),
       ...(config.confine === null ? {} : { confine: config.confine }),
     };
@@ -179,11 +178,10 @@ class GrepThread implements ThreadVisitor<GrepFound> {
         const started = performance.now();
         const worked = work(abs, full, this.replacer, confine, this.config.stage);
         if (worked) this.worked.push(worked);
-        this.until += performance.now() - started;
-        this.options.deadline = this.until;
+        this.options.deadline += performance.now() - started;
       }
     }
-    if (performance.now() <= this.until) return WalkState.Continue;
+    if (performance.now() <= this.options.deadline) return WalkState.Continue;
     this.timedOut = true;
     return WalkState.Quit;
   };
